@@ -1,0 +1,53 @@
+# dpclust: every target creates .venv and installs what it needs on first use.
+#   make reproduce   all notebooks, paper profile, in place (papermill)
+#   make test        unit tests + every notebook in the smoke profile (nbval)
+#   make sweep       a papermill parameter sweep (NOTEBOOK=..., GRID=name=v1,v2,..., OUT=...)
+#   make bench       benchmarks
+#   make data        fetch missing data files and report what is present
+#   make lab         JupyterLab on the notebooks
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+JOBS   ?= 2
+NOTEBOOK ?= 00_overview
+GRID   ?= epsilon=0.5,1,2
+OUT    ?= data/results/sweeps/$(NOTEBOOK)
+
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+.PHONY: install reproduce test sweep bench data lab clean-venv
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $@
+
+$(VENV)/.bench-installed: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
+	touch $@
+
+install: $(VENV)/.installed
+
+reproduce: $(VENV)/.installed
+	$(BIN)/python -m dpclust_lib reproduce --profile paper --jobs $(JOBS)
+
+test: $(VENV)/.installed
+	$(BIN)/python -m pytest tests
+	DPCLUST_PROFILE=smoke $(BIN)/python -m pytest --nbval-lax --nbval-current-env notebooks
+
+sweep: $(VENV)/.installed
+	$(BIN)/python -m dpclust_lib sweep $(NOTEBOOK) --grid $(GRID) --jobs $(JOBS) --out $(OUT)
+
+bench: $(VENV)/.bench-installed
+	$(BIN)/python benchmarks/run.py
+
+data: $(VENV)/.installed
+	$(BIN)/python -m dpclust_lib data --fetch
+
+lab: $(VENV)/.installed
+	$(BIN)/jupyter lab notebooks
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,33 @@
+"""dpclust_lib: the shared library of the dpclust executable papers on DP clustering.
+
+Modules, in import order (each imports only from those above it):
+
+``privacy``      Laplace mechanism, GRR, unary encoding, Hamming-distance RR, budget ledger
+``frequency``    local frequency oracles (GRR, OUE, LDPFO) with a user / server split
+``metrics``      NICV, the papers' F-measures, AC, E, RI, ARI, RCP
+``datasets``     the data registry and each paper's preprocessing
+``experiments``  sweeps, profiles, result tables, reproduction ledgers
+``plotting``     metric-vs-epsilon figures (imported on demand)
+``reproduce``    papermill batch runs (imported on demand; ``python -m dpclust_lib``)
+"""
+from . import datasets, experiments, frequency, metrics, privacy
+from ._validation import PrivacyLeakWarning
+from .frequency import GRR, LDPFO, OUE, UnaryEncoding
+from .privacy import BudgetExceededError, PrivacyLedger
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "datasets",
+    "experiments",
+    "frequency",
+    "metrics",
+    "privacy",
+    "PrivacyLeakWarning",
+    "GRR",
+    "OUE",
+    "LDPFO",
+    "UnaryEncoding",
+    "BudgetExceededError",
+    "PrivacyLedger",
+]

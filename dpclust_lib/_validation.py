@@ -1,0 +1,230 @@
+"""Input checks shared by the whole library.
+
+Every check raises ``ValueError`` or ``TypeError`` whose message names the
+parameter and the offending value; nothing is clipped, cast or dropped.
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+
+class PrivacyLeakWarning(UserWarning):
+    """Raised when an estimator has to read something private from the data.
+
+    The typical case is a data domain (``bounds``) taken from the data itself:
+    the bounds then depend on single records and are not covered by the
+    privacy guarantee.
+    """
+
+
+def _short(value, limit=60):
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_epsilon(epsilon, name="epsilon"):
+    """Return ``epsilon`` as a float after checking it is a finite number > 0."""
+    if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {_short(epsilon)} of type {type(epsilon).__name__}")
+    value = float(epsilon)
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {name}={_short(epsilon)}")
+    return value
+
+
+def check_positive(value, name):
+    """A finite real number > 0 (sensitivities, thresholds, scales)."""
+    return check_epsilon(value, name=name)
+
+
+def check_fraction(value, name, low=0.0, high=1.0):
+    """A real number in the open interval (low, high)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {_short(value)} of type {type(value).__name__}")
+    v = float(value)
+    if not (low < v < high):
+        raise ValueError(f"{name} must lie in the open interval ({low:g}, {high:g}), got {name}={_short(value)}")
+    return v
+
+
+def check_int(value, name, minimum=None, maximum=None):
+    """An integer (numpy integers accepted, bools and floats refused)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {_short(value)} of type {type(value).__name__}")
+    v = int(value)
+    if minimum is not None and v < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {name}={v}")
+    if maximum is not None and v > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {name}={v}")
+    return v
+
+
+def check_n_clusters(n_clusters, n_samples=None, name="n_clusters"):
+    """K >= 1 and, when the number of records is known, K <= that number."""
+    k = check_int(n_clusters, name, minimum=1)
+    if n_samples is not None and k > n_samples:
+        raise ValueError(f"{name}={k} is larger than the number of records ({n_samples})")
+    return k
+
+
+def check_choice(value, name, choices):
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(choices)}, got {name}={_short(value)}")
+    return value
+
+
+def check_random_state(random_state, name="random_state"):
+    """Turn ``None``, an int, a SeedSequence or a Generator into a ``np.random.Generator``.
+
+    A Generator is used as given (shared state), so that a caller can thread
+    one stream through several calls; an int always gives the same stream.
+    """
+    if random_state is None or isinstance(random_state, np.random.SeedSequence):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, (bool, np.bool_)):
+        raise TypeError(f"{name} must be None, an int, a SeedSequence or a numpy Generator, got {random_state!r}")
+    if isinstance(random_state, numbers.Integral):
+        if int(random_state) < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {name}={int(random_state)}")
+        return np.random.default_rng(int(random_state))
+    if isinstance(random_state, np.random.RandomState):
+        raise TypeError(
+            f"{name} is a legacy numpy RandomState; pass an int or np.random.default_rng(...) instead"
+        )
+    raise TypeError(
+        f"{name} must be None, an int, a SeedSequence or a numpy Generator, got {_short(random_state)}"
+    )
+
+
+def _as_array(X, name):
+    if hasattr(X, "to_numpy"):  # pandas objects
+        X = X.to_numpy()
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and the like
+        raise TypeError(f"{name} could not be read as an array: {exc}") from exc
+    if arr.dtype == object:
+        raise TypeError(f"{name} must hold numbers, got an array of dtype object (mixed or ragged input?)")
+    return arr
+
+
+def check_array(X, name="X", ndim=2, allow_empty=False):
+    """A finite numeric array of the given number of dimensions (not copied if possible)."""
+    arr = _as_array(X, name)
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {arr.shape}")
+    if not allow_empty and arr.size == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape}); at least one value is needed")
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(f"{name} contains NaN or inf (first at index {tuple(int(i) for i in bad)})")
+    return arr
+
+
+def check_domain_sizes(domain_sizes, name="domain_sizes"):
+    """A non-empty sequence of integers >= 2 (attribute domain sizes)."""
+    sizes = _as_array(domain_sizes, name)
+    if sizes.ndim != 1 or sizes.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of integers, got {_short(domain_sizes)}")
+    if sizes.dtype.kind not in "iu":
+        if sizes.dtype.kind == "f" and np.all(np.isfinite(sizes)) and np.all(sizes == np.round(sizes)):
+            raise TypeError(f"{name} must hold integers, got floats {_short(domain_sizes)}")
+        raise TypeError(f"{name} must hold integers, got {_short(domain_sizes)}")
+    if np.any(sizes < 2):
+        j = int(np.argmax(sizes < 2))
+        raise ValueError(f"{name} must all be >= 2 (a one-value attribute carries nothing), got {name}[{j}]={int(sizes[j])}")
+    return tuple(int(s) for s in sizes)
+
+
+def check_categorical(X, domain_sizes, name="X"):
+    """Integer-coded categorical records: shape (n, m), X[:, j] in {0, ..., k_j - 1}."""
+    sizes = check_domain_sizes(domain_sizes)
+    arr = _as_array(X, name)
+    if arr.ndim == 1 and len(sizes) == 1:
+        raise ValueError(f"{name} must be 2-D (n records x {len(sizes)} attributes), got shape {arr.shape}; use X.reshape(-1, 1)")
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array (n records x m attributes), got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape}); at least one record is needed")
+    if arr.shape[1] != len(sizes):
+        raise ValueError(f"{name} has {arr.shape[1]} attributes but domain_sizes has {len(sizes)}: {sizes}")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)):
+            bad = np.argwhere(~np.isfinite(arr))[0]
+            raise ValueError(f"{name} contains NaN or inf (first at index {tuple(int(i) for i in bad)})")
+        raise TypeError(f"{name} must hold integer category codes, got dtype {arr.dtype}")
+    if arr.dtype.kind not in "iub":
+        raise TypeError(f"{name} must hold integer category codes, got dtype {arr.dtype}")
+    arr = arr.astype(np.int64, copy=False)
+    upper = np.asarray(sizes)
+    outside = (arr < 0) | (arr >= upper)
+    if outside.any():
+        i, j = (int(v) for v in np.argwhere(outside)[0])
+        raise ValueError(
+            f"{name}[{i}, {j}]={int(arr[i, j])} is outside the declared domain of attribute {j} "
+            f"(codes 0..{sizes[j] - 1}, domain_sizes[{j}]={sizes[j]})"
+        )
+    return arr
+
+
+def check_sample_weight(sample_weight, n_samples, name="sample_weight"):
+    """Non-negative finite weights, one per record, not all zero; None means all ones."""
+    if sample_weight is None:
+        return np.ones(n_samples)
+    w = check_array(sample_weight, name=name, ndim=1)
+    if w.shape[0] != n_samples:
+        raise ValueError(f"{name} has {w.shape[0]} entries but there are {n_samples} records")
+    if np.any(w < 0):
+        i = int(np.argmax(w < 0))
+        raise ValueError(f"{name} must be >= 0, got {name}[{i}]={w[i]!r}")
+    if not np.any(w > 0):
+        raise ValueError(f"{name} is all zero; at least one record must carry weight")
+    return w.astype(float, copy=False)
+
+
+def check_bounds(bounds, n_features, X=None, name="bounds"):
+    """Declared data domain as two arrays (lower, upper) of length d.
+
+    ``bounds`` may be None (then taken from ``X`` with a
+    :class:`PrivacyLeakWarning`), a pair of scalars or a pair of arrays.
+    Data outside declared bounds is an error, never clipped.
+    """
+    if bounds is None:
+        if X is None:
+            raise ValueError(f"{name} is None and no data was given to take them from")
+        warnings.warn(
+            f"{name} not given: the data domain is taken from the data itself, which leaks "
+            "information not covered by the privacy guarantee. Pass bounds=(lower, upper) to avoid this.",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        lower, upper = X.min(axis=0).astype(float), X.max(axis=0).astype(float)
+        same = upper <= lower
+        upper = np.where(same, lower + 1.0, upper)  # a constant column still needs a cell of positive width
+        return lower, upper
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+        raise ValueError(f"{name} must be a pair (lower, upper), got {_short(bounds)}")
+    lower = np.broadcast_to(np.asarray(bounds[0], dtype=float), (n_features,)).copy() if np.ndim(bounds[0]) == 0 else np.asarray(bounds[0], dtype=float)
+    upper = np.broadcast_to(np.asarray(bounds[1], dtype=float), (n_features,)).copy() if np.ndim(bounds[1]) == 0 else np.asarray(bounds[1], dtype=float)
+    if lower.shape != (n_features,) or upper.shape != (n_features,):
+        raise ValueError(f"{name} must give {n_features} lower and upper values, got shapes {lower.shape} and {upper.shape}")
+    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+        raise ValueError(f"{name} must be finite, got {_short(bounds)}")
+    if np.any(upper <= lower):
+        j = int(np.argmax(upper <= lower))
+        raise ValueError(f"{name} upper must exceed lower in every dimension, got lower[{j}]={lower[j]}, upper[{j}]={upper[j]}")
+    if X is not None:
+        outside = (X < lower) | (X > upper)
+        if outside.any():
+            i, j = (int(v) for v in np.argwhere(outside)[0])
+            raise ValueError(
+                f"X[{i}, {j}]={X[i, j]!r} lies outside the declared {name} [{lower[j]}, {upper[j]}] of dimension {j}"
+            )
+    return lower, upper

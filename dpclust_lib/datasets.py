@@ -1,0 +1,917 @@
+"""Registry of every data set the five papers use, with each paper's preprocessing.
+
+Each entry lists its files (canonical URL, sha256, license), a parser, and
+named *variants*: one per paper's preprocessing, each documented in its
+``description``. :func:`load` returns a :class:`Dataset`.
+
+Where files are looked for, in this order:
+
+1. every folder in ``$DPCLUST_DATA_DIR`` (``os.pathsep``-separated), as
+   ``<folder>/<key>`` or ``<folder>/<file name>``;
+2. ``data/raw/<key>`` in the project;
+3. the canonical URL, downloaded into ``data/raw/<key>``.
+
+The sha256 is checked every time a file is used. A download goes to a
+temporary file that is renamed only once its checksum is right, so a failed
+or interrupted download leaves nothing behind.
+
+Data codes: categorical attributes are coded ``0 .. k_j - 1`` in the order of
+``Dataset.categories[j]`` (the papers count from 1).
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import http.client
+import io
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from ._paths import PROJECT_ROOT
+from ._validation import check_int, check_random_state
+
+__all__ = [
+    "DataFile",
+    "Dataset",
+    "DataError",
+    "DataNotFoundError",
+    "ChecksumError",
+    "DownloadError",
+    "RAW_DIR",
+    "data_dirs",
+    "entries",
+    "variants",
+    "locate",
+    "fetch",
+    "fetch_missing",
+    "load",
+    "available",
+    "make_uniform_square",
+]
+
+RAW_DIR = PROJECT_ROOT / "data" / "raw"
+ENV_VAR = "DPCLUST_DATA_DIR"
+
+
+class DataError(Exception):
+    """Base class of the data-loading errors."""
+
+
+class DataNotFoundError(DataError, FileNotFoundError):
+    """A file is in none of the data folders and could not be downloaded."""
+
+
+class ChecksumError(DataError, ValueError):
+    """A file's sha256 is not the registered one."""
+
+
+class DownloadError(DataError, OSError):
+    """A download failed (HTTP error, network error, interrupted transfer)."""
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One file of a data set.
+
+    ``key`` is its path inside a data folder (e.g. ``"car_evaluation/car.data"``).
+    ``sha256`` is None only for files that vary by user (the IPUMS extract) or
+    whose upstream checksum is not known (the full Gowalla file); such a file
+    is loaded only when the caller says so (``allow_unverified=True``).
+    """
+
+    key: str
+    url: str | None
+    sha256: str | None
+    license: str
+    note: str = ""
+
+    @property
+    def filename(self):
+        return Path(self.key).name
+
+
+@dataclass
+class Dataset:
+    """A data set after one paper's preprocessing.
+
+    Attributes
+    ----------
+    name, variant : registry name and variant name
+    X : ndarray (n, d); int64 category codes for categorical data, float otherwise
+    y : ndarray (n,) of labels, or None when the data set has none
+    feature_names : list of d names
+    label_name : name of the label column (or None)
+    domain_sizes : tuple of d domain sizes for categorical data, else None
+    categories : for categorical data, the category labels of each attribute
+    description : what the variant does to the file, in words
+    provenance : list of dicts (file, path, url, sha256, verified)
+    """
+
+    name: str
+    variant: str
+    X: np.ndarray
+    y: np.ndarray | None
+    feature_names: list
+    label_name: str | None
+    description: str
+    provenance: list
+    domain_sizes: tuple | None = None
+    categories: list | None = None
+
+    @property
+    def n_samples(self):
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self):
+        return int(self.X.shape[1])
+
+    @property
+    def is_categorical(self):
+        return self.domain_sizes is not None
+
+    def frame(self):
+        """X (decoded to category labels for categorical data) and y as a DataFrame."""
+        if self.is_categorical:
+            cols = {f: np.asarray(cats, dtype=object)[self.X[:, j]] for j, (f, cats) in enumerate(zip(self.feature_names, self.categories))}
+        else:
+            cols = {f: self.X[:, j] for j, f in enumerate(self.feature_names)}
+        df = pd.DataFrame(cols)
+        if self.y is not None:
+            df[self.label_name or "label"] = self.y
+        return df
+
+    def summary(self):
+        """One row for a data table: name, variant, records, attributes, domains, classes."""
+        return {
+            "dataset": self.name,
+            "variant": self.variant,
+            "records": self.n_samples,
+            "attributes": self.n_features,
+            "domain sizes": "{" + ",".join(str(k) for k in self.domain_sizes) + "}" if self.is_categorical else "numeric",
+            "classes": int(np.unique(self.y).size) if self.y is not None else None,
+        }
+
+    def __repr__(self):
+        kind = f"domain_sizes={self.domain_sizes}" if self.is_categorical else "numeric"
+        return f"Dataset({self.name!r}, variant={self.variant!r}, n={self.n_samples}, d={self.n_features}, {kind})"
+
+
+@dataclass(frozen=True)
+class _Variant:
+    build: Callable
+    description: str
+
+
+@dataclass(frozen=True)
+class _Entry:
+    name: str
+    title: str
+    files: tuple
+    papers: tuple
+    citation: str
+    variants: dict = field(default_factory=dict)
+    default_variant: str = "raw"
+
+
+# ---------------------------------------------------------------------------
+# Finding, checking and downloading files
+# ---------------------------------------------------------------------------
+
+def data_dirs():
+    """The folders listed in $DPCLUST_DATA_DIR, in order (may be empty)."""
+    value = os.environ.get(ENV_VAR, "")
+    return [Path(p).expanduser() for p in value.split(os.pathsep) if p.strip()]
+
+
+def _sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _check_file(path, datafile):
+    digest = _sha256(path)
+    if datafile.sha256 is not None and digest != datafile.sha256:
+        raise ChecksumError(
+            f"{path} has sha256 {digest}, but {datafile.key} is registered with {datafile.sha256}. "
+            f"The file is corrupt, truncated or a different version; delete it and fetch it again from {datafile.url}."
+            + (f" Note: {datafile.note}" if datafile.note else "")
+        )
+    return digest
+
+
+def _candidates(datafile, raw_dir):
+    for folder in data_dirs():
+        yield folder / datafile.key
+        yield folder / datafile.filename
+    yield Path(raw_dir) / datafile.key
+
+
+def _download(url, target, sha256, timeout=60):
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        h = hashlib.sha256()
+        received = 0
+        with os.fdopen(fd, "wb") as out:
+            try:
+                with urllib.request.urlopen(url, timeout=timeout) as resp:
+                    announced = resp.headers.get("Content-Length")
+                    while True:
+                        chunk = resp.read(1 << 16)
+                        if not chunk:
+                            break
+                        out.write(chunk)
+                        h.update(chunk)
+                        received += len(chunk)
+            except urllib.error.HTTPError as exc:
+                raise DownloadError(f"HTTP {exc.code} ({exc.reason}) for {url}") from exc
+            except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
+                reason = getattr(exc, "reason", exc)
+                raise DownloadError(f"could not download {url}: {type(exc).__name__}: {reason}") from exc
+        if announced is not None and received != int(announced):
+            raise DownloadError(f"download of {url} was interrupted: {received} of {announced} bytes arrived")
+        digest = h.hexdigest()
+        if sha256 is not None and digest != sha256:
+            raise ChecksumError(f"the file downloaded from {url} has sha256 {digest}, expected {sha256}; it was not kept")
+        os.replace(tmp, target)
+        return digest
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def locate(datafile, raw_dir=None, download=True, allow_unverified=False):
+    """Path of a checked copy of ``datafile`` (see the module docstring for the order).
+
+    Raises :class:`ChecksumError` when a copy with the wrong sha256 is found,
+    :class:`DataNotFoundError` when no copy is found and none can be downloaded.
+    """
+    raw_dir = Path(RAW_DIR if raw_dir is None else raw_dir)
+    for path in _candidates(datafile, raw_dir):
+        if path.is_file():
+            _check_file(path, datafile)
+            if datafile.sha256 is None and not allow_unverified:
+                raise ChecksumError(
+                    f"{path} was found, but no checksum is registered for {datafile.key}, so it cannot be "
+                    f"verified. {datafile.note} Pass allow_unverified=True to use it anyway."
+                )
+            return path
+    where = ", ".join(str(d) for d in data_dirs()) or f"(${ENV_VAR} is not set)"
+    if datafile.url is None or not download:
+        how = f" It is not downloadable: {datafile.note}" if datafile.url is None else ""
+        raise DataNotFoundError(
+            f"{datafile.filename} was not found. Looked in {where} and {raw_dir}. "
+            f"Put it at {raw_dir / datafile.key} or in a folder listed in ${ENV_VAR}.{how}"
+        )
+    target = raw_dir / datafile.key
+    try:
+        _download(datafile.url, target, datafile.sha256)
+    except DownloadError as exc:
+        raise DataNotFoundError(
+            f"{datafile.filename} is not present and the download failed ({exc}). Looked in {where} and {raw_dir}. "
+            f"Download {datafile.url} by hand and put it at {target} (or in a folder listed in ${ENV_VAR})."
+        ) from exc
+    if datafile.sha256 is None and not allow_unverified:
+        raise ChecksumError(
+            f"{target} was downloaded, but no checksum is registered for {datafile.key}. {datafile.note} "
+            "Pass allow_unverified=True to use it anyway."
+        )
+    return target
+
+
+def fetch(datafile, raw_dir=None):
+    """Make sure ``datafile`` is present (download if needed); return its path."""
+    return locate(datafile, raw_dir=raw_dir, download=True, allow_unverified=True)
+
+
+# ---------------------------------------------------------------------------
+# Parsers
+# ---------------------------------------------------------------------------
+
+def _read_table(path, n_columns, names=None, **kwargs):
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as f:
+        raw = f.read()
+    try:
+        df = pd.read_csv(io.BytesIO(raw), header=None, **kwargs)
+    except (pd.errors.ParserError, UnicodeDecodeError, EOFError) as exc:
+        raise DataError(f"{path} could not be parsed: {exc}") from exc
+    if df.shape[1] != n_columns:
+        raise DataError(f"{path} has {df.shape[1]} columns per row, expected {n_columns}; is it the right file?")
+    if df.shape[0] == 0:
+        raise DataError(f"{path} holds no records")
+    if names is not None:
+        df.columns = names
+    return df
+
+
+def _check_no_missing(df, path, columns=None):
+    cols = df.columns if columns is None else columns
+    bad = df[cols].isna()
+    if bad.to_numpy().any():
+        i = int(np.argmax(bad.to_numpy().any(axis=1)))
+        raise DataError(f"{path}: row {i} has missing or unparsable values; the file looks truncated or corrupt")
+
+
+def _numeric(df, path, columns):
+    out = df[columns].apply(pd.to_numeric, errors="coerce")
+    _check_no_missing(out, path)
+    return out.to_numpy(dtype=float)
+
+
+def _codes(values, categories, name):
+    """Code values by their position in ``categories``; unknown values are an error."""
+    lookup = {c: i for i, c in enumerate(categories)}
+    try:
+        return np.fromiter((lookup[v] for v in values), dtype=np.int64, count=len(values))
+    except KeyError as exc:
+        raise DataError(f"attribute {name!r} has the value {exc.args[0]!r}, not among {list(categories)}") from None
+
+
+def _provenance(datafile, path):
+    return {
+        "file": datafile.key,
+        "path": str(path),
+        "url": datafile.url,
+        "sha256": _sha256(path),
+        "verified": datafile.sha256 is not None,
+    }
+
+
+def _minmax(X):
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    return (X - lo) / span
+
+
+# ---------------------------------------------------------------------------
+# The files
+# ---------------------------------------------------------------------------
+
+UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
+UCI_LICENSE = "CC BY 4.0"
+SIPU_LICENSE = "no license stated upstream"
+
+AUTO_MPG = DataFile("auto_mpg/auto-mpg.data", f"{UCI}/auto-mpg/auto-mpg.data",
+                    "48b830e11feee5572525f8f1691ddb9d38d3d7b7063edcd8fca672c2a5e17d8d", UCI_LICENSE)
+CAR = DataFile("car_evaluation/car.data", f"{UCI}/car/car.data",
+               "b703a9ac69f11e64ce8c223c0a40de4d2e9d769f7fb20be5f8f2e8a619893d83", UCI_LICENSE)
+NURSERY = DataFile("nursery/nursery.data", f"{UCI}/nursery/nursery.data",
+                   "8e0389c3dd37590248a921c2726d869ee96b817761a35eb8416afa24f31f931d", UCI_LICENSE)
+COVERTYPE = DataFile("covertype/covtype.data.gz", f"{UCI}/covtype/covtype.data.gz",
+                     "614360d0257557dd1792834a85a1cdebfadc3c4f30b011d56afee7ffb5b15771", UCI_LICENSE,
+                     "The same bytes are served by figshare: https://ndownloader.figshare.com/files/5976039")
+ADULT = DataFile("adult/adult.data", f"{UCI}/adult/adult.data",
+                 "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d", UCI_LICENSE)
+IPUMS = DataFile(
+    "ipums_usa/ipums_usa.csv", None, None, "IPUMS USA terms of use (no redistribution; citation required)",
+    "IPUMS USA data may not be redistributed. Request an extract at https://usa.ipums.org/ with the variables "
+    "FAMSIZE, SEX, RACE, SCHOOL and EMPSTAT, download it as CSV, and save it as ipums_usa/ipums_usa.csv "
+    "(or ipums_usa.csv.gz) in data/raw/ or in a folder listed in $DPCLUST_DATA_DIR.",
+)
+IPUMS_GZ = DataFile("ipums_usa/ipums_usa.csv.gz", None, None, IPUMS.license, IPUMS.note)
+MAGIC = DataFile("magic_gamma_telescope/magic04.data", f"{UCI}/magic/magic04.data",
+                 "e9314b7ebd4b4b59a3b3d65f7316663963777b16a46786877651dbbaa640b36a", UCI_LICENSE)
+UNBALANCE = DataFile("sipu_unbalance/unbalance.txt", "http://cs.joensuu.fi/sipu/datasets/unbalance.txt",
+                     "41263f3801181a68857a6361c29a6865c8b66c4c74fdee2320ebd8cce28ad438", SIPU_LICENSE,
+                     "SIPU publishes no checksum; the registered one is of a copy whose values match two "
+                     "independent copies (6500 rows, no final newline). Upstream bytes may differ in whitespace.")
+UNBALANCE_GT = DataFile(
+    "sipu_unbalance/derived_denmune/unbalance-gt.txt",
+    "https://raw.githubusercontent.com/scikit-learn-contrib/denmune-clustering-algorithm/"
+    "06928207c382b1f4a526e1fecaaaa56dc79ae35a/data/unbalance-gt.txt",
+    "56000381e1c21fcf9d5a91524e4dfb23f95046c1a57d34d52fc3c0de36cceee7", "BSD-3-Clause (repository); data: none stated",
+    "Per-point labels 1..8, most likely SIPU's unbalance-gt.pa with its header removed (a derived file).",
+)
+BIRCH3 = DataFile("sipu_birch3/birch3.txt", "http://cs.joensuu.fi/sipu/datasets/birch3.txt",
+                  "ee8b8916d0a9a120be207f97a1c0f22bcc24d2b4d45d4e18790ddad7117e22d5", SIPU_LICENSE,
+                  "SIPU publishes no checksum; the registered one is of a copy whose values match two "
+                  "independent copies (100000 rows, no final newline). Upstream bytes may differ in whitespace.")
+GOWALLA_SAMPLE = DataFile(
+    "gowalla/loc-gowalla_totalCheckins.head10000.txt",
+    "https://raw.githubusercontent.com/slvn-lefebvre/spark-isep-vm/"
+    "37fcfde91211d0c7fbe5a149d34512de7f5cde56/datasets/loc-gowalla_totalCheckins.txt",
+    "55fd6710d3eaf1065003bda7c31fd5ebc8c24fbf8de92d1994a3a4baa04ab86b",
+    "SNAP: no formal license, for research use",
+    "The first 10,000 lines (users 0-53) of SNAP's loc-gowalla_totalCheckins.txt, as published in a tutorial repository.",
+)
+GOWALLA_FULL = DataFile(
+    "gowalla/loc-gowalla_totalCheckins.txt.gz", "https://snap.stanford.edu/data/loc-gowalla_totalCheckins.txt.gz",
+    None, "SNAP: no formal license, for research use",
+    "SNAP publishes no checksum for this file, and none has been pinned here yet.",
+)
+IRIS = DataFile("uci_small_classics/iris/iris.data", f"{UCI}/iris/iris.data",
+                "6f608b71a7317216319b4d27b4d9bc84e6abd734eda7872b71a458569e2656c0", UCI_LICENSE)
+WINE = DataFile("uci_small_classics/wine/wine.data", f"{UCI}/wine/wine.data",
+                "6be6b1203f3d51df0b553a70e57b8a723cd405683958204f96d23d7cd6aea659", UCI_LICENSE)
+LETTER = DataFile("uci_small_classics/letter_recognition/letter-recognition.data",
+                  f"{UCI}/letter-recognition/letter-recognition.data",
+                  "2b89f3602cf768d3c8355267d2f13f2417809e101fc2b5ceee10db19a60de6e2", UCI_LICENSE)
+ABALONE = DataFile("uci_small_classics/abalone/abalone.data", f"{UCI}/abalone/abalone.data",
+                   "de37cdcdcaaa50c309d514f248f7c2302a5f1f88c168905eba23fe2fbc78449f", UCI_LICENSE)
+
+
+# ---------------------------------------------------------------------------
+# Variants (one per paper's preprocessing)
+# ---------------------------------------------------------------------------
+
+def _categorical_dataset(name, variant, df, columns, categories, label, description, prov, label_name):
+    X = np.column_stack([_codes(df[c].tolist(), categories[c], c) for c in columns])
+    return Dataset(name, variant, X, label, list(columns), label_name, description, prov,
+                   domain_sizes=tuple(len(categories[c]) for c in columns),
+                   categories=[list(categories[c]) for c in columns])
+
+
+# Auto MPG ------------------------------------------------------------------
+_AUTO_COLS = ["mpg", "cylinders", "displacement", "horsepower", "weight", "acceleration", "model_year", "origin", "car_name"]
+
+
+def _read_auto(path):
+    df = _read_table(path, 9, sep=r"\s+", quotechar='"', na_values="?", names=_AUTO_COLS)
+    _check_no_missing(df, path, [c for c in _AUTO_COLS if c != "horsepower"])
+    return df
+
+
+def _auto_raw(raw_dir, **_):
+    path = locate(AUTO_MPG, raw_dir)
+    df = _read_auto(path)
+    cols = ["cylinders", "displacement", "weight", "acceleration", "model_year", "origin"]
+    X = _numeric(df, path, cols)
+    return Dataset("auto_mpg", "raw", X, df["mpg"].to_numpy(float), cols, "mpg",
+                   "All 398 cars; numeric attributes without horsepower (missing for 6 cars); label: mpg.",
+                   [_provenance(AUTO_MPG, path)])
+
+
+def _auto_ldpk(raw_dir, **_):
+    path = locate(AUTO_MPG, raw_dir)
+    df = _read_auto(path)
+    cyl = np.select([df["cylinders"] <= 4, df["cylinders"] <= 6], ["<=4", "5-6"], "8")
+    year = np.where(df["model_year"] <= 76, "1970-76", "1977-82")
+    origin = df["origin"].map({1: "USA", 2: "Europe", 3: "Japan"})
+    tertile = pd.qcut(df["mpg"], 3, labels=["low", "mid", "high"]).astype(str).to_numpy()
+    frame = pd.DataFrame({"cylinders": cyl, "model_year": year, "origin": origin})
+    cats = {"cylinders": ["<=4", "5-6", "8"], "model_year": ["1970-76", "1977-82"], "origin": ["USA", "Europe", "Japan"]}
+    return _categorical_dataset(
+        "auto_mpg", "ldpk_modes", frame, list(cats), cats, tertile,
+        "Peng et al. D1, domains {3,2,3} (our reading; the paper does not say which attributes): "
+        "cylinders {<=4, 5-6, 8}, model year {1970-76, 1977-82}, origin {USA, Europe, Japan}; "
+        "label: mpg tertile (low/mid/high). All 398 cars.",
+        [_provenance(AUTO_MPG, path)], "mpg_tertile")
+
+
+# Car Evaluation ------------------------------------------------------------
+_CAR_CATS = {
+    "buying": ["vhigh", "high", "med", "low"],
+    "maint": ["vhigh", "high", "med", "low"],
+    "doors": ["2", "3", "4", "5more"],
+    "persons": ["2", "4", "more"],
+    "lug_boot": ["small", "med", "big"],
+    "safety": ["low", "med", "high"],
+}
+_CAR_CLASSES = ["unacc", "acc", "good", "vgood"]
+
+
+def _check_categories(df, path, categories):
+    for col, values in categories.items():
+        unknown = sorted(set(df[col]) - set(values))
+        if unknown:
+            raise DataError(f"{path}: attribute {col!r} has the value {unknown[0]!r}, not among {values}")
+
+
+def _read_car(path):
+    df = _read_table(path, 7, names=list(_CAR_CATS) + ["class"], dtype=str)
+    _check_no_missing(df, path)
+    _check_categories(df, path, _CAR_CATS)
+    return df
+
+
+def _car_raw(raw_dir, **_):
+    path = locate(CAR, raw_dir)
+    df = _read_car(path)
+    return _categorical_dataset("car", "raw", df, list(_CAR_CATS), _CAR_CATS, df["class"].to_numpy(),
+                                "All 1728 records, the six attributes with their original domains {4,4,4,3,3,3}; label: class.",
+                                [_provenance(CAR, path)], "class")
+
+
+_CAR_BINARY = {  # attribute -> the values of the first group
+    "buying": {"vhigh", "high"},
+    "maint": {"vhigh", "high"},
+    "doors": {"2", "3"},
+    "persons": {"2"},
+    "lug_boot": {"small"},
+    "safety": {"low"},
+}
+
+
+def _car_ldpk(raw_dir, **_):
+    path = locate(CAR, raw_dir)
+    df = _read_car(path)
+    frame, cats = {}, {}
+    for col, first in _CAR_BINARY.items():
+        a = "|".join(v for v in _CAR_CATS[col] if v in first)
+        b = "|".join(v for v in _CAR_CATS[col] if v not in first)
+        frame[col] = np.where(df[col].isin(first), a, b)
+        cats[col] = [a, b]
+    return _categorical_dataset(
+        "car", "ldpk_modes", pd.DataFrame(frame), list(cats), cats, df["class"].to_numpy(),
+        "Peng et al. D2, six binary attributes (our reading): buying and maint {vhigh,high | med,low}, "
+        "doors {2,3 | 4,5more}, persons {2 | 4,more}, lug_boot {small | med,big}, safety {low | med,high}; "
+        "label: class. All 1728 records.",
+        [_provenance(CAR, path)], "class")
+
+
+# Nursery -------------------------------------------------------------------
+_NURSERY_CATS = {
+    "parents": ["usual", "pretentious", "great_pret"],
+    "has_nurs": ["proper", "less_proper", "improper", "critical", "very_crit"],
+    "form": ["complete", "completed", "incomplete", "foster"],
+    "children": ["1", "2", "3", "more"],
+    "housing": ["convenient", "less_conv", "critical"],
+    "finance": ["convenient", "inconv"],
+    "social": ["nonprob", "slightly_prob", "problematic"],
+    "health": ["recommended", "priority", "not_recom"],
+}
+
+
+def _read_nursery(path):
+    df = _read_table(path, 9, names=list(_NURSERY_CATS) + ["class"], dtype=str, skip_blank_lines=True)
+    _check_no_missing(df, path)
+    _check_categories(df, path, _NURSERY_CATS)
+    return df
+
+
+def _nursery_raw(raw_dir, **_):
+    path = locate(NURSERY, raw_dir)
+    df = _read_nursery(path)
+    return _categorical_dataset("nursery", "raw", df, list(_NURSERY_CATS), _NURSERY_CATS, df["class"].to_numpy(),
+                                "All 12960 records, eight attributes with their original domains {3,5,4,4,3,2,3,3}; label: class.",
+                                [_provenance(NURSERY, path)], "class")
+
+
+def _nursery_ldpk(raw_dir, **_):
+    path = locate(NURSERY, raw_dir)
+    df = _read_nursery(path)
+    frame, cats = {}, {}
+    for col, values in _NURSERY_CATS.items():
+        first = "not_recom" if col == "health" else values[0]
+        rest = "|".join(v for v in values if v != first)
+        frame[col] = np.where(df[col] == first, first, rest)
+        cats[col] = [first, rest]
+    return _categorical_dataset(
+        "nursery", "ldpk_modes", pd.DataFrame(frame), list(cats), cats, df["class"].to_numpy(),
+        "Peng et al. D3, eight binary attributes (our reading): each attribute's first value vs the rest, "
+        "health as not_recom vs the rest; label: class. All 12960 records.",
+        [_provenance(NURSERY, path)], "class")
+
+
+# Covertype -----------------------------------------------------------------
+# USFS ELU codes of the 40 soil types (covtype.info): the first digit is the
+# climatic zone, the second the geologic zone.
+_ELU = [2702, 2703, 2704, 2705, 2706, 2717, 3501, 3502, 4201, 4703, 4704, 4744, 4758, 5101, 5151, 6101, 6102,
+        6731, 7101, 7102, 7103, 7201, 7202, 7700, 7701, 7702, 7709, 7710, 7745, 7746, 7755, 7756, 7757, 7790,
+        8703, 8707, 8708, 8771, 8772, 8776]
+
+
+def _read_covertype(path):
+    df = _read_table(path, 55)
+    _check_no_missing(df, path)
+    one_hot = df.iloc[:, 10:54].to_numpy()
+    if not np.all(one_hot[:, :4].sum(axis=1) == 1) or not np.all(one_hot[:, 4:].sum(axis=1) == 1):
+        raise DataError(f"{path}: the wilderness-area or soil-type columns are not one-hot; is it the right file?")
+    return df
+
+
+def _covertype_raw(raw_dir, **_):
+    path = locate(COVERTYPE, raw_dir)
+    df = _read_covertype(path)
+    X = df.iloc[:, :54].to_numpy(float)
+    names = ["elevation", "aspect", "slope", "h_dist_hydrology", "v_dist_hydrology", "h_dist_roadways",
+             "hillshade_9am", "hillshade_noon", "hillshade_3pm", "h_dist_fire_points"]
+    names += [f"wilderness_{i + 1}" for i in range(4)] + [f"soil_type_{i + 1}" for i in range(40)]
+    return Dataset("covertype", "raw", X, df[54].to_numpy(), names, "cover_type",
+                   "All 581012 records, 54 columns as published; label: cover type 1-7.", [_provenance(COVERTYPE, path)])
+
+
+def _covertype_ldpk(raw_dir, geologic=False, **_):
+    path = locate(COVERTYPE, raw_dir)
+    df = _read_covertype(path)
+    wilderness = df.iloc[:, 10:14].to_numpy().argmax(axis=1)
+    elu = np.asarray(_ELU)[df.iloc[:, 14:54].to_numpy().argmax(axis=1)]
+    climatic = elu // 1000
+    climatic_values = [2, 3, 4, 5, 6, 7, 8]
+    X2 = np.searchsorted(climatic_values, climatic)
+    if geologic:
+        geo_values = [1, 2, 5, 7]
+        X1 = np.searchsorted(geo_values, (elu // 100) % 10)
+        names, cats = ["geologic_zone", "climatic_zone"], [[str(v) for v in geo_values], [str(v) for v in climatic_values]]
+        what = "geologic zone (4, second digit of the soil type's ELU code)"
+        variant = "ldpk_modes_elu"
+    else:
+        X1 = wilderness
+        names, cats = ["wilderness_area", "climatic_zone"], [["1", "2", "3", "4"], [str(v) for v in climatic_values]]
+        what = "wilderness area (4)"
+        variant = "ldpk_modes"
+    X = np.column_stack([X1, X2]).astype(np.int64)
+    return Dataset("covertype", variant, X, df[54].to_numpy(), names, "cover_type",
+                   f"Peng et al. D4, domains {{4,7}} (our reading): {what} and climatic zone (7, first digit of the "
+                   "soil type's ELU code); label: cover type. All 581012 records.",
+                   [_provenance(COVERTYPE, path)], domain_sizes=(4, 7), categories=cats)
+
+
+# Adult ---------------------------------------------------------------------
+_ADULT_COLS = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status", "occupation",
+               "relationship", "race", "sex", "capital_gain", "capital_loss", "hours_per_week", "native_country", "income"]
+_ADULT_SAMPLING = ["workclass", "education", "marital_status", "relationship", "race", "sex"]
+
+
+def _adult_sampling(raw_dir, **_):
+    path = locate(ADULT, raw_dir)
+    df = _read_table(path, 15, names=_ADULT_COLS, skipinitialspace=True, dtype=str, skip_blank_lines=True)
+    _check_no_missing(df, path)
+    complete = ~(df == "?").any(axis=1)
+    dropped = int((~complete).sum())
+    df = df[complete].reset_index(drop=True)
+    cats = {c: sorted(df[c].unique()) for c in _ADULT_SAMPLING}
+    return _categorical_dataset(
+        "adult", "ldp_kmodes_sampling", df, _ADULT_SAMPLING, cats, df["income"].to_numpy(),
+        f"Zhang et al. (2022): adult.data without the {dropped} rows that contain '?' ({len(df)} records); "
+        "attributes WORKCLASS, EDUCATION, MARITAL, RELATIONSHIP, RACE, SEX (categories sorted alphabetically); "
+        "label: income (<=50K / >50K), our choice for AC and E.",
+        [_provenance(ADULT, path)], "income")
+
+
+# IPUMS USA -----------------------------------------------------------------
+_IPUMS_COLS = ["FAMSIZE", "SEX", "RACE", "SCHOOL", "EMPSTAT"]
+
+
+def _ipums_sampling(raw_dir, label="SEX", **_):
+    try:
+        datafile, path = IPUMS, locate(IPUMS, raw_dir, download=False, allow_unverified=True)
+    except DataNotFoundError as not_found:
+        try:
+            datafile, path = IPUMS_GZ, locate(IPUMS_GZ, raw_dir, download=False, allow_unverified=True)
+        except DataNotFoundError:
+            raise not_found from None
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as f:
+        df = pd.read_csv(f)
+    missing = [c for c in _IPUMS_COLS if c not in df.columns]
+    if missing:
+        raise DataError(f"{path} lacks the columns {missing}; the extract needs {_IPUMS_COLS}")
+    df = df[_IPUMS_COLS]
+    _check_no_missing(df, path)
+    cats = {c: sorted(df[c].unique().tolist()) for c in _IPUMS_COLS}
+    if label not in _IPUMS_COLS:
+        raise ValueError(f"label must be one of {_IPUMS_COLS}, got label={label!r}")
+    features = [c for c in _IPUMS_COLS if c != label]
+    return _categorical_dataset(
+        "ipums_usa", "ldp_kmodes_sampling", df, features, cats, df[label].to_numpy(),
+        f"Zhang et al. (2022): a user-supplied IPUMS USA extract ({len(df)} records), attributes {features} "
+        f"coded by their sorted IPUMS codes; label: {label} (our choice).",
+        [_provenance(datafile, path)], label)
+
+
+# MAGIC ---------------------------------------------------------------------
+_MAGIC_COLS = ["fLength", "fWidth", "fSize", "fConc", "fConc1", "fAsym", "fM3Long", "fM3Trans", "fAlpha", "fDist"]
+
+
+def _magic(raw_dir, scale=False, **_):
+    path = locate(MAGIC, raw_dir)
+    df = _read_table(path, 11, names=_MAGIC_COLS + ["class"])
+    X = _numeric(df, path, _MAGIC_COLS)
+    desc = f"All {len(X)} events, 10 numeric features; label: class (g = gamma, h = hadron)."
+    if scale:
+        X = _minmax(X)
+        desc = f"All {len(X)} events, 10 features min-max scaled to [0, 1] (Wang et al.); label: class (g/h)."
+    return Dataset("magic", "minmax" if scale else "raw", X, df["class"].to_numpy(), _MAGIC_COLS, "class",
+                   desc, [_provenance(MAGIC, path)])
+
+
+# SIPU ----------------------------------------------------------------------
+def _unbalance(raw_dir, **_):
+    path = locate(UNBALANCE, raw_dir)
+    gt_path = locate(UNBALANCE_GT, raw_dir)
+    X = _numeric(_read_table(path, 2, sep=r"\s+"), path, [0, 1])
+    y = _numeric(_read_table(gt_path, 1, sep=r"\s+"), gt_path, [0])[:, 0].astype(np.int64)
+    if y.shape[0] != X.shape[0]:
+        raise DataError(f"{gt_path} has {y.shape[0]} labels but {path} has {X.shape[0]} points")
+    return Dataset("unbalance", "raw", X, y, ["x", "y"], "cluster",
+                   "SIPU unbalance: 6500 points in 2-D, 8 clusters (three of 2000, five of 100); label: ground-truth "
+                   "cluster 1-8 (derived file).", [_provenance(UNBALANCE, path), _provenance(UNBALANCE_GT, gt_path)])
+
+
+def _birch3(raw_dir, **_):
+    path = locate(BIRCH3, raw_dir)
+    X = _numeric(_read_table(path, 2, sep=r"\s+"), path, [0, 1])
+    return Dataset("birch3", "raw", X, None, ["x", "y"], None,
+                   "SIPU birch3: 100000 points in 2-D, 100 clusters of random size and position; no published "
+                   "ground truth.", [_provenance(BIRCH3, path)])
+
+
+# Gowalla -------------------------------------------------------------------
+def _gowalla(raw_dir, full=False, allow_unverified=False, **_):
+    datafile = GOWALLA_FULL if full else GOWALLA_SAMPLE
+    path = locate(datafile, raw_dir, allow_unverified=allow_unverified)
+    df = _read_table(path, 5, sep="\t", names=["user", "time", "latitude", "longitude", "location"])
+    X = _numeric(df, path, ["longitude", "latitude"])
+    what = ("the full SNAP file" if full else
+            "a 10,000-line sample of the SNAP file (its first lines: users 0-53), not the full data set")
+    return Dataset("gowalla" if full else "gowalla_sample10k", "lonlat", X, None, ["longitude", "latitude"], None,
+                   f"Gowalla check-ins, (longitude, latitude) of {len(X)} check-ins: {what}.", [_provenance(datafile, path)])
+
+
+# Small UCI classics --------------------------------------------------------
+def _classic(datafile_name, name, n_columns, label_col, feature_cols, names, read_kwargs=None):
+    def build(raw_dir, scale=False, **_):
+        datafile = globals()[datafile_name]  # looked up at call time, like the other loaders
+        path = locate(datafile, raw_dir)
+        df = _read_table(path, n_columns, skip_blank_lines=True, **(read_kwargs or {}))
+        X = _numeric(df, path, feature_cols)
+        y = df[label_col].to_numpy()
+        if scale:
+            X = _minmax(X)
+        desc = f"UCI {name}: {len(X)} records, {X.shape[1]} numeric features" + (" min-max scaled to [0, 1]" if scale else "") + "; label: class."
+        return Dataset(name, "minmax" if scale else "raw", X, y, names, "class", desc, [_provenance(datafile, path)])
+    return build
+
+
+# Synthetic -----------------------------------------------------------------
+def make_uniform_square(n_samples=10_000, low=-2.0, high=2.0, random_state=0):
+    """Points uniform in (low, high)^2: the "Pytest" set of Zhang & Cheng (2021)."""
+    n = check_int(n_samples, "n_samples", minimum=1)
+    if not float(high) > float(low):
+        raise ValueError(f"high must exceed low, got low={low!r}, high={high!r}")
+    rng = check_random_state(random_state)
+    X = rng.uniform(low, high, size=(n, 2))
+    return Dataset("pytest_uniform", "uniform", X, None, ["x", "y"], None,
+                   f"Synthetic: {n} points uniform in ({low:g}, {high:g})^2, seed {random_state!r} "
+                   "(the paper's size is not stated; ours is a choice).",
+                   [{"file": None, "generator": "make_uniform_square", "n_samples": n, "low": low, "high": high,
+                     "random_state": random_state}])
+
+
+_IRIS = _classic("IRIS", "iris", 5, 4, [0, 1, 2, 3], ["sepal_length", "sepal_width", "petal_length", "petal_width"])
+_WINE = _classic("WINE", "wine", 14, 0, list(range(1, 14)), [f"f{i}" for i in range(1, 14)])
+_LETTER = _classic("LETTER", "letter", 17, 0, list(range(1, 17)), [f"f{i}" for i in range(1, 17)])
+_ABALONE = _classic("ABALONE", "abalone", 9, 8, list(range(1, 8)), [f"f{i}" for i in range(1, 8)])
+
+
+def _scaled(build):
+    return lambda raw_dir, **kw: build(raw_dir, scale=True, **kw)
+
+
+# ---------------------------------------------------------------------------
+# The registry
+# ---------------------------------------------------------------------------
+
+PEN = "Peng et al. 2021 (LDPK-modes)"
+ZHA = "Zhang et al. 2022 (sampling LDP k-modes)"
+ZC = "Zhang & Cheng 2021 (DPQTk-means)"
+LI = "Li et al. 2013 (IDP k-means)"
+WANG = "Wang et al. (DPBIRCH)"
+
+_REGISTRY = {
+    e.name: e for e in [
+        _Entry("auto_mpg", "UCI Auto MPG", (AUTO_MPG,), (PEN,), "Quinlan, UCI ML Repository, 1993",
+               {"raw": _Variant(_auto_raw, "numeric attributes, label mpg"),
+                "ldpk_modes": _Variant(_auto_ldpk, "Peng et al. D1 {3,2,3}")}, "ldpk_modes"),
+        _Entry("car", "UCI Car Evaluation", (CAR,), (PEN, "overview"), "Bohanec & Rajkovic, UCI ML Repository, 1997",
+               {"raw": _Variant(_car_raw, "original domains {4,4,4,3,3,3}"),
+                "ldpk_modes": _Variant(_car_ldpk, "Peng et al. D2, six binary attributes")}, "ldpk_modes"),
+        _Entry("nursery", "UCI Nursery", (NURSERY,), (PEN, "overview"), "Rajkovic, UCI ML Repository, 1997",
+               {"raw": _Variant(_nursery_raw, "original domains {3,5,4,4,3,2,3,3}"),
+                "ldpk_modes": _Variant(_nursery_ldpk, "Peng et al. D3, eight binary attributes")}, "ldpk_modes"),
+        _Entry("covertype", "UCI Covertype", (COVERTYPE,), (PEN,), "Blackard, UCI ML Repository, 1998",
+               {"raw": _Variant(_covertype_raw, "54 columns as published"),
+                "ldpk_modes": _Variant(_covertype_ldpk, "Peng et al. D4 {4,7}: wilderness area, climatic zone"),
+                "ldpk_modes_elu": _Variant(lambda raw_dir, **kw: _covertype_ldpk(raw_dir, geologic=True, **kw),
+                                           "Peng et al. D4 {4,7}, alternative: geologic zone, climatic zone")},
+               "ldpk_modes"),
+        _Entry("adult", "UCI Adult", (ADULT,), (ZHA, "overview"), "Becker & Kohavi, UCI ML Repository, 1996",
+               {"ldp_kmodes_sampling": _Variant(_adult_sampling, "Zhang et al. 2022: 30,162 complete records, 6 attributes")},
+               "ldp_kmodes_sampling"),
+        _Entry("ipums_usa", "IPUMS USA extract (user-supplied)", (IPUMS,), (ZHA,),
+               "Ruggles et al., IPUMS USA, Minneapolis, MN: IPUMS (cite the version you extract)",
+               {"ldp_kmodes_sampling": _Variant(_ipums_sampling, "Zhang et al. 2022: FAMSIZE, SEX, RACE, SCHOOL, EMPSTAT")},
+               "ldp_kmodes_sampling"),
+        _Entry("magic", "UCI MAGIC Gamma Telescope", (MAGIC,), (WANG, LI, "overview"), "Bock, UCI ML Repository, 2004",
+               {"raw": _Variant(_magic, "10 numeric features"),
+                "minmax": _Variant(_scaled(_magic), "min-max scaled to [0, 1]")},
+               "raw"),
+        _Entry("unbalance", "SIPU unbalance", (UNBALANCE, UNBALANCE_GT), (ZC, "overview"),
+               "Rezaei & Franti, IEEE TKDE 28(8), 2016", {"raw": _Variant(_unbalance, "6500 x 2 with ground truth")}),
+        _Entry("birch3", "SIPU birch3", (BIRCH3,), (ZC, "overview"), "Zhang, Ramakrishnan & Livny, DMKD 1(2), 1997",
+               {"raw": _Variant(_birch3, "100000 x 2, no ground truth")}),
+        _Entry("gowalla_sample10k", "Gowalla check-ins, 10,000-line sample", (GOWALLA_SAMPLE,), (ZC,),
+               "Cho, Myers & Leskovec, KDD 2011", {"lonlat": _Variant(_gowalla, "(longitude, latitude)")}, "lonlat"),
+        _Entry("gowalla", "Gowalla check-ins, full SNAP file", (GOWALLA_FULL,), (ZC,), "Cho, Myers & Leskovec, KDD 2011",
+               {"lonlat": _Variant(lambda raw_dir, **kw: _gowalla(raw_dir, full=True, **kw), "(longitude, latitude)")},
+               "lonlat"),
+        _Entry("iris", "UCI Iris", (IRIS,), (LI,), "Fisher, UCI ML Repository, 1936",
+               {"raw": _Variant(_IRIS, "4 features"), "minmax": _Variant(_scaled(_IRIS), "4 features in [0, 1]")}),
+        _Entry("wine", "UCI Wine", (WINE,), (LI,), "Aeberhard & Forina, UCI ML Repository, 1991",
+               {"raw": _Variant(_WINE, "13 features"), "minmax": _Variant(_scaled(_WINE), "13 features in [0, 1]")}),
+        _Entry("letter", "UCI Letter Recognition", (LETTER,), (LI,), "Slate, UCI ML Repository, 1991",
+               {"raw": _Variant(_LETTER, "16 features"), "minmax": _Variant(_scaled(_LETTER), "16 features in [0, 1]")}),
+        _Entry("abalone", "UCI Abalone", (ABALONE,), (LI,), "Nash et al., UCI ML Repository, 1995",
+               {"raw": _Variant(_ABALONE, "7 numeric features (sex left out); label: rings"),
+                "minmax": _Variant(_scaled(_ABALONE), "7 numeric features in [0, 1]")}),
+        _Entry("pytest_uniform", "Synthetic uniform square (\"Pytest\")", (), (ZC,), "Zhang & Cheng 2021",
+               {"uniform": _Variant(lambda raw_dir, **kw: make_uniform_square(**kw), "n points uniform in (-2, 2)^2")},
+               "uniform"),
+    ]
+}
+
+
+def entries():
+    """Names of every registered data set."""
+    return list(_REGISTRY)
+
+
+def _entry(name):
+    if not isinstance(name, str) or name not in _REGISTRY:
+        raise ValueError(f"unknown data set name={name!r}; known: {', '.join(_REGISTRY)}")
+    return _REGISTRY[name]
+
+
+def variants(name):
+    """{variant: description} of a data set."""
+    return {k: v.description for k, v in _entry(name).variants.items()}
+
+
+def load(name, variant=None, raw_dir=None, **options):
+    """Load a registered data set in one paper's preprocessing.
+
+    Parameters
+    ----------
+    name : str, a registry name (see :func:`entries` / :func:`available`)
+    variant : str, the preprocessing (see :func:`variants`); default: the entry's main one
+    raw_dir : folder for downloads (default ``data/raw`` of the project)
+    **options : passed to the variant (e.g. ``n_samples`` for ``pytest_uniform``)
+    """
+    entry = _entry(name)
+    variant = entry.default_variant if variant is None else variant
+    if variant not in entry.variants:
+        raise ValueError(f"unknown variant={variant!r} for data set {name!r}; known: {', '.join(entry.variants)}")
+    return entry.variants[variant].build(Path(RAW_DIR if raw_dir is None else raw_dir), **options)
+
+
+def available(raw_dir=None):
+    """A table of every registered file: present or missing, where, verified."""
+    raw_dir = Path(RAW_DIR if raw_dir is None else raw_dir)
+    rows = []
+    for entry in _REGISTRY.values():
+        for f in entry.files:
+            status, where = "missing", None
+            for path in _candidates(f, raw_dir):
+                if path.is_file():
+                    where = str(path)
+                    digest = _sha256(path)
+                    status = ("present" if f.sha256 is None or digest == f.sha256 else "checksum mismatch")
+                    if f.sha256 is None:
+                        status = "present (unverified)"
+                    break
+            rows.append({
+                "dataset": entry.name, "title": entry.title, "file": f.key, "status": status, "present": where is not None and status.startswith("present"),
+                "location": where, "url": f.url, "sha256": f.sha256, "license": f.license, "papers": "; ".join(entry.papers),
+            })
+        if not entry.files:
+            rows.append({"dataset": entry.name, "title": entry.title, "file": None, "status": "generated", "present": True,
+                         "location": None, "url": None, "sha256": None, "license": "n/a", "papers": "; ".join(entry.papers)})
+    return pd.DataFrame(rows)
+
+
+def fetch_missing(raw_dir=None):
+    """Download every downloadable file that is missing; return a status table.
+
+    Files that cannot be downloaded (the IPUMS extract) are reported, not fetched.
+    """
+    raw_dir = Path(RAW_DIR if raw_dir is None else raw_dir)
+    table = available(raw_dir)
+    files = {f.key: f for e in _REGISTRY.values() for f in e.files}
+    for i, row in table.iterrows():
+        if row["file"] is None or row["status"] != "missing":
+            continue
+        datafile = files[row["file"]]
+        if datafile.url is None:
+            table.loc[i, "status"] = "missing (not downloadable)"
+            continue
+        try:
+            path = fetch(datafile, raw_dir)
+            table.loc[i, ["status", "present", "location"]] = ["downloaded", True, str(path)]
+        except DataError as exc:
+            table.loc[i, "status"] = f"download failed: {exc.__cause__ or exc}"
+    return table

@@ -1,0 +1,227 @@
+"""Experiment sweeps, run profiles, result tables and reproduction ledgers.
+
+:func:`sweep` runs every (algorithm, data set, epsilon, run) combination and
+returns one tidy row per fit. The random state of a fit depends only on
+``(seed, epsilon, run)``: every algorithm and data set sees the same seed at
+the same (epsilon, run) (paired comparisons), and a frame is identical
+whatever ``n_jobs`` and whatever the rest of the epsilon grid.
+
+Profiles: ``"paper"`` (the paper's run counts and grids) and ``"smoke"``
+(tiny, for tests). A notebook resolves its profile once with
+:func:`resolve_profile` and takes each size from ``profile.pick(paper=...,
+smoke=...)``, so the two sizes of every experiment sit side by side.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import joblib
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from ._paths import FIGURES_DIR, PUBLISHED_DIR, RESULTS_DIR
+from ._validation import check_int
+from .datasets import Dataset
+
+__all__ = [
+    "PROFILES",
+    "Profile",
+    "resolve_profile",
+    "output_dirs",
+    "fit_seed",
+    "sweep",
+    "summarise",
+    "results_path",
+    "save_results",
+    "load_published",
+    "VERDICTS",
+    "Ledger",
+]
+
+PROFILES = ("paper", "smoke")
+PROFILE_ENV = "DPCLUST_PROFILE"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A run profile: ``pick(paper=..., smoke=...)`` returns the value for this profile."""
+
+    name: str
+
+    @property
+    def is_paper(self):
+        return self.name == "paper"
+
+    def pick(self, paper, smoke):
+        return paper if self.name == "paper" else smoke
+
+
+def resolve_profile(profile=None):
+    """The profile to run: ``profile`` if given, else ``$DPCLUST_PROFILE``, else ``"paper"``."""
+    name = profile if profile is not None else os.environ.get(PROFILE_ENV, "paper")
+    if name not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got profile={name!r}")
+    return Profile(name)
+
+
+def output_dirs(notebook, profile, results_dir=None, figures_dir=None):
+    """Where a notebook writes its result tables and figures: (results_dir, figures_dir).
+
+    Paper profile: ``data/results/<notebook>`` and ``figures/<notebook>``.
+    Smoke profile: the same under ``data/results/smoke/`` and ``figures/smoke/``
+    (git-ignored), so a test run never overwrites the paper-profile outputs.
+    Explicit folders (a sweep passes them) win.
+    """
+    smoke = resolve_profile(profile.name if isinstance(profile, Profile) else profile).name == "smoke"
+    results = Path(results_dir) if results_dir is not None else RESULTS_DIR / ("smoke" if smoke else "") / notebook
+    figures = Path(figures_dir) if figures_dir is not None else FIGURES_DIR / ("smoke" if smoke else "") / notebook
+    return results, figures
+
+
+def _epsilon_key(epsilon):
+    """A spawn-key integer for an epsilon value (its IEEE-754 bits; None -> NaN's)."""
+    value = np.float64(np.nan if epsilon is None else epsilon)
+    return int(value.view(np.uint64))
+
+
+def fit_seed(seed, epsilon, run):
+    """The integer random_state of the fit at (epsilon, run) under a sweep seed.
+
+    Spawned from ``SeedSequence(seed)`` with spawn key (epsilon bits, run), so it
+    does not depend on the other epsilons of a grid nor on the order of fits.
+    """
+    ss = np.random.SeedSequence(check_int(seed, "seed", minimum=0), spawn_key=(_epsilon_key(epsilon), check_int(run, "run", minimum=0)))
+    return int(ss.generate_state(1, dtype=np.uint32)[0])
+
+
+def _as_datasets(datasets):
+    if isinstance(datasets, Dataset):
+        return {datasets.name: datasets}
+    if isinstance(datasets, dict) and datasets and all(isinstance(d, Dataset) for d in datasets.values()):
+        return dict(datasets)
+    raise TypeError("datasets must be a Dataset or a non-empty dict of name -> Dataset")
+
+
+def _one_fit(make_estimator, dataset, epsilon, random_state, metrics):
+    est = make_estimator(epsilon, random_state)
+    start = time.perf_counter()
+    est.fit(dataset.X)
+    seconds = time.perf_counter() - start
+    row = {name: float(fn(est, dataset)) for name, fn in metrics.items()}
+    row["seconds"] = seconds
+    row["epsilon_spent"] = float(getattr(est, "epsilon_spent_", np.nan))
+    return row
+
+
+def sweep(algorithms, datasets, epsilons, n_runs, metrics, seed=0, n_jobs=1, backend=None, progress=None):
+    """Fit every algorithm on every data set at every epsilon, ``n_runs`` times.
+
+    Parameters
+    ----------
+    algorithms : dict name -> callable(epsilon, random_state) -> unfitted estimator
+        The estimator is fitted with ``fit(dataset.X)``. A non-private
+        baseline can ignore epsilon (use ``epsilons=[None]`` for it).
+    datasets : Dataset or dict name -> Dataset
+    epsilons : sequence of floats (or None)
+    n_runs : int >= 1
+    metrics : dict name -> callable(fitted estimator, dataset) -> float
+    seed : int >= 0, the sweep's root seed
+    n_jobs : joblib's n_jobs (1 = in this process)
+    backend : joblib backend name (e.g. "loky", "threading", or "dask" with a
+        dask client registered); None = joblib's default
+    progress : show a tqdm progress bar; None = only on an interactive terminal
+
+    Returns
+    -------
+    DataFrame with columns algorithm, dataset, epsilon, run, seed, <metrics...>,
+    seconds, epsilon_spent; one row per fit, in a fixed order.
+    """
+    if not isinstance(algorithms, dict) or not algorithms:
+        raise TypeError("algorithms must be a non-empty dict of name -> callable(epsilon, random_state)")
+    if not isinstance(metrics, dict):
+        raise TypeError("metrics must be a dict of name -> callable(estimator, dataset)")
+    data = _as_datasets(datasets)
+    eps_list = list(epsilons)
+    if not eps_list:
+        raise ValueError("epsilons is empty")
+    n_runs = check_int(n_runs, "n_runs", minimum=1)
+    tasks = [
+        (alg, name, eps, run, fit_seed(seed, eps, run))
+        for alg in algorithms for name in data for eps in eps_list for run in range(n_runs)
+    ]
+    call = joblib.delayed(_one_fit)
+    jobs = (call(algorithms[a], data[d], e, s, metrics) for a, d, e, _, s in tasks)
+    with joblib.parallel_config(backend=backend) if backend else contextlib.nullcontext():
+        results = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
+        rows = list(tqdm(results, total=len(tasks), disable=None if progress is None else not progress,
+                         desc="sweep", leave=False))
+    keys = pd.DataFrame(tasks, columns=["algorithm", "dataset", "epsilon", "run", "seed"])
+    return pd.concat([keys, pd.DataFrame(rows)], axis=1)
+
+
+def summarise(frame, metrics, by=("algorithm", "dataset", "epsilon")):
+    """Mean, standard deviation, run count and 95% CI half-width of each metric per group."""
+    by = list(by)
+    out = []
+    for metric in metrics:
+        g = frame.groupby(by, sort=True)[metric]
+        s = g.agg(["mean", "std", "count"]).reset_index()
+        s["ci95"] = 1.96 * s["std"] / np.sqrt(s["count"])
+        s.insert(len(by), "metric", metric)
+        out.append(s)
+    return pd.concat(out, ignore_index=True)
+
+
+def results_path(notebook, name, results_dir=None):
+    """``<results_dir or data/results/<notebook>>/<name>.csv``."""
+    folder = Path(results_dir) if results_dir is not None else RESULTS_DIR / notebook
+    return folder / f"{name}.csv"
+
+
+def save_results(frame, notebook, name, results_dir=None):
+    """Write a result table as CSV and return its path."""
+    path = results_path(notebook, name, results_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+    return path
+
+
+def load_published(notebook):
+    """The paper's own numbers, kept as data in ``data/published/<notebook>.csv``."""
+    path = PUBLISHED_DIR / f"{notebook}.csv"
+    if not path.is_file():
+        raise FileNotFoundError(f"no published numbers for notebook={notebook!r} at {path}")
+    return pd.read_csv(path)
+
+
+VERDICTS = ("reproduced", "partly", "not reproduced", "not run")
+
+
+@dataclass
+class Ledger:
+    """A notebook's reproduction ledger: one row per published claim or number.
+
+    Rows are added with :meth:`add` from computed results (never typed in), and
+    saved as ``ledger.csv`` beside the notebook's other results.
+    """
+
+    paper: str
+    rows: list = field(default_factory=list)
+
+    def add(self, claim, published, ours, verdict, evidence=""):
+        if verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got verdict={verdict!r}")
+        self.rows.append({"paper": self.paper, "claim": claim, "published": published, "ours": ours,
+                          "verdict": verdict, "evidence": evidence})
+        return self
+
+    def frame(self):
+        return pd.DataFrame(self.rows, columns=["paper", "claim", "published", "ours", "verdict", "evidence"])
+
+    def save(self, notebook, results_dir=None):
+        return save_results(self.frame(), notebook, "ledger", results_dir)

@@ -1,0 +1,359 @@
+"""Local frequency oracles, split the way the protocol is split.
+
+User side
+    ``oracle.perturb(values, random_state)`` -> reports (what leaves the device).
+Server side
+    ``oracle.count(reports)`` -> :class:`Tally` (a histogram of reports; tallies
+    of report chunks add up, so a large population can stream through);
+    ``oracle.estimate(tally)`` -> raw unbiased count estimates;
+    ``oracle.aggregate(reports)`` = ``estimate(count(reports))``.
+Post-processing (separate, optional; the raw estimate is never overwritten)
+    :func:`clip_and_normalise` -- Peng et al. (2021) Alg. 2 lines 12-17;
+    :func:`norm_sub` -- Euclidean projection onto {c >= 0, sum c = n}.
+
+Oracles: :class:`GRR` (k-ary randomized response), :class:`UnaryEncoding`
+(with :meth:`UnaryEncoding.oue` and :meth:`UnaryEncoding.sue`; ``OUE`` is the
+former), and :class:`LDPFO`, the Hamming-distance randomized response over
+a multi-attribute domain whose aggregation uses the Kronecker structure of
+its transition matrix and never builds the prod(k_j) x prod(k_j) matrix.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import (
+    check_categorical,
+    check_choice,
+    check_domain_sizes,
+    check_epsilon,
+    check_int,
+)
+from .privacy import (
+    grr_matrix,
+    grr_perturb,
+    grr_probabilities,
+    hamming_rr_perturb,
+    oue_pq,
+    sue_pq,
+    ue_epsilon,
+    ue_perturb,
+    unary_encode,
+)
+
+__all__ = [
+    "Tally",
+    "GRR",
+    "UnaryEncoding",
+    "OUE",
+    "LDPFO",
+    "joint_index",
+    "joint_records",
+    "clip_and_normalise",
+    "norm_sub",
+]
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What the server keeps of a batch of reports: a histogram and the number of reports.
+
+    Tallies of disjoint batches add up (``t1 + t2``), so reports can be
+    aggregated chunk by chunk as they arrive.
+    """
+
+    counts: np.ndarray
+    n: int
+
+    def __add__(self, other):
+        if not isinstance(other, Tally):
+            return NotImplemented
+        if other.counts.shape != self.counts.shape:
+            raise ValueError(f"cannot merge tallies of shapes {self.counts.shape} and {other.counts.shape}")
+        return Tally(self.counts + other.counts, self.n + other.n)
+
+
+def joint_index(X, domain_sizes):
+    """Index of each record in the joint domain, mixed radix, first attribute most significant.
+
+    This is the (corrected, 0-based) class index of Peng et al. Eq. 6:
+    l = sum_j (prod_{i>j} k_i) x_j.
+    """
+    sizes = check_domain_sizes(domain_sizes)
+    X = check_categorical(X, sizes)
+    return np.ravel_multi_index(tuple(X.T), sizes)
+
+
+def joint_records(index, domain_sizes):
+    """Inverse of :func:`joint_index`: records (n, m) from joint-domain indices."""
+    sizes = check_domain_sizes(domain_sizes)
+    idx = np.asarray(index)
+    cells = int(np.prod(sizes))
+    if idx.dtype.kind not in "iu" or np.any(idx < 0) or np.any(idx >= cells):
+        raise ValueError(f"index must hold integers in 0..{cells - 1}")
+    return np.stack(np.unravel_index(idx, sizes), axis=-1).astype(np.int64)
+
+
+def _apply_along_axes(tensor, matrices):
+    """(A_1 (x) ... (x) A_m) vec(tensor), one axis at a time: O(sum_j k_j * prod k)."""
+    out = tensor
+    for axis, A in enumerate(matrices):
+        out = np.moveaxis(np.tensordot(A, out, axes=([1], [axis])), 0, axis)
+    return out
+
+
+def _variance_from_kernel(counts, inverses, matrices):
+    """Exact per-cell variance of the unbiased estimate A c* given the true counts c.
+
+    With A = (P^T)^{-1} and one independent categorical report per user,
+    Var(c_hat_l) = sum_x c_x sum_y A[l, y]^2 P[x, y] - c_l, and for Kronecker
+    structured P and A the kernel factorises into M_j = (A_j * A_j) P_j^T.
+    """
+    kernels = [(A * A) @ P.T for A, P in zip(inverses, matrices)]
+    return _apply_along_axes(counts, kernels) - counts
+
+
+class _Oracle:
+    @property
+    def ldp_epsilon(self):
+        """The plain epsilon-LDP level of one user's report."""
+        return self.epsilon
+
+    def aggregate(self, reports):
+        """Raw unbiased estimate of the true counts from a batch of reports."""
+        return self.estimate(self.count(reports))
+
+    def _check_tally(self, tally, shape):
+        if not isinstance(tally, Tally):
+            raise TypeError(f"tally must be a Tally from count(), got {type(tally).__name__}")
+        if tally.counts.shape != shape:
+            raise ValueError(f"tally has counts of shape {tally.counts.shape}, expected {shape}")
+
+
+class GRR(_Oracle):
+    """k-ary (generalised) randomized response frequency oracle.
+
+    Wang, Blocki, Li, Jha, "Locally differentially private protocols for
+    frequency estimation", USENIX Security 2017.
+
+    Parameters
+    ----------
+    k : int >= 2, domain size (values coded 0..k-1)
+    epsilon : float > 0, the LDP level of each report
+    """
+
+    def __init__(self, k, epsilon):
+        self.k = check_int(k, "k", minimum=2)
+        self.epsilon = check_epsilon(epsilon)
+        self.p, self.q = grr_probabilities(self.k, self.epsilon)
+
+    def matrix(self):
+        return grr_matrix(self.k, self.epsilon)
+
+    def perturb(self, values, random_state=None):
+        """User side: each user reports one value in 0..k-1."""
+        return grr_perturb(values, self.k, self.epsilon, random_state)
+
+    def count(self, reports):
+        r = np.asarray(reports)
+        if r.ndim != 1:
+            raise ValueError(f"reports must be 1-D, got shape {r.shape}")
+        check_categorical(r.reshape(-1, 1), [self.k], name="reports")
+        return Tally(np.bincount(r, minlength=self.k).astype(float), int(r.shape[0]))
+
+    def estimate(self, tally):
+        self._check_tally(tally, (self.k,))
+        return (tally.counts - tally.n * self.q) / (self.p - self.q)
+
+    def variance(self, n, true_counts=None):
+        """Variance of each count estimate.
+
+        With ``true_counts`` the exact value
+        [c p(1-p) + (n-c) q(1-q)] / (p-q)^2 per cell; without, the usual
+        approximation for a rare value (c = 0): n q(1-q) / (p-q)^2.
+        """
+        n = check_int(n, "n", minimum=1)
+        c = 0.0 if true_counts is None else np.asarray(true_counts, dtype=float)
+        p, q = self.p, self.q
+        return (c * p * (1 - p) + (n - c) * q * (1 - q)) / (p - q) ** 2
+
+
+class UnaryEncoding(_Oracle):
+    """Unary-encoding frequency oracle with bit probabilities (p, q).
+
+    Each user one-hot encodes their value and reports every bit through
+    Pr[1 -> 1] = p, Pr[0 -> 1] = q. The LDP level is ln[p(1-q)/((1-p)q)].
+    Use :meth:`oue` (p = 1/2, q = 1/(e^eps + 1), optimal variance) or
+    :meth:`sue` (symmetric, basic RAPPOR).
+    """
+
+    def __init__(self, k, p, q):
+        self.k = check_int(k, "k", minimum=2)
+        self.epsilon = ue_epsilon(p, q)
+        self.p, self.q = float(p), float(q)
+
+    @classmethod
+    def oue(cls, k, epsilon):
+        return cls(k, *oue_pq(epsilon))
+
+    @classmethod
+    def sue(cls, k, epsilon):
+        return cls(k, *sue_pq(epsilon))
+
+    def perturb(self, values, random_state=None):
+        """User side: each user reports k bits."""
+        return ue_perturb(unary_encode(values, self.k), self.p, self.q, random_state)
+
+    def count(self, reports):
+        b = np.asarray(reports)
+        if b.ndim != 2 or b.shape[1] != self.k:
+            raise ValueError(f"reports must have shape (n, {self.k}), got {b.shape}")
+        if np.any((b != 0) & (b != 1)):
+            raise ValueError("reports must hold only 0 and 1")
+        return Tally(b.sum(axis=0, dtype=float), int(b.shape[0]))
+
+    def estimate(self, tally):
+        self._check_tally(tally, (self.k,))
+        return (tally.counts - tally.n * self.q) / (self.p - self.q)
+
+    def variance(self, n, true_counts=None):
+        """[c p(1-p) + (n-c) q(1-q)] / (p-q)^2 per cell (c = 0 when not given)."""
+        n = check_int(n, "n", minimum=1)
+        c = 0.0 if true_counts is None else np.asarray(true_counts, dtype=float)
+        p, q = self.p, self.q
+        return (c * p * (1 - p) + (n - c) * q * (1 - q)) / (p - q) ** 2
+
+
+def OUE(k, epsilon):
+    """Optimised unary encoding oracle: ``UnaryEncoding.oue(k, epsilon)``."""
+    return UnaryEncoding.oue(k, epsilon)
+
+
+class LDPFO(_Oracle):
+    """LDP-FO: frequency oracle of Peng et al. (2021) over a multi-attribute domain.
+
+    The user perturbs the whole record with the Hamming-distance randomized
+    response (Alg. 1, Eq. 4): Pr[y | x] proportional to e^{eps (m - d(x, y))}.
+    Its transition matrix is P = P_1 (x) ... (x) P_m with P_j the k_j-ary GRR
+    matrix at eps, so the server inverts it one attribute at a time along the
+    axes of the histogram tensor (Alg. 2 line 11, without the dense matrix).
+
+    Parameters
+    ----------
+    domain_sizes : sequence of m integers >= 2
+    epsilon : float > 0, privacy per unit of Hamming distance. Two records that
+        differ in all m attributes are only ``m * epsilon`` apart: that is the
+        plain LDP level of a report (:attr:`ldp_epsilon`).
+    """
+
+    def __init__(self, domain_sizes, epsilon):
+        self.domain_sizes = check_domain_sizes(domain_sizes)
+        self.epsilon = check_epsilon(epsilon)
+        self._matrices = [grr_matrix(k, self.epsilon) for k in self.domain_sizes]
+        # GRR: P = (p - q) I + q J, so (P^T)^{-1} = (I - q J) / (p - q).
+        self._inverses = []
+        for k in self.domain_sizes:
+            p, q = grr_probabilities(k, self.epsilon)
+            self._inverses.append((np.eye(k) - q * np.ones((k, k))) / (p - q))
+
+    @property
+    def n_cells(self):
+        return int(np.prod(self.domain_sizes))
+
+    @property
+    def ldp_epsilon(self):
+        """The plain epsilon-LDP level of one report (worst case: all m attributes differ)."""
+        return self.epsilon * len(self.domain_sizes)
+
+    def perturb(self, values, random_state=None):
+        """User side: records (n, m) -> perturbed records (n, m)."""
+        return hamming_rr_perturb(values, self.domain_sizes, self.epsilon, random_state)
+
+    def count(self, reports):
+        """Histogram tensor of shape ``domain_sizes`` (C order = mixed radix)."""
+        idx = joint_index(reports, self.domain_sizes)
+        flat = np.bincount(idx, minlength=self.n_cells).astype(float)
+        return Tally(flat.reshape(self.domain_sizes), int(idx.shape[0]))
+
+    def estimate(self, tally):
+        """Raw unbiased estimate of the true count tensor (may hold negatives)."""
+        self._check_tally(tally, self.domain_sizes)
+        return _apply_along_axes(tally.counts, self._inverses)
+
+    def variance(self, n, true_counts=None):
+        """Exact variance of each cell's estimate, given the true count tensor.
+
+        It depends on the whole distribution (every user's report is spread
+        over every cell), so ``true_counts`` is required.
+        """
+        n = check_int(n, "n", minimum=1)
+        if true_counts is None:
+            raise ValueError(
+                "true_counts is required: the variance of an LDPFO estimate depends on the true "
+                "distribution over the whole domain"
+            )
+        c = np.asarray(true_counts, dtype=float).reshape(self.domain_sizes)
+        if not np.isclose(c.sum(), n):
+            raise ValueError(f"true_counts sums to {c.sum():g}, but n={n}")
+        return _variance_from_kernel(c, self._inverses, self._matrices)
+
+
+# ---------------------------------------------------------------------------
+# Post-processing
+# ---------------------------------------------------------------------------
+
+def _check_estimate_and_n(estimate, n):
+    est = np.asarray(estimate, dtype=float)
+    if est.size == 0 or not np.all(np.isfinite(est)):
+        raise ValueError("estimate must be a non-empty array of finite numbers")
+    n = check_int(n, "n", minimum=1)
+    return est, n
+
+
+def clip_and_normalise(estimate, n, rounding="ceil"):
+    """Peng et al. Alg. 2 lines 12-17: set negatives to 0, rescale to total n.
+
+    Parameters
+    ----------
+    estimate : array, the raw unbiased estimate (not modified)
+    n : int, the number of users
+    rounding : {"ceil", "none", "largest_remainder"}
+        "ceil" is the paper's c <- ceil(c / sum(c) * n): the result can sum to
+        more than n (by up to the number of non-zero cells). "none" keeps real
+        values that sum to n. "largest_remainder" gives integers summing to n.
+    """
+    check_choice(rounding, "rounding", {"ceil", "none", "largest_remainder"})
+    est, n = _check_estimate_and_n(estimate, n)
+    clipped = np.clip(est, 0.0, None)
+    total = clipped.sum()
+    if total <= 0:
+        raise ValueError("every estimate is <= 0; there is nothing to normalise")
+    scaled = clipped / total * n
+    if rounding == "none":
+        return scaled
+    if rounding == "ceil":
+        # Guard against 3.0000000000000004 -> 4 from the division above.
+        return np.ceil(np.round(scaled, 9)).astype(np.int64)
+    base = np.floor(scaled).astype(np.int64)
+    short = n - int(base.sum())
+    order = np.argsort(-(scaled - base).ravel(), kind="stable")[:short]
+    flat = base.ravel().copy()
+    flat[order] += 1
+    return flat.reshape(base.shape)
+
+
+def norm_sub(estimate, n):
+    """Euclidean projection of the estimate onto {c >= 0, sum c = n}.
+
+    Equivalent to Norm-Sub of Wang et al. (NDSS 2020): subtract one common
+    delta from every cell and clip at zero, delta chosen so the total is n.
+    """
+    est, n = _check_estimate_and_n(estimate, n)
+    v = est.ravel()
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - n
+    ind = np.arange(1, u.size + 1)
+    rho = np.nonzero(u - css / ind > 0)[0][-1]
+    theta = css[rho] / (rho + 1.0)
+    return np.clip(v - theta, 0.0, None).reshape(est.shape)

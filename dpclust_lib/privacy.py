@@ -1,0 +1,320 @@
+"""Privacy mechanisms and a budget ledger.
+
+Central model
+    :func:`laplace_mechanism` -- the textbook Laplace mechanism.
+
+Local model (each user randomises their own value)
+    :func:`grr_perturb` -- k-ary (generalised) randomized response, GRR;
+    :func:`ue_perturb` with :func:`sue_pq` / :func:`oue_pq` -- unary encoding;
+    :func:`hamming_rr_perturb` -- the Hamming-distance randomized response of
+    Peng et al. (2021), Eq. 4, generalised to attributes of unequal domain size.
+
+Conventions: categories are coded ``0 .. k-1``; a transition matrix ``P`` has
+one row per true input and one column per output, ``P[x, y] = Pr[M(x) = y]``,
+so every row sums to one.
+
+Floating point: the samplers draw from numpy's double-precision Laplace and
+uniform generators. Textbook floating-point Laplace sampling is known to leak
+through the low-order bits of its output (Mironov, CCS 2012); this is research
+code for studying algorithms, not a hardened DP library.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import comb
+
+import numpy as np
+import pandas as pd
+
+from ._validation import (
+    check_categorical,
+    check_domain_sizes,
+    check_epsilon,
+    check_int,
+    check_positive,
+    check_random_state,
+)
+
+__all__ = [
+    "BudgetExceededError",
+    "PrivacyLedger",
+    "laplace_scale",
+    "laplace_mechanism",
+    "grr_probabilities",
+    "grr_matrix",
+    "grr_perturb",
+    "unary_encode",
+    "sue_pq",
+    "oue_pq",
+    "ue_epsilon",
+    "ue_perturb",
+    "hamming_rr_distance_pmf",
+    "hamming_rr_matrix",
+    "hamming_rr_perturb",
+]
+
+
+# ---------------------------------------------------------------------------
+# Central DP: the Laplace mechanism
+# ---------------------------------------------------------------------------
+
+def laplace_scale(sensitivity, epsilon):
+    """The scale b = sensitivity / epsilon of the Laplace mechanism."""
+    return check_positive(sensitivity, "sensitivity") / check_epsilon(epsilon)
+
+
+def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
+    """Release ``value + Lap(sensitivity / epsilon)``, independently per entry.
+
+    Parameters
+    ----------
+    value : float or array_like
+        The exact query answer(s). With an array, ``sensitivity`` is the L1
+        sensitivity of the whole vector (Dwork & Roth, Def. 3.3).
+    sensitivity : float
+        L1 sensitivity, > 0.
+    epsilon : float
+        Privacy parameter, > 0.
+    random_state : None, int, SeedSequence or numpy Generator
+
+    Returns
+    -------
+    float or ndarray of the same shape as ``value``.
+    """
+    scale = laplace_scale(sensitivity, epsilon)
+    rng = check_random_state(random_state)
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"value must be a number or an array of numbers, got {value!r:.60}") from exc
+    if arr.size and not np.all(np.isfinite(arr)):
+        raise ValueError(f"value must be finite, got NaN or inf in value={value!r:.60}")
+    noisy = arr + rng.laplace(0.0, scale, size=arr.shape)
+    return float(noisy) if noisy.ndim == 0 else noisy
+
+
+# ---------------------------------------------------------------------------
+# Local DP: k-ary randomized response
+# ---------------------------------------------------------------------------
+
+def grr_probabilities(k, epsilon):
+    """(p, q) of k-ary randomized response: keep the true value with p, report
+    each other value with q = (1 - p) / (k - 1); p / q = e^epsilon."""
+    k = check_int(k, "k", minimum=2)
+    e = np.exp(check_epsilon(epsilon))
+    return e / (e + k - 1), 1.0 / (e + k - 1)
+
+
+def grr_matrix(k, epsilon):
+    """The k x k transition matrix of GRR (row = input, column = output)."""
+    p, q = grr_probabilities(k, epsilon)
+    return np.full((k, k), q) + np.eye(k) * (p - q)
+
+
+def _check_codes(values, k, name="values"):
+    arr = check_categorical(np.asarray(values).reshape(-1, 1) if np.ndim(values) == 1 else values, [k], name=name)
+    return arr[:, 0]
+
+
+def grr_perturb(values, k, epsilon, random_state=None):
+    """Perturb each value in {0..k-1} with k-ary randomized response.
+
+    Returns an int64 array of reports of the same length.
+    """
+    p, _ = grr_probabilities(k, epsilon)
+    if np.ndim(values) != 1:
+        raise ValueError(f"values must be a 1-D array of category codes, got shape {np.shape(values)}")
+    x = _check_codes(values, k)
+    rng = check_random_state(random_state)
+    keep = rng.random(x.shape[0]) < p
+    # A uniformly drawn *other* value: draw from k-1 slots and skip over x.
+    other = rng.integers(0, k - 1, size=x.shape[0])
+    other = other + (other >= x)
+    return np.where(keep, x, other)
+
+
+# ---------------------------------------------------------------------------
+# Local DP: unary encoding (SUE = basic RAPPOR, OUE = optimised)
+# ---------------------------------------------------------------------------
+
+def unary_encode(values, k):
+    """One-hot encode codes {0..k-1} into an (n, k) uint8 array."""
+    if np.ndim(values) != 1:
+        raise ValueError(f"values must be a 1-D array of category codes, got shape {np.shape(values)}")
+    x = _check_codes(values, k)
+    out = np.zeros((x.shape[0], k), dtype=np.uint8)
+    out[np.arange(x.shape[0]), x] = 1
+    return out
+
+
+def sue_pq(epsilon):
+    """Symmetric unary encoding: p = e^{eps/2} / (e^{eps/2} + 1), q = 1 - p."""
+    e = np.exp(check_epsilon(epsilon) / 2.0)
+    return e / (e + 1.0), 1.0 / (e + 1.0)
+
+
+def oue_pq(epsilon):
+    """Optimised unary encoding (Wang et al., USENIX Security 2017): p = 1/2, q = 1/(e^eps + 1)."""
+    return 0.5, 1.0 / (np.exp(check_epsilon(epsilon)) + 1.0)
+
+
+def _check_pq(p, q):
+    for name, v in (("p", p), ("q", q)):
+        if not (0.0 < float(v) < 1.0):
+            raise ValueError(f"{name} must lie in (0, 1), got {name}={v!r}")
+    if not float(p) > float(q):
+        raise ValueError(f"p must exceed q for the report to carry information, got p={p!r}, q={q!r}")
+    return float(p), float(q)
+
+
+def ue_epsilon(p, q):
+    """The LDP level of unary encoding with (p, q): ln[p(1-q) / ((1-p) q)].
+
+    Two inputs differ in two bits, one of which goes 1->0 and one 0->1, so the
+    worst-case ratio of a whole report is p(1-q) / ((1-p) q).
+    """
+    p, q = _check_pq(p, q)
+    return float(np.log(p * (1 - q) / ((1 - p) * q)))
+
+
+def ue_perturb(bits, p, q, random_state=None):
+    """Flip each bit independently: Pr[b' = 1] = p if b = 1, q if b = 0."""
+    p, q = _check_pq(p, q)
+    b = np.asarray(bits)
+    if b.ndim != 2 or b.size == 0:
+        raise ValueError(f"bits must be a non-empty 2-D 0/1 array (users x bits), got shape {b.shape}")
+    if b.dtype.kind not in "biu" or np.any((b != 0) & (b != 1)):
+        raise ValueError("bits must hold only 0 and 1")
+    rng = check_random_state(random_state)
+    threshold = np.where(b == 1, p, q)
+    return (rng.random(b.shape) < threshold).astype(np.uint8)
+
+
+# ---------------------------------------------------------------------------
+# Local d-privacy: the Hamming-distance randomized response (Peng et al. 2021)
+# ---------------------------------------------------------------------------
+
+def hamming_rr_distance_pmf(m, k, epsilon):
+    """Eq. 4 of Peng et al.: Pr[d(X, Y) = z] for z = 0..m, equal domains of size k.
+
+    Pr[z] = e^{eps (m - z)} C(m, z) (k - 1)^z / sum_j e^{eps j} C(m, j) (k - 1)^{m - j}.
+    """
+    m = check_int(m, "m", minimum=1)
+    k = check_int(k, "k", minimum=2)
+    eps = check_epsilon(epsilon)
+    z = np.arange(m + 1)
+    # Work in logs: e^{eps m} overflows for large m * eps.
+    log_num = eps * (m - z) + np.log([comb(m, int(i)) for i in z]) + z * np.log(k - 1.0)
+    log_num -= log_num.max()
+    num = np.exp(log_num)
+    return num / num.sum()
+
+
+def hamming_rr_matrix(domain_sizes, epsilon):
+    """The full transition matrix over the joint domain (for small domains only).
+
+    P[x, y] = prod_j (e^eps if y_j = x_j else 1) / prod_j (e^eps + k_j - 1), with
+    records indexed in mixed radix (first attribute most significant), so
+    P = P_1 (x) P_2 (x) ... (x) P_m, the Kronecker product of GRR matrices.
+    """
+    sizes = check_domain_sizes(domain_sizes)
+    cells = int(np.prod(sizes))
+    if cells > 4096:
+        raise ValueError(
+            f"domain_sizes={sizes} give {cells} cells; the dense matrix is for small domains "
+            "(<= 4096 cells). Use frequency.LDPFO, which never builds it."
+        )
+    P = np.ones((1, 1))
+    for k in sizes:
+        P = np.kron(P, grr_matrix(k, epsilon))
+    return P
+
+
+def hamming_rr_perturb(X, domain_sizes, epsilon, random_state=None):
+    """Perturb records with the Hamming-distance randomized response.
+
+    Each output y has probability proportional to e^{eps (m - d(x, y))}. Since
+    sum_w e^{eps w} C(m, w) (k - 1)^{m - w} = (e^eps + k - 1)^m, this is the
+    same distribution as m independent k-ary randomized responses with eps
+    each, which is how it is sampled here (vectorised). With unequal domain
+    sizes the factorised form is the natural generalisation.
+
+    Parameters
+    ----------
+    X : array of shape (n, m), integer codes, X[:, j] in {0..k_j - 1}
+    domain_sizes : sequence of m integers >= 2
+    epsilon : float, the per-unit-distance privacy parameter
+
+    Returns
+    -------
+    Y : int64 array of shape (n, m)
+    """
+    sizes = check_domain_sizes(domain_sizes)
+    X = check_categorical(X, sizes)
+    eps = check_epsilon(epsilon)
+    rng = check_random_state(random_state)
+    n, m = X.shape
+    k = np.asarray(sizes)
+    e = np.exp(eps)
+    p_keep = e / (e + k - 1)
+    keep = rng.random((n, m)) < p_keep
+    other = np.floor(rng.random((n, m)) * (k - 1)).astype(np.int64)
+    other = other + (other >= X)
+    return np.where(keep, X, other)
+
+
+# ---------------------------------------------------------------------------
+# Budget ledger
+# ---------------------------------------------------------------------------
+
+class BudgetExceededError(RuntimeError):
+    """A spend would take the total past the ledger's budget."""
+
+
+@dataclass
+class PrivacyLedger:
+    """Sequential-composition ledger: the total spent is the sum of the spends.
+
+    ``spend(eps, what)`` raises :class:`BudgetExceededError` (and records
+    nothing) when the total would pass ``budget``. A relative slack of 1e-9
+    absorbs floating-point rounding in sums such as T * (eps / T).
+    """
+
+    budget: float
+    entries: list = field(default_factory=list)
+
+    _RELATIVE_SLACK = 1e-9
+
+    def __post_init__(self):
+        self.budget = check_epsilon(self.budget, name="budget")
+
+    @property
+    def spent(self):
+        return float(sum(e for _, e in self.entries))
+
+    @property
+    def remaining(self):
+        return max(self.budget - self.spent, 0.0)
+
+    def spend(self, epsilon, what):
+        """Record a spend of ``epsilon`` for ``what``; return ``epsilon``."""
+        eps = check_epsilon(epsilon)
+        if not isinstance(what, str) or not what:
+            raise TypeError(f"what must be a non-empty description string, got {what!r}")
+        total = self.spent + eps
+        if total > self.budget * (1 + self._RELATIVE_SLACK):
+            raise BudgetExceededError(
+                f"spending epsilon={eps:g} on {what!r} would bring the total to {total:g}, "
+                f"past the budget of {self.budget:g} (already spent {self.spent:g})"
+            )
+        self.entries.append((what, eps))
+        return eps
+
+    def to_frame(self):
+        """The entries as a DataFrame (what, epsilon, cumulative)."""
+        df = pd.DataFrame(self.entries, columns=["what", "epsilon"])
+        df["cumulative"] = df["epsilon"].cumsum()
+        return df
+
+    def __repr__(self):
+        return f"PrivacyLedger(budget={self.budget:g}, spent={self.spent:g}, entries={len(self.entries)})"

@@ -1,0 +1,103 @@
+"""Sweeps, seeds, profiles, result tables and ledgers."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpclust_lib import experiments
+from dpclust_lib.datasets import Dataset, make_uniform_square
+from dpclust_lib.privacy import laplace_mechanism
+
+
+class NoisyMean:
+    """A tiny DP estimator for the tests: the Laplace-noised mean of data in [-2, 2]^2."""
+
+    def __init__(self, epsilon, random_state):
+        self.epsilon, self.random_state = epsilon, random_state
+
+    def fit(self, X):
+        self.mean_ = laplace_mechanism(X.mean(axis=0), 8.0 / len(X), self.epsilon, self.random_state)
+        self.epsilon_spent_ = self.epsilon
+        return self
+
+
+METRICS = {"error": lambda est, ds: float(np.abs(est.mean_ - ds.X.mean(axis=0)).sum())}
+
+
+@pytest.fixture
+def data():
+    return make_uniform_square(200, random_state=0)
+
+
+def test_sweep_returns_one_tidy_row_per_fit(data):
+    df = experiments.sweep({"noisy mean": NoisyMean}, data, [0.1, 1.0], 3, METRICS, seed=5)
+    assert list(df.columns) == ["algorithm", "dataset", "epsilon", "run", "seed", "error", "seconds", "epsilon_spent"]
+    assert len(df) == 6 and df["epsilon_spent"].tolist() == df["epsilon"].tolist()
+    # More privacy, more error: the sweep carries the signal.
+    assert df[df.epsilon == 0.1]["error"].mean() > df[df.epsilon == 1.0]["error"].mean()
+
+
+def test_same_seed_same_frame_also_in_parallel(data):
+    kwargs = dict(algorithms={"a": NoisyMean}, datasets=data, epsilons=[0.5, 1.0], n_runs=4, metrics=METRICS, seed=11)
+    one = experiments.sweep(**kwargs)
+    again = experiments.sweep(**kwargs)
+    two = experiments.sweep(n_jobs=2, **kwargs)
+    cols = ["algorithm", "dataset", "epsilon", "run", "seed", "error", "epsilon_spent"]
+    pd.testing.assert_frame_equal(one[cols], again[cols])
+    pd.testing.assert_frame_equal(one[cols], two[cols])
+
+
+def test_a_fits_seed_does_not_depend_on_the_rest_of_the_grid(data):
+    wide = experiments.sweep({"a": NoisyMean}, data, [0.1, 0.5, 1.0], 2, METRICS, seed=3)
+    narrow = experiments.sweep({"a": NoisyMean}, data, [1.0], 2, METRICS, seed=3)
+    pd.testing.assert_frame_equal(wide[wide.epsilon == 1.0][["seed", "error"]].reset_index(drop=True),
+                                  narrow[["seed", "error"]])
+
+
+def test_seeds_differ_across_runs_and_epsilons_and_are_shared_by_algorithms(data):
+    df = experiments.sweep({"a": NoisyMean, "b": NoisyMean}, data, [0.5, 1.0], 3, METRICS, seed=0)
+    a, b = df[df.algorithm == "a"], df[df.algorithm == "b"]
+    assert a["seed"].nunique() == 6
+    assert a["seed"].tolist() == b["seed"].tolist()
+
+
+def test_fit_seed_is_stable():
+    assert experiments.fit_seed(0, 1.0, 0) == experiments.fit_seed(0, 1.0, 0)
+    assert experiments.fit_seed(0, 1.0, 0) != experiments.fit_seed(1, 1.0, 0)
+
+
+def test_summarise(data):
+    df = experiments.sweep({"a": NoisyMean}, data, [1.0], 5, METRICS, seed=0)
+    s = experiments.summarise(df, ["error"])
+    assert s.loc[0, "count"] == 5 and np.isclose(s.loc[0, "mean"], df["error"].mean())
+    assert np.isclose(s.loc[0, "ci95"], 1.96 * df["error"].std() / np.sqrt(5))
+
+
+def test_profiles(monkeypatch):
+    monkeypatch.setenv("DPCLUST_PROFILE", "smoke")
+    assert experiments.resolve_profile().name == "smoke"
+    assert experiments.resolve_profile("paper").pick(paper=50, smoke=2) == 50
+    monkeypatch.delenv("DPCLUST_PROFILE")
+    assert experiments.resolve_profile().is_paper
+
+
+def test_save_results_and_ledger(tmp_path):
+    path = experiments.save_results(pd.DataFrame({"x": [1]}), "99_demo", "table", results_dir=tmp_path)
+    assert path == tmp_path / "table.csv" and path.is_file()
+    ledger = experiments.Ledger("Demo et al.").add("claim", "0.5", "0.49", "reproduced", "table.csv")
+    saved = ledger.save("99_demo", results_dir=tmp_path)
+    assert pd.read_csv(saved)["verdict"].tolist() == ["reproduced"]
+
+
+@pytest.mark.parametrize("call, exc, needle", [
+    (lambda d: experiments.resolve_profile("full"), ValueError, "profile"),
+    (lambda d: experiments.sweep({}, d, [1.0], 1, METRICS), TypeError, "algorithms"),
+    (lambda d: experiments.sweep({"a": NoisyMean}, d, [1.0], 0, METRICS), ValueError, "n_runs"),
+    (lambda d: experiments.sweep({"a": NoisyMean}, d, [], 1, METRICS), ValueError, "epsilons"),
+    (lambda d: experiments.sweep({"a": NoisyMean}, d.X, [1.0], 1, METRICS), TypeError, "datasets"),
+    (lambda d: experiments.sweep({"a": NoisyMean}, d, [1.0], 1, None), TypeError, "metrics"),
+    (lambda d: experiments.fit_seed(-1, 1.0, 0), ValueError, "seed"),
+    (lambda d: experiments.Ledger("x").add("c", 1, 1, "confirmed"), ValueError, "verdict"),
+])
+def test_experiments_bad_input(data, call, exc, needle):
+    with pytest.raises(exc, match=needle):
+        call(data)

@@ -1,0 +1,312 @@
+"""Every mechanism against its definition.
+
+Finite output spaces: the exact output distribution is enumerated (rows sum to
+one; the largest ratio over neighbouring inputs is e^eps, or e^{eps d} for the
+Hamming mechanism). Samplers: chi-square goodness of fit to the exact
+distribution, fixed seed, family-wise alpha = 0.001 (Bonferroni over inputs),
+so a correct sampler fails for at most 1 in 1000 seeds.
+"""
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpclust_lib import privacy
+from dpclust_lib.privacy import BudgetExceededError, PrivacyLedger
+
+from .conftest import bonferroni
+
+ALPHA = 1e-3
+
+
+# --------------------------------------------------------------------------- Laplace
+
+def test_laplace_samples_follow_laplace_with_scale_sensitivity_over_epsilon():
+    out = privacy.laplace_mechanism(np.zeros(200_000), sensitivity=2.0, epsilon=0.5, random_state=1)
+    p = stats.kstest(out, stats.laplace(scale=4.0).cdf).pvalue
+    assert p > ALPHA
+
+
+def test_laplace_scalar_in_scalar_out():
+    assert isinstance(privacy.laplace_mechanism(3.0, 1.0, 1.0, random_state=0), float)
+
+
+def test_laplace_same_seed_same_noise():
+    a = privacy.laplace_mechanism(np.arange(5.0), 1.0, 1.0, random_state=7)
+    b = privacy.laplace_mechanism(np.arange(5.0), 1.0, 1.0, random_state=7)
+    np.testing.assert_array_equal(a, b)
+
+
+def _neighbour_violation(release, sensitivity, epsilon, n=400_000, seed=3):
+    """Largest z-score of Pr[M(D) in B] - e^eps Pr[M(D') in B] over bins B (and the reverse).
+
+    f(D) = 0 and f(D') = sensitivity are neighbouring answers. Under eps-DP both
+    differences are <= 0 for every bin; the z-score measures how far above 0
+    the empirical difference lies.
+    """
+    rng = np.random.default_rng(seed)
+    a = release(np.zeros(n), rng)
+    b = release(np.full(n, float(sensitivity)), rng)
+    edges = np.linspace(-4, 5, 19)
+    pa = np.histogram(a, edges)[0] / n
+    pb = np.histogram(b, edges)[0] / n
+    e = math.exp(epsilon)
+    worst = -np.inf
+    for p1, p2 in ((pa, pb), (pb, pa)):
+        diff = p1 - e * p2
+        se = np.sqrt(p1 * (1 - p1) / n + e * e * p2 * (1 - p2) / n)
+        worst = max(worst, np.max(diff / se))
+    return worst, len(edges) - 1
+
+
+def test_laplace_neighbour_ratio_bounded_by_e_to_the_epsilon():
+    eps = 1.0
+    z, bins = _neighbour_violation(lambda v, r: privacy.laplace_mechanism(v, 1.0, eps, r), 1.0, eps)
+    # One-sided test per bin and direction, Bonferroni over 2 * bins: family-wise alpha 0.001.
+    assert z < stats.norm.isf(bonferroni(ALPHA, 2 * bins))
+
+
+def test_neighbour_test_detects_too_little_noise():
+    """The test above can fail: a mechanism with half the required noise is caught."""
+    eps = 1.0
+    z, bins = _neighbour_violation(lambda v, r: v + r.laplace(0, 0.5 / eps, v.shape), 1.0, eps)
+    assert z > stats.norm.isf(bonferroni(ALPHA, 2 * bins))
+
+
+@pytest.mark.parametrize("kwargs, exc, needle", [
+    (dict(sensitivity=0.0, epsilon=1.0), ValueError, "sensitivity"),
+    (dict(sensitivity=-1.0, epsilon=1.0), ValueError, "sensitivity"),
+    (dict(sensitivity=1.0, epsilon=0.0), ValueError, "epsilon"),
+    (dict(sensitivity=1.0, epsilon=-0.5), ValueError, "epsilon"),
+    (dict(sensitivity=1.0, epsilon=float("nan")), ValueError, "epsilon"),
+    (dict(sensitivity=1.0, epsilon=float("inf")), ValueError, "epsilon"),
+    (dict(sensitivity=1.0, epsilon="1"), TypeError, "epsilon"),
+    (dict(sensitivity=1.0, epsilon=True), TypeError, "epsilon"),
+])
+def test_laplace_bad_parameters(kwargs, exc, needle):
+    with pytest.raises(exc, match=needle):
+        privacy.laplace_mechanism(1.0, **kwargs)
+
+
+def test_laplace_rejects_nan_value():
+    with pytest.raises(ValueError, match="value"):
+        privacy.laplace_mechanism([1.0, np.nan], 1.0, 1.0)
+
+
+def test_laplace_rejects_non_numeric_value():
+    with pytest.raises(TypeError, match="value"):
+        privacy.laplace_mechanism(["a"], 1.0, 1.0)
+
+
+def test_laplace_rejects_legacy_random_state():
+    with pytest.raises(TypeError, match="random_state"):
+        privacy.laplace_mechanism(1.0, 1.0, 1.0, random_state=np.random.RandomState(0))
+
+
+# --------------------------------------------------------------------------- GRR
+
+@pytest.mark.parametrize("k, eps", [(2, 0.5), (5, 1.0), (16, 2.0)])
+def test_grr_exact_distribution(k, eps):
+    P = privacy.grr_matrix(k, eps)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    ratios = P[:, None, :] / P[None, :, :]  # [x, x', y]
+    assert np.isclose(ratios.max(), math.exp(eps))
+
+
+def test_grr_sampler_matches_exact_distribution():
+    k, eps, n = 5, 1.0, 20_000
+    P = privacy.grr_matrix(k, eps)
+    rng = np.random.default_rng(11)
+    level = bonferroni(ALPHA, k)
+    for x in range(k):
+        out = privacy.grr_perturb(np.full(n, x), k, eps, rng)
+        observed = np.bincount(out, minlength=k)
+        assert stats.chisquare(observed, P[x] * n).pvalue > level
+
+
+@pytest.mark.parametrize("values, k, exc, needle", [
+    ([0, 5], 5, ValueError, "outside the declared domain"),
+    ([-1, 0], 5, ValueError, "outside the declared domain"),
+    ([0.0, 1.0], 5, TypeError, "integer"),
+    ([[0, 1]], 5, ValueError, "1-D"),
+    ([0, 1], 1, ValueError, "k"),
+    ([], 3, ValueError, "empty"),
+])
+def test_grr_bad_input(values, k, exc, needle):
+    with pytest.raises(exc, match=needle):
+        privacy.grr_perturb(np.asarray(values), k, 1.0, 0)
+
+
+# --------------------------------------------------------------------------- unary encoding
+
+def _ue_exact(k, p, q):
+    """Pr[report | x] over all 2^k reports, rows = inputs."""
+    reports = np.array(list(itertools.product([0, 1], repeat=k)))
+    onehot = np.eye(k)
+    prob = np.where(onehot[:, None, :] == 1,
+                    np.where(reports[None] == 1, p, 1 - p),
+                    np.where(reports[None] == 1, q, 1 - q)).prod(axis=2)
+    return reports, prob
+
+
+@pytest.mark.parametrize("pq", [privacy.oue_pq, privacy.sue_pq])
+@pytest.mark.parametrize("eps", [0.5, 1.0, 3.0])
+def test_unary_encoding_exact_distribution(pq, eps):
+    p, q = pq(eps)
+    assert math.isclose(p * (1 - q) / ((1 - p) * q), math.exp(eps))
+    assert math.isclose(privacy.ue_epsilon(p, q), eps)
+    _, prob = _ue_exact(4, p, q)
+    np.testing.assert_allclose(prob.sum(axis=1), 1.0)
+    ratios = prob[:, None, :] / prob[None, :, :]
+    assert np.isclose(ratios.max(), math.exp(eps))
+
+
+def test_oue_sampler_matches_exact_distribution():
+    k, eps, n = 3, 1.0, 30_000
+    p, q = privacy.oue_pq(eps)
+    reports, prob = _ue_exact(k, p, q)
+    rng = np.random.default_rng(5)
+    level = bonferroni(ALPHA, k)
+    for x in range(k):
+        out = privacy.ue_perturb(privacy.unary_encode(np.full(n, x), k), p, q, rng)
+        code = out @ (2 ** np.arange(k)[::-1])
+        observed = np.bincount(code, minlength=2 ** k)
+        assert stats.chisquare(observed, prob[x] * n).pvalue > level
+
+
+@pytest.mark.parametrize("p, q, needle", [(0.3, 0.5, "p must exceed q"), (1.0, 0.2, "p"), (0.5, 0.0, "q")])
+def test_ue_bad_probabilities(p, q, needle):
+    with pytest.raises(ValueError, match=needle):
+        privacy.ue_perturb(np.eye(3, dtype=int), p, q)
+
+
+def test_ue_rejects_non_binary_bits():
+    with pytest.raises(ValueError, match="0 and 1"):
+        privacy.ue_perturb(np.array([[0, 2, 1]]), 0.5, 0.2)
+
+
+# --------------------------------------------------------------------------- Hamming-distance RR
+
+@pytest.mark.parametrize("m, k, eps", [(1, 2, 1.0), (3, 2, 0.3), (4, 5, 1.5), (8, 3, 2.0)])
+def test_eq4_normaliser_identity_and_pmf(m, k, eps):
+    total = sum(math.exp(eps * w) * math.comb(m, w) * (k - 1) ** (m - w) for w in range(m + 1))
+    assert math.isclose(total, (math.exp(eps) + k - 1) ** m, rel_tol=1e-12)
+    pmf = privacy.hamming_rr_distance_pmf(m, k, eps)
+    assert math.isclose(pmf.sum(), 1.0)
+
+
+def test_table_1_of_peng_et_al_exactly():
+    e = math.e
+    expected = np.array([[e * e, e, e, 1], [e, e * e, 1, e], [e, 1, e * e, e], [1, e, e, e * e]]) / (e * e + 2 * e + 1)
+    np.testing.assert_allclose(privacy.hamming_rr_matrix((2, 2), 1.0), expected, rtol=1e-14)
+
+
+@pytest.mark.parametrize("sizes", [(2, 2, 2), (3, 3), (3, 2, 3), (4, 2)])
+def test_hamming_rr_exact_distribution(sizes):
+    eps = 0.8
+    P = privacy.hamming_rr_matrix(sizes, eps)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    records = np.array(list(itertools.product(*[range(k) for k in sizes])))
+    dist = (records[:, None, :] != records[None, :, :]).sum(axis=2)
+    # Each output's probability is e^{eps (m - d(x, y))} / prod_j (e^eps + k_j - 1).
+    norm = np.prod([math.exp(eps) + k - 1 for k in sizes])
+    np.testing.assert_allclose(P, np.exp(eps * (len(sizes) - dist)) / norm, rtol=1e-12)
+    # Local d-privacy: the worst ratio between x and x' over outputs is exactly e^{eps d(x, x')}.
+    worst = (P[:, None, :] / P[None, :, :]).max(axis=2)
+    np.testing.assert_allclose(worst, np.exp(eps * dist), rtol=1e-12)
+
+
+def test_hamming_rr_inputs_at_distance_m_are_m_epsilon_apart():
+    """What local d-privacy means in plain LDP terms: two records differing in all m
+    attributes can be told apart with likelihood ratio e^{m eps}, so one report is
+    (m eps)-LDP, not eps-LDP."""
+    sizes, eps = (2, 2, 2), 1.0
+    P = privacy.hamming_rr_matrix(sizes, eps)
+    x, x_far = 0, 7  # (0,0,0) and (1,1,1)
+    assert np.isclose((P[x] / P[x_far]).max(), math.exp(len(sizes) * eps))
+
+
+def test_eq4_distance_pmf_matches_matrix():
+    m, k, eps = 3, 3, 0.7
+    P = privacy.hamming_rr_matrix((k,) * m, eps)
+    records = np.array(list(itertools.product(range(k), repeat=m)))
+    dist = (records[0] != records).sum(axis=1)
+    by_distance = np.bincount(dist, weights=P[0], minlength=m + 1)
+    np.testing.assert_allclose(by_distance, privacy.hamming_rr_distance_pmf(m, k, eps))
+
+
+def test_hamming_rr_sampler_matches_exact_distribution():
+    sizes, eps, n = (3, 2, 3), 0.9, 12_000
+    P = privacy.hamming_rr_matrix(sizes, eps)
+    records = np.array(list(itertools.product(*[range(k) for k in sizes])))
+    rng = np.random.default_rng(17)
+    level = bonferroni(ALPHA, len(records))
+    for i, x in enumerate(records):
+        out = privacy.hamming_rr_perturb(np.tile(x, (n, 1)), sizes, eps, rng)
+        observed = np.bincount(np.ravel_multi_index(tuple(out.T), sizes), minlength=len(records))
+        assert stats.chisquare(observed, P[i] * n).pvalue > level
+
+
+@pytest.mark.parametrize("X, sizes, exc, needle", [
+    ([[0, 2]], (2, 2), ValueError, "outside the declared domain"),
+    ([[0, -1]], (2, 2), ValueError, "outside the declared domain"),
+    ([[0, np.nan]], (2, 2), ValueError, "NaN"),
+    ([[0.0, 1.0]], (2, 2), TypeError, "integer"),
+    ([[0, 1, 1]], (2, 2), ValueError, "3 attributes"),
+    (np.zeros((0, 2), dtype=int), (2, 2), ValueError, "empty"),
+    ([0, 1], (2, 2), ValueError, "2-D"),
+    ([[0, 1]], (2, 1), ValueError, "domain_sizes"),
+    ([[0, 1]], (2.0, 2.0), TypeError, "domain_sizes"),
+])
+def test_hamming_rr_bad_input(X, sizes, exc, needle):
+    with pytest.raises(exc, match=needle):
+        privacy.hamming_rr_perturb(np.asarray(X), sizes, 1.0, 0)
+
+
+def test_dense_matrix_refused_for_large_domains():
+    with pytest.raises(ValueError, match="LDPFO"):
+        privacy.hamming_rr_matrix((10,) * 4, 1.0)
+
+
+# --------------------------------------------------------------------------- budget ledger
+
+def test_ledger_records_spends_and_totals():
+    ledger = PrivacyLedger(1.0)
+    ledger.spend(0.3, "tree")
+    ledger.spend(0.7, "leaf counts")
+    assert math.isclose(ledger.spent, 1.0)
+    df = ledger.to_frame()
+    assert list(df.columns) == ["what", "epsilon", "cumulative"]
+    assert df["what"].tolist() == ["tree", "leaf counts"]
+    assert math.isclose(df["cumulative"].iloc[-1], 1.0)
+
+
+def test_ledger_raises_past_budget_and_records_nothing():
+    ledger = PrivacyLedger(1.0)
+    ledger.spend(0.6, "first")
+    with pytest.raises(BudgetExceededError, match="past the budget"):
+        ledger.spend(0.5, "second")
+    assert len(ledger.entries) == 1
+
+
+def test_ledger_allows_equal_split_despite_rounding():
+    ledger = PrivacyLedger(1.0)
+    for t in range(7):
+        ledger.spend(1.0 / 7, f"iteration {t}")
+    assert ledger.remaining < 1e-12
+
+
+@pytest.mark.parametrize("budget", [0.0, -1.0, float("nan"), float("inf")])
+def test_ledger_bad_budget(budget):
+    with pytest.raises(ValueError, match="budget"):
+        PrivacyLedger(budget)
+
+
+def test_ledger_bad_spend():
+    ledger = PrivacyLedger(1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        ledger.spend(0.0, "nothing")
+    with pytest.raises(TypeError, match="what"):
+        ledger.spend(0.1, "")
