@@ -1,4 +1,6 @@
 """Sweeps, seeds, profiles, result tables and ledgers."""
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -101,3 +103,24 @@ def test_save_results_and_ledger(tmp_path):
 def test_experiments_bad_input(data, call, exc, needle):
     with pytest.raises(exc, match=needle):
         call(data)
+
+
+def test_output_dirs_keep_smoke_runs_apart():
+    from dpclust_lib._paths import FIGURES_DIR, RESULTS_DIR
+
+    assert experiments.output_dirs("01_x", "paper") == (RESULTS_DIR / "01_x", FIGURES_DIR / "01_x")
+    assert experiments.output_dirs("01_x", "smoke") == (RESULTS_DIR / "smoke" / "01_x", FIGURES_DIR / "smoke" / "01_x")
+    assert experiments.output_dirs("01_x", "smoke", "/r", "/f") == (Path("/r"), Path("/f"))
+
+
+def test_metric_vs_epsilon_figure_is_saved(data, tmp_path):
+    from dpclust_lib import plotting
+
+    df = experiments.sweep({"a": NoisyMean, "b": NoisyMean}, data, [0.1, 1.0], 3, METRICS, seed=0)
+    fig = plotting.metric_vs_epsilon(df, "error", logx=True, reference=0.0, title="demo")
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and len(ax.get_legend_handles_labels()[1]) >= 2
+    path = plotting.save_figure(fig, "99_demo", "error", figures_dir=tmp_path)
+    assert path == tmp_path / "error.png" and path.stat().st_size > 1000
+    with pytest.raises(ValueError, match="metric='nicv'"):
+        plotting.metric_vs_epsilon(df, "nicv")
