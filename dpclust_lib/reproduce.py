@@ -71,6 +71,23 @@ def _describe_failure(exc):
     return f"{type(exc).__name__}: {exc}".strip()
 
 
+def _drop_machine_paths(path):
+    """papermill records absolute input/output paths; keep only file names, so a committed
+    notebook does not carry the folder layout of the machine that ran it."""
+    import nbformat
+
+    if not Path(path).is_file():
+        return
+    nb = nbformat.read(path, as_version=4)
+    meta = nb.metadata.get("papermill")
+    if meta is None:
+        return
+    for key in ("input_path", "output_path"):
+        if meta.get(key):
+            meta[key] = Path(meta[key]).name
+    nbformat.write(nb, path)
+
+
 def run_notebook(notebook, output_path=None, parameters=None, profile=None, timeout=DEFAULT_CELL_TIMEOUT,
                  single_thread=False):
     """Execute one notebook with papermill; return a summary dict (never raises on notebook errors).
@@ -103,6 +120,7 @@ def run_notebook(notebook, output_path=None, parameters=None, profile=None, time
             )
         except Exception as exc:  # a failing notebook is reported, not raised: the batch goes on
             status, error = "failed", _describe_failure(exc)
+    _drop_machine_paths(output_path)
     return {"notebook": notebook.stem, "status": status, "seconds": round(time.perf_counter() - start, 1),
             "error": error, "output": str(output_path)}
 

@@ -104,3 +104,10 @@ def test_cli_unknown_notebook_is_a_message_not_a_traceback():
 def test_cli_data_lists_every_file():
     result = _cli("data")
     assert result.returncode == 0 and "car_evaluation/car.data" in result.stdout
+
+
+def test_executed_notebook_does_not_record_machine_paths(tmp_path):
+    nb = _notebook(tmp_path / "13_paths.ipynb", "x = 1")
+    reproduce.reproduce([str(nb)], profile="smoke")
+    meta = nbformat.read(nb, as_version=4).metadata["papermill"]
+    assert meta["input_path"] == "13_paths.ipynb" and meta["output_path"] == "13_paths.ipynb"
