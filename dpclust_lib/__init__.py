@@ -4,20 +4,23 @@ Modules, in import order (each imports only from those above it):
 
 ``privacy``      Laplace mechanism, GRR, unary encoding, Hamming-distance RR, budget ledger
 ``frequency``    local frequency oracles (GRR, OUE, LDPFO) with a user / server split
+``cluster``      the estimators (KModes, DPKModes, LDPKModes, ..., DPBirch), exported here too
 ``metrics``      NICV, the papers' F-measures, AC, E, RI, ARI, RCP
 ``datasets``     the data registry and each paper's preprocessing
 ``experiments``  sweeps, profiles, result tables, reproduction ledgers
 ``plotting``     metric-vs-epsilon figures (imported on demand)
 ``reproduce``    papermill batch runs (imported on demand; ``python -m dpclust_lib``)
 """
-from . import datasets, experiments, frequency, metrics, privacy
+from . import cluster, datasets, experiments, frequency, metrics, privacy
 from ._validation import PrivacyLeakWarning
+from .cluster import *  # noqa: F401,F403
 from .frequency import GRR, LDPFO, OUE, UnaryEncoding
 from .privacy import BudgetExceededError, PrivacyLedger
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "cluster",
     "datasets",
     "experiments",
     "frequency",
@@ -30,4 +33,4 @@ __all__ = [
     "UnaryEncoding",
     "BudgetExceededError",
     "PrivacyLedger",
-]
+] + cluster.__all__

@@ -1,0 +1,3 @@
+"""Birch and DPBirch (Wang et al.)."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""The DP k-means family: DPKMeans, IDPKMeans, DPKMeansPP, EUGKMeans."""
+
+__all__ = []

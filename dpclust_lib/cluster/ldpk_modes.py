@@ -1,0 +1,3 @@
+"""LDPKModes: k-modes under local d-privacy (Peng et al. 2021)."""
+
+__all__ = []
