@@ -48,6 +48,7 @@ __all__ = [
     "UnaryEncoding",
     "OUE",
     "LDPFO",
+    "aggregate_stream",
     "joint_index",
     "joint_records",
     "clip_and_normalise",
@@ -297,6 +298,22 @@ class LDPFO(_Oracle):
         if not np.isclose(c.sum(), n):
             raise ValueError(f"true_counts sums to {c.sum():g}, but n={n}")
         return _variance_from_kernel(c, self._inverses, self._matrices)
+
+
+def aggregate_stream(oracle, report_chunks):
+    """Server side for a population too large for memory: tally chunks of reports as they arrive.
+
+    Counts are mergeable, so the server keeps one histogram, never the reports.
+    Returns the total :class:`Tally`; ``oracle.estimate(tally)`` gives the same
+    estimate as aggregating all reports at once.
+    """
+    total = None
+    for chunk in report_chunks:
+        tally = oracle.count(chunk)
+        total = tally if total is None else total + tally
+    if total is None:
+        raise ValueError("report_chunks is empty: no reports arrived")
+    return total
 
 
 # ---------------------------------------------------------------------------

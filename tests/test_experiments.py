@@ -124,3 +124,14 @@ def test_metric_vs_epsilon_figure_is_saved(data, tmp_path):
     assert path == tmp_path / "error.png" and path.stat().st_size > 1000
     with pytest.raises(ValueError, match="metric='nicv'"):
         plotting.metric_vs_epsilon(df, "nicv")
+
+
+def test_sweep_on_a_dask_cluster_gives_the_same_frame(data):
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is the optional [dask] extra")
+    kwargs = dict(algorithms={"a": NoisyMean}, datasets=data, epsilons=[0.5, 1.0], n_runs=3, metrics=METRICS, seed=2)
+    local = experiments.sweep(**kwargs)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        remote = experiments.sweep(backend="dask", n_jobs=-1, **kwargs)
+    cols = ["algorithm", "dataset", "epsilon", "run", "seed", "error", "epsilon_spent"]
+    pd.testing.assert_frame_equal(local[cols], remote[cols])

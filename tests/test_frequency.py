@@ -229,3 +229,16 @@ def test_joint_index_round_trip_and_mixed_radix():
 def test_frequency_bad_input(call, exc, needle):
     with pytest.raises(exc, match=needle):
         call()
+
+
+def test_streamed_aggregation_equals_aggregating_everything():
+    oracle = LDPFO((2, 3, 2), 1.0)
+    rng = np.random.default_rng(8)
+    X = np.column_stack([rng.integers(0, k, 10_000) for k in (2, 3, 2)])
+    reports = oracle.perturb(X, rng)
+    chunks = (reports[i:i + 999] for i in range(0, len(reports), 999))
+    tally = frequency.aggregate_stream(oracle, chunks)
+    assert tally.n == len(X)
+    np.testing.assert_allclose(oracle.estimate(tally), oracle.aggregate(reports))
+    with pytest.raises(ValueError, match="empty"):
+        frequency.aggregate_stream(oracle, iter([]))
