@@ -5,6 +5,7 @@
 #   make bench       benchmarks
 #   make data        fetch missing data files and report what is present
 #   make lab         JupyterLab on the notebooks
+#   make assignments student versions of the paper notebooks in assignments/
 
 PYTHON ?= python3
 VENV   := .venv
@@ -16,7 +17,7 @@ OUT    ?= data/results/sweeps/$(NOTEBOOK)
 
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: install reproduce test sweep bench data lab clean-venv
+.PHONY: install reproduce test sweep bench data lab assignments clean-venv
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +49,9 @@ data: $(VENV)/.installed
 
 lab: $(VENV)/.installed
 	$(BIN)/jupyter lab notebooks
+
+assignments: $(VENV)/.installed
+	$(BIN)/python -m dpclust_lib assignments
 
 clean-venv:
 	rm -rf $(VENV)

@@ -6,6 +6,8 @@
       one papermill run per grid point; the result CSVs concatenated under DIR
   data [--fetch]
       show which data files are present (and download the missing ones)
+  assignments [--out DIR] [NOTEBOOK ...]
+      write the student versions of the paper notebooks (default: assignments/)
 """
 from __future__ import annotations
 
@@ -58,6 +60,10 @@ def build_parser():
 
     data = sub.add_parser("data", help="show (and fetch) the data files")
     data.add_argument("--fetch", action="store_true", help="download the missing files")
+
+    asg = sub.add_parser("assignments", help="write the student versions of the paper notebooks")
+    asg.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="paths, names or numbers (default: 01-05)")
+    asg.add_argument("--out", default=None, metavar="DIR", help="default: assignments/")
     return parser
 
 
@@ -82,6 +88,14 @@ def main(argv=None):
             for name, frame in tables.items():
                 print(f"{args.out}/{name}.csv: {len(frame)} rows")
             return 0 if (summary["status"] == "ok").all() else 1
+        if args.command == "assignments":
+            from .assignments import export
+            from .reproduce import resolve_notebook
+
+            paths = export([resolve_notebook(n) for n in args.notebooks] or None, args.out)
+            for path in paths:
+                print(f"wrote {path}")
+            return 0
         from .datasets import available, fetch_missing
 
         table = fetch_missing() if args.fetch else available()
