@@ -71,6 +71,13 @@ def test_frequent_value_centres_too_few_candidates():
         frequent_value_centres(X, 3, random_state=0)
 
 
+def test_frequent_value_centres_rank_over_a_declared_domain():
+    X = np.array([[0, 0], [0, 1], [0, 0]])  # attribute 0 has one observed value
+    C = frequent_value_centres(X, 3, random_state=0, domain_sizes=(3, 2))
+    assert len({tuple(c) for c in C}) == 3
+    assert set(C[:, 0]) <= {0, 1}  # 0 (observed), then 1 (the smaller of the unobserved codes)
+
+
 def test_unfitted_predict():
     with pytest.raises(AttributeError, match="not fitted"):
         KModes(2).predict(np.zeros((2, 2), dtype=int))

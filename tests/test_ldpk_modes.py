@@ -218,7 +218,7 @@ def test_fit_is_the_user_and_server_functions_in_sequence(rng, projection):
     if projection:  # non-negative weights: the public Alg. 4 pieces give the same
         g2 = np.random.default_rng(0)
         g2.bit_generator.state = state
-        np.testing.assert_array_equal(initial, frequent_value_centres(records, 3, g2, weights))
+        np.testing.assert_array_equal(initial, frequent_value_centres(records, 3, g2, weights, SIZES))
         km = KModes(3, init=initial, max_iter=5, domain_sizes=SIZES).fit(records, sample_weight=weights)
         np.testing.assert_array_equal(centres, km.cluster_centers_)
         assert n_iter == km.n_iter_
@@ -246,6 +246,16 @@ def test_without_noise_it_is_kmodes_on_the_users_records(rng):
     km = KModes(3, init=est.initial_centers_, max_iter=5, domain_sizes=SIZES).fit(X)
     np.testing.assert_array_equal(est.cluster_centers_, km.cluster_centers_)
     np.testing.assert_array_equal(est.labels_, km.labels_)
+
+
+def test_small_epsilon_and_few_users_still_give_k_centres(rng):
+    """At a tiny epsilon the synthetic data can miss a value of an attribute altogether; the
+    frequent values are then ranked over the public domain, so K candidates always exist."""
+    X = _data(rng, n=40)
+    for seed in range(30):
+        for projection in (True, False):
+            est = _fit(X, seed=seed, epsilon=0.02, projection=projection)
+            assert len({tuple(c) for c in est.initial_centers_}) == 3
 
 
 # --------------------------------------------------------------------------- bad input

@@ -44,39 +44,46 @@ def _distinct_weighted_rows(X, weights, n_clusters, rng):
     return uniq[chosen].astype(np.int64)
 
 
-def frequent_value_centres(X, n_clusters, random_state=None, sample_weight=None, max_draws=100_000):
+def frequent_value_centres(X, n_clusters, random_state=None, sample_weight=None, domain_sizes=None,
+                           max_draws=100_000):
     """Initial centres of Peng et al. (2021), Alg. 4 lines 1-15, with the errata fixed.
 
     For every attribute take its f most frequent values (weighted), with
     f = ceil(K^(1/m)) (the text's floor makes D1 and D4 loop forever); then draw
     candidates whose j-th value is one of attribute j's f values, uniformly,
     and keep each new one until there are K (the text's ``|C0| <= K`` would
-    produce K + 1).
+    produce K + 1). Ties go to the smaller code.
 
-    Raises ValueError when fewer than K distinct candidates exist (an attribute
-    with fewer than f observed values).
+    Without ``domain_sizes`` only values that occur in ``X`` are ranked; with
+    it, every value of the declared domain is (one that does not occur has
+    frequency 0), which the text leaves open.
+
+    Raises ValueError when fewer than K distinct candidates exist.
     """
     X = np.asarray(X)
     k = check_n_clusters(n_clusters)
     w = check_sample_weight(sample_weight, X.shape[0])
-    return _frequent_value_centres(X, k, check_random_state(random_state), w, max_draws)
+    return _frequent_value_centres(X, k, check_random_state(random_state), w, domain_sizes, max_draws)
 
 
-def _frequent_value_centres(X, k, rng, w, max_draws=100_000):
+def _frequent_value_centres(X, k, rng, w, domain_sizes=None, max_draws=100_000):
     """:func:`frequent_value_centres` without the input checks; ``w`` may be signed (an
-    unbiased estimate): a value counts as observed when its total weight is > 0."""
+    unbiased estimate): without a domain, a value counts as observed when its total weight is > 0."""
     m = X.shape[1]
     f = math.ceil(k ** (1.0 / m) - 1e-12)  # 1e-12: K^(1/m) = 2.0000000000000004 for K = 8, m = 3
     tops = []
     for j in range(m):
-        counts = np.bincount(X[:, j], weights=w)
+        counts = np.bincount(X[:, j], weights=w, minlength=0 if domain_sizes is None else domain_sizes[j])
         order = np.argsort(-counts, kind="stable")  # ties: the smaller code first
-        tops.append(order[: min(f, int(np.count_nonzero(counts > 0)))])
+        eligible = len(counts) if domain_sizes is not None else int(np.count_nonzero(counts > 0))
+        tops.append(order[: min(f, eligible)])
     n_candidates = math.prod(len(t) for t in tops)
     if n_candidates < k:
+        where = "some attribute has fewer than f values" if domain_sizes is not None else \
+            "some attribute has fewer than f observed values"
         raise ValueError(
             f"n_clusters={k} is larger than the number of frequent-value candidates ({n_candidates}): "
-            f"with f={f} some attribute has fewer than f observed values"
+            f"with f={f} {where}"
         )
     centres, seen = [], set()
     for _ in range(max_draws):

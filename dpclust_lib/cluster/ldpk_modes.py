@@ -127,7 +127,9 @@ def materialise(records, weights):
 def server_cluster(records, weights, domain_sizes, n_clusters, max_iter, random_state=None):
     """Server side, Alg. 4: frequent-value initial centres (lines 1-15), then k-modes (16-30).
 
-    f = ceil(K^(1/m)) and |C0| < K (the text's floor and <= are errata); at most
+    f = ceil(K^(1/m)) and |C0| < K (the text's floor and <= are errata); the f
+    most frequent values of an attribute are ranked among all values of the public
+    domain (one missing from the synthetic data has frequency 0); at most
     ``max_iter`` = T update steps, stopping early when the centres repeat. The
     weights may be signed (an unprojected estimate): the value counts are linear in them.
 
@@ -148,7 +150,7 @@ def server_cluster(records, weights, domain_sizes, n_clusters, max_iter, random_
         raise ValueError(f"n_clusters={k} is larger than the number of distinct synthetic records ({distinct})")
     T = check_int(max_iter, "max_iter", minimum=1)
     rng = check_random_state(random_state)
-    initial = _frequent_value_centres(records, k, rng, w.astype(float))
+    initial = _frequent_value_centres(records, k, rng, w.astype(float), sizes)
     centres, n_iter = _lloyd(records, w.astype(float), initial, T, sizes)
     return centres, initial, n_iter
 
