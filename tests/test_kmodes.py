@@ -71,6 +71,13 @@ def test_frequent_value_centres_too_few_candidates():
         frequent_value_centres(X, 3, random_state=0)
 
 
+def test_frequent_value_centres_rank_over_a_declared_domain():
+    X = np.array([[0, 0], [0, 1], [0, 0]])  # attribute 0 has one observed value
+    C = frequent_value_centres(X, 3, random_state=0, domain_sizes=(3, 2))
+    assert len({tuple(c) for c in C}) == 3
+    assert set(C[:, 0]) <= {0, 1}  # 0 (observed), then 1 (the smaller of the unobserved codes)
+
+
 def test_unfitted_predict():
     with pytest.raises(AttributeError, match="not fitted"):
         KModes(2).predict(np.zeros((2, 2), dtype=int))
@@ -141,3 +148,28 @@ def test_dpkmodes_warns_when_reading_the_domain_or_the_records_from_data(rng):
 def test_kmodes_bad_input(make, X, exc, needle):
     with pytest.raises(exc, match=needle):
         make().fit(np.asarray(X))
+
+
+# --------------------------------------------------------------------------- distinct rows (speed by structure)
+
+@pytest.mark.parametrize("shape, high", [((500, 4), 3), ((300, 3), [2, 7, 4]), ((200, 9), 1000)])
+def test_unique_rows_is_numpys_rowwise_unique(rng, shape, high):
+    from dpclust_lib.cluster._common import unique_rows
+    X = rng.integers(0, high, size=shape)
+    rows, inverse, counts = unique_rows(X)
+    ref_rows, ref_inverse, ref_counts = np.unique(X, axis=0, return_inverse=True, return_counts=True)
+    np.testing.assert_array_equal(rows, ref_rows)
+    np.testing.assert_array_equal(inverse, ref_inverse.ravel())
+    np.testing.assert_array_equal(counts, ref_counts)
+
+
+def test_dpkmodes_labels_are_the_nearest_centres_of_every_record(rng):
+    from dpclust_lib._distances import nearest
+    X = rng.integers(0, 3, size=(400, 4))
+    est = DPKModes(3, epsilon=2.0, domain_sizes=(3,) * 4, random_state=1).fit(X)
+    np.testing.assert_array_equal(est.labels_, nearest(X, est.cluster_centers_, "hamming")[0])
+
+
+def test_kmodes_still_refuses_negative_weights():
+    with pytest.raises(ValueError, match="sample_weight"):
+        KModes(1).fit(np.array([[0, 1], [1, 0]]), sample_weight=[1.0, -1.0])

@@ -34,6 +34,23 @@ def categorical_input(X, domain_sizes, private, name="X"):
     return check_categorical(X, sizes, name=name), sizes
 
 
+def unique_rows(X):
+    """``np.unique(X, axis=0, return_inverse=True, return_counts=True)`` for non-negative integer codes.
+
+    Same rows in the same (lexicographic) order, computed through one mixed-radix
+    key per row, which is many times faster than numpy's row-wise unique.
+    Returns (rows int64, inverse, counts).
+    """
+    X = np.asarray(X)
+    dims = tuple(int(v) for v in X.max(axis=0) + 1)
+    if float(np.prod(dims, dtype=float)) >= 2.0 ** 62:  # the key would overflow: numpy's row-wise unique
+        rows, inverse, counts = np.unique(X, axis=0, return_inverse=True, return_counts=True)
+        return rows.astype(np.int64), inverse.ravel(), counts
+    key = np.ravel_multi_index(tuple(X.T), dims)
+    ukey, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+    return np.stack(np.unravel_index(ukey, dims), axis=-1).astype(np.int64), inverse, counts
+
+
 def value_counts(X, labels, weights, n_clusters, domain_sizes):
     """Per cluster g, attribute j and value v: the total weight of records with X[:, j] = v in g.
 

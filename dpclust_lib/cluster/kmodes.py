@@ -28,15 +28,15 @@ from .._validation import (
     check_sample_weight,
 )
 from ..privacy import PrivacyLedger, laplace_scale
-from ._common import categorical_input, modes_from_counts, value_counts
+from ._common import categorical_input, modes_from_counts, unique_rows, value_counts
 
 __all__ = ["KModes", "DPKModes", "frequent_value_centres"]
 
 
 def _distinct_weighted_rows(X, weights, n_clusters, rng):
     """``n_clusters`` distinct records drawn one by one with probability proportional to weight."""
-    uniq, inverse = np.unique(X, axis=0, return_inverse=True)
-    w = np.bincount(inverse.ravel(), weights=weights, minlength=len(uniq))
+    uniq, inverse, _ = unique_rows(X)
+    w = np.bincount(inverse, weights=weights, minlength=len(uniq))
     available = int(np.count_nonzero(w > 0))
     if n_clusters > available:
         raise ValueError(f"n_clusters={n_clusters} is larger than the number of distinct records ({available})")
@@ -44,34 +44,46 @@ def _distinct_weighted_rows(X, weights, n_clusters, rng):
     return uniq[chosen].astype(np.int64)
 
 
-def frequent_value_centres(X, n_clusters, random_state=None, sample_weight=None, max_draws=100_000):
+def frequent_value_centres(X, n_clusters, random_state=None, sample_weight=None, domain_sizes=None,
+                           max_draws=100_000):
     """Initial centres of Peng et al. (2021), Alg. 4 lines 1-15, with the errata fixed.
 
     For every attribute take its f most frequent values (weighted), with
     f = ceil(K^(1/m)) (the text's floor makes D1 and D4 loop forever); then draw
     candidates whose j-th value is one of attribute j's f values, uniformly,
     and keep each new one until there are K (the text's ``|C0| <= K`` would
-    produce K + 1).
+    produce K + 1). Ties go to the smaller code.
 
-    Raises ValueError when fewer than K distinct candidates exist (an attribute
-    with fewer than f observed values).
+    Without ``domain_sizes`` only values that occur in ``X`` are ranked; with
+    it, every value of the declared domain is (one that does not occur has
+    frequency 0), which the text leaves open.
+
+    Raises ValueError when fewer than K distinct candidates exist.
     """
     X = np.asarray(X)
-    n, m = X.shape
     k = check_n_clusters(n_clusters)
-    w = check_sample_weight(sample_weight, n)
-    rng = check_random_state(random_state)
+    w = check_sample_weight(sample_weight, X.shape[0])
+    return _frequent_value_centres(X, k, check_random_state(random_state), w, domain_sizes, max_draws)
+
+
+def _frequent_value_centres(X, k, rng, w, domain_sizes=None, max_draws=100_000):
+    """:func:`frequent_value_centres` without the input checks; ``w`` may be signed (an
+    unbiased estimate): without a domain, a value counts as observed when its total weight is > 0."""
+    m = X.shape[1]
     f = math.ceil(k ** (1.0 / m) - 1e-12)  # 1e-12: K^(1/m) = 2.0000000000000004 for K = 8, m = 3
     tops = []
     for j in range(m):
-        counts = np.bincount(X[:, j], weights=w)
+        counts = np.bincount(X[:, j], weights=w, minlength=0 if domain_sizes is None else domain_sizes[j])
         order = np.argsort(-counts, kind="stable")  # ties: the smaller code first
-        tops.append(order[: min(f, int(np.count_nonzero(counts > 0)))])
+        eligible = len(counts) if domain_sizes is not None else int(np.count_nonzero(counts > 0))
+        tops.append(order[: min(f, eligible)])
     n_candidates = math.prod(len(t) for t in tops)
     if n_candidates < k:
+        where = "some attribute has fewer than f values" if domain_sizes is not None else \
+            "some attribute has fewer than f observed values"
         raise ValueError(
             f"n_clusters={k} is larger than the number of frequent-value candidates ({n_candidates}): "
-            f"with f={f} some attribute has fewer than f observed values"
+            f"with f={f} {where}"
         )
     centres, seen = [], set()
     for _ in range(max_draws):
@@ -82,6 +94,27 @@ def frequent_value_centres(X, n_clusters, random_state=None, sample_weight=None,
             if len(centres) == k:
                 return np.array(centres, dtype=np.int64)
     raise RuntimeError(f"no {k} distinct candidates after {max_draws} draws")  # pragma: no cover
+
+
+def _lloyd(X, w, centres, max_iter, sizes):
+    """At most ``max_iter`` k-modes update steps from ``centres``; stops when the centres repeat.
+
+    ``w`` may be signed (an unbiased estimate of counts): the per-cluster value
+    counts are linear in the weights. A cluster without a record of non-zero
+    weight keeps its centre. Returns (centres, n_iter).
+    """
+    k = centres.shape[0]
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):
+        labels, _ = nearest(X, centres, "hamming")
+        counts = value_counts(X, labels, w, k, sizes)
+        new = modes_from_counts(counts)
+        empty = np.bincount(labels, weights=np.abs(w), minlength=k) == 0
+        new[empty] = centres[empty]  # an empty cluster keeps its centre
+        if np.array_equal(new, centres):
+            break
+        centres = new
+    return centres, n_iter
 
 
 class KModes:
@@ -119,7 +152,7 @@ class KModes:
             check_choice(self.init, "init", {"random", "frequent"})
             if self.init == "random":
                 return _distinct_weighted_rows(X, w, self.n_clusters, rng)
-            return frequent_value_centres(X, self.n_clusters, rng, w)
+            return _frequent_value_centres(X, self.n_clusters, rng, w)
         centres = np.asarray(self.init)
         if centres.shape != (self.n_clusters, len(sizes)):
             raise ValueError(f"init array must have shape ({self.n_clusters}, {len(sizes)}), got {centres.shape}")
@@ -127,24 +160,14 @@ class KModes:
 
     def fit(self, X, y=None, sample_weight=None):
         X, sizes = categorical_input(X, self.domain_sizes, private=False)
-        k = check_n_clusters(self.n_clusters, X.shape[0])
+        check_n_clusters(self.n_clusters, X.shape[0])
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
         n_init = check_int(self.n_init, "n_init", minimum=1)
         w = check_sample_weight(sample_weight, X.shape[0])
         rng = check_random_state(self.random_state)
         best = None
         for _ in range(n_init):
-            centres = self._initial_centres(X, w, sizes, rng)
-            n_iter = 0
-            for n_iter in range(1, max_iter + 1):
-                labels, _ = nearest(X, centres, "hamming")
-                counts = value_counts(X, labels, w, k, sizes)
-                new = modes_from_counts(counts)
-                empty = np.bincount(labels, weights=w, minlength=k) == 0
-                new[empty] = centres[empty]  # an empty cluster keeps its centre
-                if np.array_equal(new, centres):
-                    break
-                centres = new
+            centres, n_iter = _lloyd(X, w, self._initial_centres(X, w, sizes, rng), max_iter, sizes)
             labels, dist = nearest(X, centres, "hamming")
             cost = float(np.dot(w, dist))
             if best is None or cost < best[0]:
@@ -203,12 +226,12 @@ class DPKModes:
         self.domain_sizes = domain_sizes
         self.random_state = random_state
 
-    def _initial_centres(self, X, sizes, k, rng):
+    def _initial_centres(self, rows, multiplicity, sizes, k, rng):
         if self.init == "records":
             warnings.warn("init='records' picks initial centres from the private data; that choice is not covered "
                           "by epsilon. init='domain' draws them from the public domain instead.",
                           PrivacyLeakWarning, stacklevel=3)
-            return _distinct_weighted_rows(X, np.ones(X.shape[0]), k, rng)
+            return _distinct_weighted_rows(rows, multiplicity, k, rng)
         cells = math.prod(sizes)
         if k > cells:
             raise ValueError(f"n_clusters={k} is larger than the number of points in the domain ({cells})")
@@ -231,12 +254,15 @@ class DPKModes:
         eps_iter = eps / T
         scale = laplace_scale(m, eps_iter)
         ledger = PrivacyLedger(eps)
-        centres = self._initial_centres(X, sizes, k, rng)
+        # The value counts only depend on how many records are equal: work on the
+        # distinct records with their multiplicities (same counts, far fewer distances).
+        rows, inverse, multiplicity = unique_rows(X)
+        centres = self._initial_centres(rows, multiplicity, sizes, k, rng)
         self.initial_centers_ = centres
         n_iter = 0
         for n_iter in range(1, T + 1):
-            labels, _ = nearest(X, centres, "hamming")
-            counts = value_counts(X, labels, None, k, sizes)
+            labels, _ = nearest(rows, centres, "hamming")
+            counts = value_counts(rows, labels, multiplicity, k, sizes)
             ledger.spend(eps_iter, f"iteration {n_iter}: value counts per cluster and attribute, "
                                    f"L1 sensitivity {m}, Laplace scale {scale:.4g}")
             noisy = [c + rng.laplace(0.0, scale, size=c.shape) for c in counts]
@@ -245,7 +271,7 @@ class DPKModes:
                 break
             centres = new
         self.cluster_centers_ = centres
-        self.labels_ = nearest(X, centres, "hamming")[0]
+        self.labels_ = nearest(rows, centres, "hamming")[0][inverse]
         self.n_iter_ = n_iter
         self.ledger_ = ledger
         self.epsilon_spent_ = ledger.spent
