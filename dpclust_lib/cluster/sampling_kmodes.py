@@ -114,7 +114,11 @@ def user_reports(X, centres, domain_sizes, epsilon, index_epsilon=None, random_s
     C = _check_centres(centres, sizes)
     eps = check_epsilon(epsilon)
     index_eps = _check_index_epsilon(index_epsilon, C.shape[0])
-    rng = check_random_state(random_state)
+    return _user_side(X, C, sizes, eps, index_eps, check_random_state(random_state))
+
+
+def _user_side(X, C, sizes, eps, index_eps, rng):
+    """:func:`user_reports` on checked input (the estimator checks once per fit, not per round)."""
     n, d = X.shape
     p, q = oue_pq(eps)
     r = nearest(X, C, "hamming")[0]
@@ -219,8 +223,13 @@ def server_estimates(reports, n_clusters, domain_sizes, epsilon, index_epsilon=N
     eps = check_epsilon(epsilon)
     index_eps = _check_index_epsilon(index_epsilon, K)
     check_choice(reporters, "reporters", {"expected", "observed"})
+    return _estimates(*_tallies(reports, K, sizes), sizes, eps, index_eps, reporters)
+
+
+def _estimates(S, M, sizes, eps, index_eps, reporters="expected"):
+    """Eq. 9 from the tallies (bit sums S, report counts M), un-mixing a randomised index first."""
+    K = S.shape[0]
     p, q = oue_pq(eps)
-    S, M = _tallies(reports, K, sizes)
     if index_eps is not None:
         pk, qk = grr_probabilities(K, index_eps)
         S = (S - qk * S.sum(axis=0, keepdims=True)) / (pk - qk)
@@ -243,11 +252,17 @@ def server_update(reports, centres, domain_sizes, epsilon, index_epsilon=None):
     """
     sizes = check_domain_sizes(domain_sizes)
     C = _check_centres(centres, sizes)
-    g = server_estimates(reports, C.shape[0], sizes, epsilon, index_epsilon)
+    eps = check_epsilon(epsilon)
+    index_eps = _check_index_epsilon(index_epsilon, C.shape[0])
+    return _server_side(reports, C, sizes, eps, index_eps)
+
+
+def _server_side(reports, C, sizes, eps, index_eps):
+    """:func:`server_update` with checked parameters (the reports are still checked)."""
+    S, M = _tallies(reports, C.shape[0], sizes)
+    g = _estimates(S, M, sizes, eps, index_eps)
     new = np.column_stack([ga.argmax(axis=1) for ga in g]).astype(np.int64)
-    d = len(sizes)
-    heard = np.bincount(reports.cluster * d + reports.attribute, minlength=C.shape[0] * d).reshape(C.shape) > 0
-    return np.where(heard, new, C)
+    return np.where(M > 0, new, C)  # M: reports received per (label, attribute), before any correction
 
 
 def _domain_centres(sizes, k, rng):
@@ -365,11 +380,11 @@ class SamplingLDPKModes:
         self.initial_centers_ = centres
         n_iter = 0
         for n_iter in range(1, T + 1):
-            reports = user_reports(X, centres, sizes, bit_eps, index_eps, rng)
+            reports = _user_side(X, centres, sizes, bit_eps, index_eps, rng)
             ledger.spend(bit_eps, f"round {n_iter}: one sampled attribute per user, OUE bits p={p:g}, q={q:.4g}")
             if protect:
                 ledger.spend(index_eps, f"round {n_iter}: cluster index, GRR over {k} values")
-            new = server_update(reports, centres, sizes, bit_eps, index_eps)
+            new = _server_side(reports, centres, sizes, bit_eps, index_eps)
             if np.array_equal(new, centres):
                 break
             centres = new
