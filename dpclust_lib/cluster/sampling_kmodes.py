@@ -20,9 +20,10 @@ Server side, :func:`server_update` (Alg. 2)
     first un-mixed with the inverse GRR matrix (the correction derived in
     :func:`server_estimates`).
 
-:class:`SamplingLDPKModes` runs rounds until the centres stop changing or T
-rounds, and accounts the budget explicitly (``budget="per_round"`` or
-``"split"``).
+:func:`report_distribution` gives the exact distribution of one report (for
+testing the user side against its definition). :class:`SamplingLDPKModes`
+runs rounds until the centres stop changing or T rounds, and accounts the
+budget explicitly (``budget="per_round"`` or ``"split"``).
 """
 from __future__ import annotations
 
@@ -47,14 +48,9 @@ from ..privacy import PrivacyLedger, grr_perturb, grr_probabilities, oue_pq, ue_
 from ._common import categorical_input
 from .kmodes import _distinct_weighted_rows
 
-__all__ = [
-    "SamplingReports",
-    "user_reports",
-    "report_distribution",
-    "server_estimates",
-    "server_update",
-    "SamplingLDPKModes",
-]
+# Exported at the package top level (star import): the estimator and its report type. The protocol
+# functions keep their module namespace, dpclust_lib.cluster.sampling_kmodes, where their names are clear.
+__all__ = ["SamplingLDPKModes", "SamplingReports"]
 
 
 @dataclass(frozen=True)
