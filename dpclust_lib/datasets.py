@@ -657,7 +657,7 @@ def _adult_sampling(raw_dir, **_):
 _IPUMS_COLS = ["FAMSIZE", "SEX", "RACE", "SCHOOL", "EMPSTAT"]
 
 
-def _ipums_sampling(raw_dir, label="SEX", **_):
+def _ipums_sampling(raw_dir, label="EMPSTAT", **_):
     try:
         datafile, path = IPUMS, locate(IPUMS, raw_dir, download=False, allow_unverified=True)
     except DataNotFoundError as not_found:

@@ -141,8 +141,12 @@ def test_ipums_extract_is_read_from_a_user_supplied_csv(monkeypatch, tmp_path):
     (raw / "ipums_usa" / "ipums_usa.csv").write_text("YEAR,FAMSIZE,SEX,RACE,SCHOOL,EMPSTAT\n2016,3,1,1,2,1\n2016,1,2,2,1,3\n")
     monkeypatch.delenv("DPCLUST_DATA_DIR", raising=False)
     ds = datasets.load("ipums_usa", raw_dir=raw)
-    assert ds.feature_names == ["FAMSIZE", "RACE", "SCHOOL", "EMPSTAT"] and ds.label_name == "SEX"
+    # Default label: EMPSTAT, the outcome-like attribute (the analogue of Adult's income); the others cluster.
+    assert ds.feature_names == ["FAMSIZE", "SEX", "RACE", "SCHOOL"] and ds.label_name == "EMPSTAT"
+    assert ds.y.tolist() == [1, 3] and ds.domain_sizes == (2, 2, 2, 2)
     assert not ds.provenance[0]["verified"]
+    other = datasets.load("ipums_usa", raw_dir=raw, label="SEX")
+    assert other.feature_names == ["FAMSIZE", "RACE", "SCHOOL", "EMPSTAT"] and other.label_name == "SEX"
 
 
 def test_ipums_missing_explains_how_to_get_an_extract(monkeypatch, tmp_path):
