@@ -1,0 +1,101 @@
+"""Property tests (hypothesis) for every estimator: random shapes, domains, epsilon and K.
+
+For every draw: the fit does not crash (or refuses with a ValueError that names
+the parameter at fault), the centres lie inside the declared domain, the
+budget spent is within the budget given, and the same seed gives the same
+result, bit for bit.
+"""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import dpclust_lib as dp
+from dpclust_lib import PrivacyLeakWarning
+
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+EPSILON = st.floats(min_value=0.05, max_value=20.0, allow_nan=False, allow_infinity=False)
+SEED = st.integers(min_value=0, max_value=2**32 - 1)
+
+
+@st.composite
+def categorical_data(draw):
+    m = draw(st.integers(1, 5))
+    sizes = tuple(draw(st.lists(st.integers(2, 5), min_size=m, max_size=m)))
+    n = draw(st.integers(1, 80))
+    seed = draw(SEED)
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.integers(0, k, n) for k in sizes]).astype(np.int64)
+    k = draw(st.integers(1, 4))
+    return X, sizes, k
+
+
+@st.composite
+def numeric_data(draw, dims=None):
+    d = draw(st.integers(1, 4)) if dims is None else dims
+    n = draw(st.integers(2, 120))
+    rng = np.random.default_rng(draw(SEED))
+    X = rng.random((n, d))
+    k = draw(st.integers(1, 4))
+    return X, k
+
+
+def _fit_or_refuse(make, X, refusable=("n_clusters",)):
+    """Fit; a refusal is fine only as a ValueError naming one of ``refusable``."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            return make().fit(X)
+    except ValueError as exc:
+        assert any(name in str(exc) for name in refusable), f"unexpected refusal: {exc}"
+        assume(False)
+
+
+def _same_seed_same_result(make, X, fitted):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        again = make().fit(X)
+    np.testing.assert_array_equal(fitted.cluster_centers_, again.cluster_centers_)
+
+
+def _inside_domain(centres, sizes):
+    centres = np.asarray(centres)
+    assert centres.dtype.kind in "iu"
+    assert np.all(centres >= 0) and np.all(centres < np.asarray(sizes))
+
+
+CATEGORICAL = {
+    "KModes": (lambda k, eps, sizes, seed: dp.KModes(k, init="random", domain_sizes=sizes, random_state=seed), None),
+    "KModes frequent": (lambda k, eps, sizes, seed: dp.KModes(k, init="frequent", domain_sizes=sizes, random_state=seed), None),
+    "DPKModes": (lambda k, eps, sizes, seed: dp.DPKModes(k, epsilon=eps, domain_sizes=sizes, random_state=seed), 1),
+    "LDPKModes": (lambda k, eps, sizes, seed: dp.LDPKModes(k, epsilon=eps, domain_sizes=sizes, random_state=seed), 1),
+    "LDPKModes raw": (lambda k, eps, sizes, seed: dp.LDPKModes(k, epsilon=eps, projection=False, domain_sizes=sizes,
+                                                               random_state=seed), 1),
+    "SamplingLDPKModes split": (lambda k, eps, sizes, seed: dp.SamplingLDPKModes(
+        k, epsilon=eps, budget="split", domain_sizes=sizes, random_state=seed), 1),
+    "SamplingLDPKModes per round": (lambda k, eps, sizes, seed: dp.SamplingLDPKModes(
+        k, epsilon=eps, max_iter=3, budget="per_round", domain_sizes=sizes, random_state=seed), 3),
+    "SamplingLDPKModes protected index": (lambda k, eps, sizes, seed: dp.SamplingLDPKModes(
+        max(k, 2), epsilon=eps, budget="split", protect_cluster_index=True, domain_sizes=sizes, random_state=seed), 1),
+}
+
+
+@pytest.mark.parametrize("name", list(CATEGORICAL))
+@SETTINGS
+@given(data=categorical_data(), eps=EPSILON, seed=SEED)
+def test_categorical_estimator_properties(name, data, eps, seed):
+    factory, budget_multiple = CATEGORICAL[name]
+    X, sizes, k = data
+
+    def make():
+        return factory(k, eps, sizes, seed)
+
+    fitted = _fit_or_refuse(make, X)
+    _inside_domain(fitted.cluster_centers_, sizes)
+    assert fitted.labels_.shape == (X.shape[0],)
+    if budget_multiple is not None:
+        # The budget given: epsilon, or epsilon per round for the paper's per-round accounting.
+        assert fitted.epsilon_spent_ <= eps * budget_multiple * (1 + 1e-9)
+    _same_seed_same_result(make, X, fitted)
