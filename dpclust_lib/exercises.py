@@ -1,11 +1,12 @@
 """Checkers for the notebooks' graded exercises.
 
-Each ``check_*`` function takes the student's function (or answer), tests it
-against the library, prints a short confirmation when it passes and raises
-:class:`ExerciseError` with what was expected, what came back and a hint when
-it does not. Randomised code is checked against its exact output distribution
-with a chi-square test at a stated family-wise error rate (a correct solution
-is wrongly rejected at most that often, for the fixed seeds used here); numbers
+Each ``check_*`` function takes the student's function (or answer) and tests
+it against the library. When the answer is right it prints a short
+confirmation (and returns None); when it is not, it raises
+:class:`ExerciseError` with what was expected, what came back and a hint.
+Randomised code is checked against its exact output distribution with a
+chi-square test at a stated family-wise error rate (a correct solution is
+wrongly rejected at most that often, for the fixed seeds used here); numbers
 are checked to a stated tolerance.
 
 Generic checkers, for any notebook: :func:`check_function` (a function against
@@ -52,8 +53,8 @@ def _fail(what, expected, got, hint):
 
 
 def _passed(message):
+    # Printed, not returned: a check cell shows only this line (several checks in one cell each show theirs).
     print(f"Correct: {message}")
-    return True
 
 
 def _short(value, limit=70):
