@@ -11,6 +11,7 @@ are checked to a stated tolerance.
 
 Generic checkers, for any notebook: :func:`check_function` (a function against
 a reference on a list of cases, recognising typical wrong answers),
+:func:`check_sampler` (draws of a continuous mechanism against its exact CDF),
 :func:`check_number` and :func:`check_prediction` (predict-then-run). The
 others check one piece of a paper's protocol against the library.
 """
@@ -28,6 +29,7 @@ from .privacy import grr_matrix, grr_probabilities, hamming_rr_matrix, oue_pq, s
 __all__ = [
     "ExerciseError",
     "check_function",
+    "check_sampler",
     "check_number",
     "check_prediction",
     "check_grr_perturb",
@@ -266,6 +268,30 @@ def check_function(name, fn, reference, cases, rtol=1e-9, atol=0.0, mistakes=(),
               np.round(want, 6).tolist(), np.round(got, 6).tolist(),
               _diagnose(got, wrong, rtol, hint or "recheck the derivation step by step"))
     return _passed(f"{name} is right on all {len(cases)} cases")
+
+
+def check_sampler(name, draw, cdf, n=20_000, seed=0, mistakes=(), hint=""):
+    """``draw(rng, n)`` must return n independent draws from the distribution with CDF ``cdf``.
+
+    A one-sample Kolmogorov-Smirnov test at alpha = 0.001 (a correct sampler is
+    rejected at most once in a thousand seeds). ``mistakes``: (cdf, hint) pairs,
+    typical wrong distributions (a wrong scale, another family); when the draws
+    pass the same test against one of them, the message gives that hint.
+    """
+    x = _as_float(_call(draw, np.random.default_rng(seed), n), name, (n,))
+    if x.shape != (n,):
+        _fail(f"{name}: wrong shape", f"({n},), one draw each", x.shape, "return n draws as a 1-D array")
+    if not np.all(np.isfinite(x)):
+        _fail(f"{name}: draws that are not finite", "finite numbers", "NaN or inf", "check for divisions by zero")
+    result = stats.kstest(x, cdf)
+    if result.pvalue >= ALPHA:
+        return _passed(f"{name}: {n:,} draws follow the expected distribution "
+                       f"(Kolmogorov-Smirnov p = {result.pvalue:.2g})")
+    hint = next((h for wrong, h in mistakes if stats.kstest(x, wrong).pvalue >= ALPHA),
+                hint or "compare your distribution's family, centre and scale with the mechanism's definition")
+    _fail(f"{name}: the draws do not follow the expected distribution (Kolmogorov-Smirnov p < {ALPHA:g})",
+          "a sample passing the test", f"KS statistic {result.statistic:.3f}, quartiles "
+          f"{np.round(np.quantile(x, [0.25, 0.5, 0.75]), 3).tolist()}", hint)
 
 
 def check_number(name, value, expected, rtol=1e-6, hint=""):

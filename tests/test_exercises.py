@@ -425,6 +425,20 @@ def _nbval(path):
                           env={**os.environ, "DPCLUST_PROFILE": "smoke"}, timeout=900)
 
 
+def test_sampler_checker_names_the_typical_mistake():
+    # e.g. the Laplace noise of a count with sensitivity 1 at eps = 0.5: scale 2
+    cdf = stats.laplace(scale=2.0).cdf
+    mistakes = [(stats.laplace(scale=0.5).cdf, "scale eps / sensitivity"),
+                (stats.norm(scale=2.0).cdf, "Gaussian")]
+    exercises.check_sampler("noise", lambda rng, n: rng.laplace(0.0, 2.0, n), cdf, mistakes=mistakes)
+    with pytest.raises(ExerciseError, match="scale eps / sensitivity"):
+        exercises.check_sampler("noise", lambda rng, n: rng.laplace(0.0, 0.5, n), cdf, mistakes=mistakes)
+    with pytest.raises(ExerciseError, match="Gaussian"):
+        exercises.check_sampler("noise", lambda rng, n: rng.normal(0.0, 2.0, n), cdf, mistakes=mistakes)
+    with pytest.raises(ExerciseError, match="wrong shape"):
+        exercises.check_sampler("noise", lambda rng, n: rng.laplace(0.0, 2.0, (n, 2)), cdf)
+
+
 # --------------------------------------------------------------------------- the paper notebooks' student versions
 
 PAPER_NOTEBOOKS = ["01_ldpk_modes", "02_ldp_kmodes_sampling"]
