@@ -394,6 +394,16 @@ def test_stub_keeps_signature_and_docstring_and_raises():
         namespace["perturb"](None, 2, 1.0, None)
 
 
+def test_student_version_replaces_the_teachers_explanation():
+    nb = new_notebook()
+    why = new_markdown_cell("**Why.** The error falls because ...")
+    why.metadata["tags"] = ["solution"]
+    nb.cells = [new_markdown_cell("# Demo"), why, new_markdown_cell("Plain text stays.")]
+    student = assignments.student_version(nb, "99_demo.ipynb")
+    assert [c.source for c in student.cells[2:]] == [assignments.EXPLANATION_PLACEHOLDER, "Plain text stays."]
+    assert student.cells[2].metadata["tags"] == ["solution"]
+
+
 def test_stub_refuses_anything_but_functions():
     with pytest.raises(ValueError, match="only imports and function definitions"):
         assignments.stub_solution("answer = 4\n")
@@ -459,7 +469,8 @@ def _normalised(source):
 def test_paper_notebook_student_version(stem, tmp_path):
     teacher_path = NOTEBOOK_DIR / f"{stem}.ipynb"
     teacher = nbformat.read(teacher_path, as_version=4)
-    solutions = {c["id"]: c.source for c in _tagged(teacher, "solution")}
+    solutions = {c["id"]: c.source for c in _tagged(teacher, "solution") if c.cell_type == "code"}
+    explanations = {c["id"]: c.source for c in _tagged(teacher, "solution") if c.cell_type == "markdown"}
     assert 3 <= len(_tagged(teacher, "exercise")) <= 5 and len(solutions) == len(_tagged(teacher, "exercise"))
     [student_path] = assignments.export([teacher_path], tmp_path)
     student = nbformat.read(student_path, as_version=4)
@@ -468,8 +479,12 @@ def test_paper_notebook_student_version(stem, tmp_path):
     code_cells = [c for c in student.cells if c.cell_type == "code"]
     assert all(not c.outputs and c.execution_count is None for c in code_cells)
     student_code = "\n".join(_normalised(c.source) for c in code_cells)
-    stubs = {c["id"]: c for c in _tagged(student, "solution")}
+    stubs = {c["id"]: c for c in _tagged(student, "solution") if c.cell_type == "code"}
     assert set(stubs) == set(solutions)
+    for cid, text in explanations.items():  # the teacher's explanations of the predictions are not handed out
+        [placeholder] = [c for c in student.cells if c["id"] == cid]
+        assert placeholder.source == assignments.EXPLANATION_PLACEHOLDER
+        assert not any(text in c.source for c in student.cells)
     for cid, source in solutions.items():
         for fn in ast.parse(stubs[cid].source).body:
             if isinstance(fn, ast.FunctionDef):
