@@ -3,10 +3,12 @@
 In a teacher notebook, an exercise is a cell tagged ``exercise`` (the prompt
 and a call of a :mod:`dpclust_lib.exercises` checker) next to a cell tagged
 ``solution`` (the reference solution: imports and function definitions only).
-The student version keeps everything but replaces each solution function's
-body by ``raise NotImplementedError``, clears every output, drops execution
-metadata and opens with a header that says what to do. The ``assignments/``
-folder is generated; edit the teacher notebooks instead.
+A markdown cell tagged ``solution`` holds the teacher's explanation of a
+predict-then-run result. The student version keeps everything but replaces
+each solution function's body by ``raise NotImplementedError`` and each
+explanation by a placeholder for the student's own, clears every output, drops
+execution metadata and opens with a header that says what to do. The
+``assignments/`` folder is generated; edit the teacher notebooks instead.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import nbformat
 
 from ._paths import NOTEBOOK_DIR, PROJECT_ROOT
 
-__all__ = ["ASSIGNMENTS_DIR", "stub_solution", "student_version", "export"]
+__all__ = ["ASSIGNMENTS_DIR", "EXPLANATION_PLACEHOLDER", "stub_solution", "student_version", "export"]
 
 ASSIGNMENTS_DIR = PROJECT_ROOT / "assignments"
 
@@ -30,13 +32,19 @@ function is left for you to write.
    body is `raise NotImplementedError(...)`: replace that line with your solution.
 2. Run the check cell below it. A check prints `Correct: ...` when your answer is right. When it is
    not, it says what was expected, what came back, and gives a hint.
-3. Before you hand in, run the whole notebook from the top (Kernel > Restart Kernel and Run All Cells).
+3. A predict-then-run exercise asks for your prediction first (a function that returns "up", "down"
+   or "same"), then runs a small experiment. Write your explanation of the result in the cell that
+   starts with **Your explanation.**
+4. Before you hand in, run the whole notebook from the top (Kernel > Restart Kernel and Run All Cells).
    To run it quickly, start Jupyter with `DPCLUST_PROFILE=smoke`: the experiments then run on tiny
    sizes, while the checks stay exactly as strict.
 
 The randomised checks use fixed seeds and a stated error rate. A correct solution is rejected at
 most once in a thousand times (for other seeds).
 """
+
+
+EXPLANATION_PLACEHOLDER = "**Your explanation.** Replace this line by two or three sentences: what changed, and why."
 
 
 def stub_solution(source):
@@ -82,11 +90,14 @@ def student_version(nb, name):
     for cell in nb.cells:
         new = nbformat.from_dict(dict(cell))
         new.metadata = {k: v for k, v in cell.metadata.items() if k not in {"papermill", "execution"}}
+        solution = "solution" in new.metadata.get("tags", [])
         if new.cell_type == "code":
             new.outputs = []
             new.execution_count = None
-            if "solution" in new.metadata.get("tags", []):
+            if solution:
                 new.source = stub_solution(cell.source)
+        elif solution:
+            new.source = EXPLANATION_PLACEHOLDER
         cells.append(new)
     out.cells = cells
     return out

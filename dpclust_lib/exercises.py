@@ -1,28 +1,46 @@
 """Checkers for the notebooks' graded exercises.
 
-Each ``check_*`` function takes the student's function (or answer), tests it
-against the library, prints a short confirmation when it passes and raises
-:class:`ExerciseError` with what was expected, what came back and a hint when
-it does not. Randomised code is checked against its exact output distribution
-with a chi-square test at a stated family-wise error rate (a correct solution
-is wrongly rejected at most that often, for the fixed seeds used here); numbers
+Each ``check_*`` function takes the student's function (or answer) and tests
+it against the library. When the answer is right it prints a short
+confirmation (and returns None); when it is not, it raises
+:class:`ExerciseError` with what was expected, what came back and a hint.
+Randomised code is checked against its exact output distribution with a
+chi-square test at a stated family-wise error rate (a correct solution is
+wrongly rejected at most that often, for the fixed seeds used here); numbers
 are checked to a stated tolerance.
+
+Generic checkers, for any notebook: :func:`check_function` (a function against
+a reference on a list of cases, recognising typical wrong answers),
+:func:`check_sampler` (draws of a continuous mechanism against its exact CDF),
+:func:`check_number` and :func:`check_prediction` (predict-then-run). The
+others check one piece of a paper's protocol against the library.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from scipy import stats
 
-from .frequency import LDPFO, Tally
-from .privacy import grr_matrix, oue_pq
+from .cluster.sampling_kmodes import _estimates, _tallies, report_distribution, server_estimates, user_reports
+from .frequency import LDPFO, Tally, _apply_along_axes, joint_index, joint_records
+from .privacy import grr_matrix, grr_probabilities, hamming_rr_matrix, oue_pq, sue_pq
 
 __all__ = [
     "ExerciseError",
+    "check_function",
+    "check_sampler",
+    "check_number",
+    "check_prediction",
     "check_grr_perturb",
     "check_oue_perturb",
     "check_ldpfo_estimate",
-    "check_number",
-    "check_prediction",
+    "check_hamming_rr_perturb",
+    "check_hamming_rr_ldp_level",
+    "check_hamming_rr_expected_distance",
+    "check_eq9_estimate",
+    "check_index_unmix",
+    "check_eq9_variance",
 ]
 
 ALPHA = 1e-3  # family-wise false-rejection rate of every statistical check
@@ -37,15 +55,64 @@ def _fail(what, expected, got, hint):
 
 
 def _passed(message):
+    # Printed, not returned: a check cell shows only this line (several checks in one cell each show theirs).
     print(f"Correct: {message}")
-    return True
+
+
+def _short(value, limit=70):
+    if isinstance(value, np.ndarray):
+        return f"array of shape {value.shape}"
+    if isinstance(value, np.random.Generator):
+        return "rng"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _call(fn, *args):
+    """Call the student's function; its errors come back as an ExerciseError naming the call."""
     try:
         return fn(*args)
     except NotImplementedError:
         raise ExerciseError("the function still raises NotImplementedError: write your solution first") from None
+    except ExerciseError:
+        raise
+    except Exception as exc:
+        name = getattr(fn, "__name__", "your function")
+        raise ExerciseError(
+            f"{name} raised {type(exc).__name__}: {exc}\n  called with: {name}({', '.join(map(_short, args))})\n"
+            "  hint:     the traceback above shows the line; check the shapes and the types of the arguments"
+        ) from exc
+
+
+def _copy(args):
+    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+
+
+def _close(got, want, rtol, atol=0.0):
+    return got.shape == want.shape and np.allclose(got, want, rtol=rtol, atol=atol)
+
+
+def _as_float(out, name, want_shape):
+    """The answer as a float array (a plain number for a one-element answer is fine)."""
+    if out is None:
+        _fail(f"{name} returned None", f"numbers of shape {want_shape}", None, "did you forget the return statement?")
+    try:
+        got = np.asarray(out, dtype=float)
+    except (TypeError, ValueError):
+        _fail(f"{name} did not return numbers", f"numbers of shape {want_shape}", _short(out),
+              "return a number or a numpy array")
+    if got.shape != want_shape and got.size == int(np.prod(want_shape)) and got.size == 1:
+        got = got.reshape(want_shape)  # 1-element arrays and plain numbers are the same answer
+    return got
+
+
+def _diagnose(got, wrong_answers, rtol, default):
+    """The hint of the first typical wrong answer that ``got`` matches, else ``default``."""
+    for value, hint in wrong_answers:
+        value = np.asarray(value, dtype=float)
+        if value.shape == got.shape and np.all(np.isfinite(value)) and np.allclose(got, value, rtol=max(rtol, 1e-6)):
+            return hint
+    return default
 
 
 def _as_codes(out, n, k, name):
@@ -117,6 +184,17 @@ def check_oue_perturb(perturb, k=3, epsilon=1.0, n=30_000, seed=0):
     return _passed(f"OUE with k={k}, eps={epsilon}: report distribution matches for every input")
 
 
+def _grr_inverses(sizes, eps, swap=False):
+    """(P_j^T)^{-1} = (I - q J) / (p - q) per attribute (``swap``: the p/q-swapped mistake)."""
+    out = []
+    for k in sizes:
+        p, q = grr_probabilities(k, eps)
+        if swap:
+            p, q = q, p
+        out.append((np.eye(k) - q) / (p - q))
+    return out
+
+
 def check_ldpfo_estimate(estimate, seed=0, rtol=1e-8):
     """``estimate(counts, domain_sizes, epsilon)`` must invert the LDP-FO transition matrix.
 
@@ -144,9 +222,76 @@ def check_ldpfo_estimate(estimate, seed=0, rtol=1e-8):
             hint = "this looks post-processed (no negatives); return the RAW unbiased estimate"
         elif np.all(np.isfinite(ratio)) and np.ptp(ratio) < 1e-6:
             hint = f"off by a constant factor ({ratio.flat[0]:.4g}): check the 1/(p - q) scaling of each attribute"
+        else:
+            hint = _diagnose(got, [
+                (_apply_along_axes(counts, _grr_inverses(sizes, eps, swap=True)),
+                 "p and q look swapped: p = e^eps/(e^eps+k_j-1) is the probability of KEEPING the value"),
+                (_apply_along_axes(counts, [np.linalg.inv(grr_matrix(k, eps * len(sizes))) for k in sizes]),
+                 "you used m * eps per attribute; eps is per unit of Hamming distance, so each attribute's GRR "
+                 "runs at eps"),
+                (_apply_along_axes(counts, [np.linalg.inv(grr_matrix(k, eps / len(sizes))) for k in sizes]),
+                 "you used eps / m per attribute; eps is per unit of Hamming distance, so each attribute's GRR "
+                 "runs at eps"),
+            ], rtol, hint)
         _fail(f"the estimate differs from the unbiased one for domain_sizes={sizes}, eps={eps}",
               np.round(expected.ravel()[:6], 2).tolist(), np.round(got.ravel()[:6], 2).tolist(), hint)
     return _passed("your aggregation equals the Kronecker-structured inverse on every test domain")
+
+
+# --------------------------------------------------------------------------- generic checkers
+
+def check_function(name, fn, reference, cases, rtol=1e-9, atol=0.0, mistakes=(), hint=""):
+    """``fn(*case)`` must equal ``reference(*case)`` for every case, to relative tolerance ``rtol``.
+
+    Parameters
+    ----------
+    name : str, what the function computes (used in the messages)
+    fn : the student's function
+    reference : the function that gives the right answer (built from the library)
+    cases : list of argument tuples
+    rtol, atol : tolerances of ``numpy.allclose``
+    mistakes : sequence of (wrong_fn, hint): typical wrong answers. When the answer
+        matches ``wrong_fn(*case)``, the message gives that hint.
+    hint : the hint when no typical mistake matches
+    """
+    for case in cases:
+        want = np.asarray(reference(*_copy(case)), dtype=float)
+        got = _as_float(_call(fn, *_copy(case)), name, want.shape)
+        call = f"{getattr(fn, '__name__', 'your function')}{_short(tuple(case), 120)}"
+        if got.shape != want.shape:
+            _fail(f"{name}: {call} has the wrong shape", want.shape, got.shape,
+                  "return one value per cell of the expected answer")
+        if _close(got, want, rtol, atol):
+            continue
+        wrong = [(w(*_copy(case)), h) for w, h in mistakes]
+        _fail(f"{name}: {call} is not right (relative tolerance {rtol:g})",
+              np.round(want, 6).tolist(), np.round(got, 6).tolist(),
+              _diagnose(got, wrong, rtol, hint or "recheck the derivation step by step"))
+    return _passed(f"{name} is right on all {len(cases)} cases")
+
+
+def check_sampler(name, draw, cdf, n=20_000, seed=0, mistakes=(), hint=""):
+    """``draw(rng, n)`` must return n independent draws from the distribution with CDF ``cdf``.
+
+    A one-sample Kolmogorov-Smirnov test at alpha = 0.001 (a correct sampler is
+    rejected at most once in a thousand seeds). ``mistakes``: (cdf, hint) pairs,
+    typical wrong distributions (a wrong scale, another family); when the draws
+    pass the same test against one of them, the message gives that hint.
+    """
+    x = _as_float(_call(draw, np.random.default_rng(seed), n), name, (n,))
+    if x.shape != (n,):
+        _fail(f"{name}: wrong shape", f"({n},), one draw each", x.shape, "return n draws as a 1-D array")
+    if not np.all(np.isfinite(x)):
+        _fail(f"{name}: draws that are not finite", "finite numbers", "NaN or inf", "check for divisions by zero")
+    result = stats.kstest(x, cdf)
+    if result.pvalue >= ALPHA:
+        return _passed(f"{name}: {n:,} draws follow the expected distribution "
+                       f"(Kolmogorov-Smirnov p = {result.pvalue:.2g})")
+    hint = next((h for wrong, h in mistakes if stats.kstest(x, wrong).pvalue >= ALPHA),
+                hint or "compare your distribution's family, centre and scale with the mechanism's definition")
+    _fail(f"{name}: the draws do not follow the expected distribution (Kolmogorov-Smirnov p < {ALPHA:g})",
+          "a sample passing the test", f"KS statistic {result.statistic:.3f}, quartiles "
+          f"{np.round(np.quantile(x, [0.25, 0.5, 0.75]), 3).tolist()}", hint)
 
 
 def check_number(name, value, expected, rtol=1e-6, hint=""):
@@ -164,16 +309,359 @@ def check_number(name, value, expected, rtol=1e-6, hint=""):
 def check_prediction(name, prediction, before, after, tolerance=0.0, explanation=""):
     """A predict-then-run answer: did the quantity go "up", "down" or stay "same"?
 
-    ``before`` and ``after`` are the measured values (e.g. a mean over runs);
-    changes within ``tolerance`` count as "same".
+    ``prediction`` is the answer or a function that returns it. ``before`` and
+    ``after`` are the measured values (e.g. a mean over runs); changes within
+    ``tolerance`` count as "same".
     """
+    if callable(prediction):
+        prediction = _call(prediction)
     choices = {"up", "down", "same"}
     if prediction not in choices:
         raise ExerciseError(f"{name}: predict one of {sorted(choices)}, got {prediction!r}")
-    delta = float(after) - float(before)
+    before, after = float(before), float(after)
+    if not (np.isfinite(before) and np.isfinite(after)):
+        raise ExerciseError(f"{name}: the experiment gave {before} -> {after}; it must give finite numbers")
+    delta = after - before
     observed = "same" if abs(delta) <= tolerance else ("up" if delta > 0 else "down")
     if observed != prediction:
         _fail(f"{name}: the experiment went the other way", prediction,
-              f"{observed} ({before:.4g} -> {after:.4g})", explanation or "think about what the change does to the noise")
+              f"{observed} ({before:.4g} -> {after:.4g})",
+              explanation or "think about what the change does to the noise")
     return _passed(f"{name}: {before:.4g} -> {after:.4g}, as you predicted ({observed})"
                    + (f". {explanation}" if explanation else ""))
+
+
+# --------------------------------------------------------------------------- Peng et al. (2021): Hamming-distance RR
+
+def _as_records(out, n, sizes, name):
+    arr = np.asarray(out)
+    if arr.shape != (n, len(sizes)):
+        _fail(f"{name} returned the wrong shape", f"({n}, {len(sizes)}), one perturbed record per user", arr.shape,
+              "return an array with the shape of X")
+    if arr.dtype.kind not in "iu":
+        _fail(f"{name} returned non-integer values", "integer category codes", f"dtype {arr.dtype}",
+              "reports are category codes, like the input")
+    for j, k in enumerate(sizes):
+        if arr[:, j].min() < 0 or arr[:, j].max() >= k:
+            _fail(f"{name} returned values outside the domain of attribute {j}", f"codes in 0..{k - 1}",
+                  f"range [{arr[:, j].min()}, {arr[:, j].max()}]",
+                  f"attribute {j} has its own domain size k_{j} = {k}: draw its replacement among its own "
+                  "k_j - 1 other values")
+    return arr
+
+
+def check_hamming_rr_perturb(perturb, domain_sizes=(3, 2, 4), epsilon=0.7, n=20_000, seed=0):
+    """``perturb(X, domain_sizes, epsilon, rng)`` must be the Hamming-distance RR of Peng et al. (Eq. 4).
+
+    For three input records (n copies of each), a chi-square test of the
+    reports over the whole joint domain against the exact row of
+    :func:`~dpclust_lib.privacy.hamming_rr_matrix`, Bonferroni over the three
+    records, family-wise alpha = 0.001. Unequal domains on purpose.
+    """
+    sizes = tuple(int(k) for k in domain_sizes)
+    m, cells = len(sizes), math.prod(sizes)
+    P = hamming_rr_matrix(sizes, epsilon)
+    inputs = joint_records(np.array([0, cells // 2 + 1, cells - 1]), sizes)
+    rng = np.random.default_rng(seed)
+    level = ALPHA / len(inputs)
+    e, k = np.exp(epsilon), np.asarray(sizes)
+    correct_keep = e / (e + k - 1)
+    for x in inputs:
+        out = _as_records(_call(perturb, np.tile(x, (n, 1)), sizes, epsilon, rng), n, sizes, "perturb")
+        row = P[joint_index(x[None, :], sizes)[0]]
+        observed = np.bincount(joint_index(out, sizes), minlength=cells)
+        if stats.chisquare(observed, row * n).pvalue >= level:
+            continue
+        keep = (out == x).mean(axis=0)
+        marginals_ok = all(
+            stats.chisquare(np.bincount(out[:, j], minlength=kj), n * np.where(np.arange(kj) == x[j], correct_keep[j],
+                                                                            (1 - correct_keep[j]) / (kj - 1))).pvalue
+            >= level / m for j, kj in enumerate(sizes))
+        em = np.exp(epsilon / m)
+        candidates = [
+            (correct_keep, "each attribute keeps its value with the right probability, but the other values are not "
+                           "equally likely: draw uniformly among the k_j - 1 OTHER values"),
+            (np.full(m, e / (e + 1)), "p looks like e^eps/(e^eps+1) for every attribute (the binary formula, or k = 2 "
+                                      "for all): attribute j keeps its value with e^eps/(e^eps+k_j-1)"),
+            (em / (em + k - 1), "you split eps over the m attributes; eps is per unit of Hamming distance, so every "
+                                "attribute's randomized response runs at the full eps"),
+            (correct_keep + (1 - correct_keep) / k,
+             "when you do not keep the value, draw among the OTHER k_j-1 values, not all k_j"),
+        ]
+        hint = "Section 3: the mechanism is m independent k_j-ary randomized responses, each at eps"
+        if marginals_ok:
+            hint = ("every attribute on its own is right, but the attributes are not independent: draw a separate "
+                    "keep/replace decision for every attribute (the mechanism factorises, Section 3)")
+        else:
+            tol = 5 * np.sqrt(0.25 / n) + 0.01
+            hint = next((h for c, h in candidates if np.all(np.abs(keep - c) < tol)), hint)
+        _fail(f"the reports for record {x.tolist()} do not follow Eq. 4 (chi-square p < {level:.1e})",
+              f"keep rates per attribute {np.round(correct_keep, 3).tolist()}",
+              f"keep rates per attribute {np.round(keep, 3).tolist()}", hint)
+    return _passed(f"Hamming-distance RR on domain {sizes}, eps={epsilon}: the report distribution matches Eq. 4 "
+                   "for every input tested")
+
+
+def _hamming_rr_level(domain_sizes, epsilon):
+    """max over x, x', y of ln P[x, y] / P[x', y], by brute force over the library's transition matrix."""
+    logP = np.log(hamming_rr_matrix(domain_sizes, epsilon))
+    return float(max((logP[i] - logP).max() for i in range(logP.shape[0])))
+
+
+def _hamming_rr_mean_distance(domain_sizes, epsilon):
+    """E[d(x, Y)] from the library's transition matrix (the same for every x; row 0 is taken)."""
+    P = hamming_rr_matrix(domain_sizes, epsilon)
+    records = joint_records(np.arange(P.shape[0]), domain_sizes)
+    return float(P[0] @ (records != records[0]).sum(axis=1))
+
+
+_HAMMING_CASES = [((3, 2, 3), 1.0), ((2, 2, 2, 2), 0.5), ((4, 7), 2.0), ((5,), 0.3), ((2,) * 6, 1.5), ((3, 5, 2), 0.8)]
+
+
+def check_hamming_rr_ldp_level(plain_ldp_level):
+    """``plain_ldp_level(domain_sizes, epsilon)``: the eps' for which one Hamming-RR report is eps'-LDP.
+
+    Checked against the worst ratio Pr[y | x] / Pr[y | x'] over all pairs and
+    outputs of the library's transition matrix, on six domains (relative tolerance 1e-9).
+    """
+    mistakes = [
+        (lambda s, e: e, "eps is the privacy per unit of Hamming distance; how far apart can two records be?"),
+        (lambda s, e: (len(s) - 1) * e, "two records can differ in ALL m attributes"),
+        (lambda s, e: e * sum(k - 1 for k in s), "the distance counts differing attributes, not differing values"),
+        (lambda s, e: e * math.prod(s), "the distance counts differing attributes, not cells of the domain"),
+    ]
+    return check_function("the plain LDP level of a report", plain_ldp_level, _hamming_rr_level, _HAMMING_CASES,
+                          mistakes=mistakes, hint="take the two records whose reports are easiest to tell apart, and "
+                                                  "the output y that shows it best")
+
+
+def check_hamming_rr_expected_distance(expected_distance):
+    """``expected_distance(domain_sizes, epsilon)``: E[d(X, Y)], the mean number of attributes a report changes.
+
+    Checked against the exact expectation under the library's transition
+    matrix on six domains, equal and unequal (relative tolerance 1e-9).
+    """
+    def changed(s, e):  # the probability that each attribute changes, for one common k or per attribute
+        k = np.asarray(s)
+        return (k - 1) / (np.exp(e) + k - 1)
+    own_k = "every attribute has its own domain size k_j"
+    mistakes = [
+        (lambda s, e: np.sum(1 - changed(s, e)), "that is the expected number of attributes the report KEEPS"),
+        (lambda s, e: len(s) / (np.exp(e) + 1),
+         "the binary formula: attribute j changes with probability (k_j-1)/(e^eps+k_j-1)"),
+        (lambda s, e: len(s) * changed(s[0], e), own_k),
+        (lambda s, e: len(s) * changed(max(s), e), own_k),
+        (lambda s, e: np.sum(changed(s, e / len(s))),
+         "eps is per unit of distance: each attribute runs at eps, not eps/m"),
+    ]
+    return check_function("the expected Hamming distance of a report", expected_distance, _hamming_rr_mean_distance,
+                          _HAMMING_CASES, mistakes=mistakes,
+                          hint="Section 3: attribute j changes with its own probability; the expectation of a sum is "
+                               "the sum of the expectations")
+
+
+# --------------------------------------------------------------------------- Zhang et al. (2022): sampling LDP k-modes
+
+_TOY_SIZES = (3, 4, 2)
+_TOY_CENTRES = np.array([[0, 0, 0], [1, 2, 1], [2, 3, 0]])
+
+
+def _toy_reports(rng, epsilon, index_epsilon=None, n=3000):
+    X = rng.integers(0, _TOY_SIZES, size=(n, len(_TOY_SIZES)))
+    return user_reports(X, _TOY_CENTRES, _TOY_SIZES, epsilon, index_epsilon, random_state=rng)
+
+
+def check_eq9_estimate(estimate, seed=0, rtol=1e-9):
+    """``estimate(bit_sums, cluster_sizes, d, epsilon)`` must be Eq. 9 of Zhang et al.
+
+    ``bit_sums`` (K, k_j): per cluster r and value w, the sum of bit w over the
+    reports (r, j, .) of one attribute j; ``cluster_sizes`` (K,): |C_r|, the
+    reports labelled r. The answer g' (K, k_j) is compared with the library's
+    ``server_estimates`` on one round of simulated reports, attribute by
+    attribute, at two values of eps (relative tolerance ``rtol``).
+    """
+    rng = np.random.default_rng(seed)
+    d = len(_TOY_SIZES)
+    for eps in (0.5, 2.0):
+        reports = _toy_reports(rng, eps)
+        S, M = _tallies(reports, len(_TOY_CENTRES), _TOY_SIZES)
+        N = M.sum(axis=1)
+        library = server_estimates(reports, len(_TOY_CENTRES), _TOY_SIZES, eps)
+        p, q = oue_pq(eps)
+        for j, k in enumerate(_TOY_SIZES):
+            s, want = S[:, j, :k], library[j]
+            got = _as_float(_call(estimate, s.copy(), N.copy(), d, eps), "estimate", want.shape)
+            if got.shape != want.shape:
+                _fail("estimate returned the wrong shape", f"{want.shape}: clusters x values of attribute {j}",
+                      got.shape, "return one estimate per cluster and value, shaped like bit_sums")
+            if _close(got, want, rtol):
+                continue
+            Nc = N[:, None]
+            ps, qs = sue_pq(eps)
+            pb = np.exp(eps) / (np.exp(eps) + 1)
+            hint = _diagnose(got, [
+                ((s - Nc * q) / (p - q), "|C_r|' = |C_r| / d: only about one user in d reports attribute j"),
+                ((s - Nc * p / d) / (q - p), "p and q look swapped: the TRUE bit is 1 with p = 1/2, the others with q"),
+                (s - Nc * q / d, "the bias is removed, but the estimate is not rescaled: divide by (p - q)"),
+                ((s - Nc * q / d) / (p - q) / (Nc / d),
+                 "that is the share g'/|C_r|' of Eq. 11; return the count estimate g'"),
+                ((s - Nc * qs / d) / (ps - qs), "these are SUE's p and q; OUE uses p = 1/2, q = 1/(e^eps+1)"),
+                ((s - Nc * q / d) / (pb - q), "p = e^eps/(e^eps+1) is binary randomized response; OUE keeps a 1 with "
+                                             "p = 1/2"),
+                ((s - (N * q / d)[None, :]) / (p - q), "|C_r| is subtracted along the wrong axis: cluster r is row r, "
+                                                       "so use cluster_sizes[:, None]"),
+                (want.T, "rows and columns are transposed: return one row per cluster, one column per value"),
+            ], rtol, "g' = (s - |C_r|' q) / (p - q), with p = 1/2, q = 1/(e^eps+1) and |C_r|' = |C_r| / d")
+            _fail(f"g' of attribute {j} (eps={eps}) differs from Eq. 9 as the library computes it",
+                  np.round(want[0], 2).tolist(), np.round(got[0], 2).tolist(), hint + " (first cluster shown)")
+    return _passed("your Eq. 9 equals the library's estimate for every cluster, attribute and value")
+
+
+def check_index_unmix(unmix, seed=0, rtol=1e-9):
+    """``unmix(observed, index_epsilon)`` must undo the K-ary GRR on the cluster index, unbiasedly.
+
+    ``observed`` holds tallies by *reported* label r' on axis 0 (shape (K, ...));
+    the answer is the unbiased estimate of the tallies by true cluster r. Checked
+    two ways: (1) on exact expectations, E[observed] = P^T tallies with P the
+    library's K x K GRR matrix, the answer must give the tallies back, for K = 2,
+    3, 5; (2) Eq. 9 on the un-mixed tallies of one round of simulated reports
+    must equal the library's ``server_estimates(..., index_epsilon=...)``.
+    Relative tolerance ``rtol``.
+    """
+    rng = np.random.default_rng(seed)
+    for K, ie in [(2, 1.0), (3, 0.5), (5, 2.0)]:
+        truth = rng.poisson(50.0, size=(K, 4, 3)).astype(float)
+        P = grr_matrix(K, ie)
+        mixed = np.tensordot(P.T, truth, axes=1)  # E[observed tallies]
+        got = _as_float(_call(unmix, mixed.copy(), ie), "unmix", truth.shape)
+        if got.shape != truth.shape:
+            _fail("unmix returned the wrong shape", f"{truth.shape}, the shape of observed", got.shape,
+                  "return tallies shaped like the input: one row per cluster")
+        if _close(got, truth, rtol, atol=1e-9):
+            continue
+        p, q = grr_probabilities(K, ie)
+
+        def inverse(p_, q_, axis=0):
+            return (mixed - q_ * mixed.sum(axis=axis, keepdims=True)) / (p_ - q_)
+        pk1 = grr_probabilities(K + 1, ie)
+        pkm = grr_probabilities(K - 1, ie) if K > 2 else (np.nan, np.nan)
+        hint = _diagnose(got, [
+            (inverse(q, p), "p and q look swapped: the true label is KEPT with p = e^eps/(e^eps+K-1)"),
+            (mixed - q * mixed.sum(axis=0, keepdims=True),
+             "the leaked share is removed but not rescaled: divide by (p - q)"),
+            (inverse(p, q, axis=-1), "you summed over the wrong axis: the labels are on axis 0"),
+            (inverse(p, q, axis=1), "you summed over the wrong axis: the labels are on axis 0"),
+            (inverse(*pk1), "off by one in the domain: GRR over K labels has q = 1/(e^eps+K-1), K = observed.shape[0]"),
+            (inverse(*pkm), "off by one in the domain: GRR over K labels has q = 1/(e^eps+K-1), K = observed.shape[0]"),
+            (inverse(*oue_pq(ie)), "the index goes through K-ary GRR, not OUE: p = e^eps/(e^eps+K-1)"),
+            (np.tensordot(P.T, mixed, axes=1), "that mixes the labels once more (P^T); apply its inverse"),
+            (np.tensordot(np.linalg.inv(P), mixed, axes=1), "that is P^{-1} applied along the wrong side; "
+                                                             "E[observed] = P^T truth, so apply (P^T)^{-1}"),
+        ], rtol, "E[observed] = P^T truth with P the K x K GRR matrix; (P^T)^{-1} = (I - q J) / (p - q)")
+        _fail(f"unmix does not give back the clear-index tallies (K={K}, index_epsilon={ie})",
+              np.round(truth[:, 0, 0], 2).tolist(), np.round(got[:, 0, 0], 2).tolist(),
+              hint + " (tallies[:, 0, 0] shown)")
+    for eps, ie in [(1.0, 0.5), (2.0, 1.5)]:
+        reports = _toy_reports(rng, eps, ie)
+        K = len(_TOY_CENTRES)
+        S, M = _tallies(reports, K, _TOY_SIZES)
+        S_u = _as_float(_call(unmix, S.copy(), ie), "unmix", S.shape)
+        M_u = _as_float(_call(unmix, M.copy(), ie), "unmix", M.shape)
+        ours = _estimates(S_u, M_u, _TOY_SIZES, eps, None)
+        library = server_estimates(reports, K, _TOY_SIZES, eps, index_epsilon=ie)
+        for j, (a, b) in enumerate(zip(ours, library)):
+            if not _close(np.asarray(a), b, rtol, atol=1e-9):
+                _fail(f"with your un-mixing, Eq. 9 differs from the library's server side (attribute {j})",
+                      np.round(b[0], 2).tolist(), np.round(a[0], 2).tolist(),
+                      "unmix must work for tallies of any shape with the labels on axis 0, e.g. (K, d) and (K, d, w)")
+    return _passed("your un-mixing inverts the GRR on the index exactly, and the server's estimates match the "
+                   "library's")
+
+
+def _eq9_variance_exact(g, N, d, epsilon, reporters="expected"):
+    """Var[g'] from the library's exact report distribution: a sum over independent users.
+
+    User i adds Y_i = B_i - c q to (p - q) g', with B_i the bit for value w of
+    attribute j it sends (0 if it reports another attribute) and c = 1/d
+    (``reporters="expected"``: the server subtracts |C_r| q / d) or c = 1 if
+    user i reports j, else 0 (``"observed"``: the server subtracts n_rj q).
+    """
+    d = int(d)
+    sizes, centre = (2,) * d, np.zeros((1, d), dtype=np.int64)
+    p, q = oue_pq(epsilon)
+
+    def moments(record):  # E[Y], E[Y^2] for one user, value w = 1 of attribute 0
+        pmf = report_distribution(np.asarray(record), centre, sizes, epsilon)
+        m1 = m2 = 0.0
+        for (_, j, bits), pr in pmf.items():
+            bit = float(j == 0 and bits[1] == 1)
+            y = bit - (float(j == 0) if reporters == "observed" else 1.0 / d) * q
+            m1, m2 = m1 + pr * y, m2 + pr * y * y
+        return m1, m2
+    holder = np.zeros(d, dtype=np.int64)
+    holder[0] = 1
+    (h1, h2), (o1, o2) = moments(holder), moments(np.zeros(d, dtype=np.int64))
+    return (g * (h2 - h1 ** 2) + (N - g) * (o2 - o1 ** 2)) / (p - q) ** 2
+
+
+def check_eq9_variance(variance, reporters="expected"):
+    """``variance(g, N, d, epsilon)``: the exact variance of Eq. 9's g' (Theorem 3, corrected).
+
+    ``g`` users of a cluster of ``N`` hold the value, ``d`` attributes, the bits
+    at ``epsilon``. ``reporters`` as in ``server_estimates``: "expected" (the
+    paper's |C_r|' = |C_r|/d) or "observed" (the number of reports (r, j)
+    received). Checked against the variance computed from the library's exact
+    report distribution (``report_distribution``) on five cases (relative
+    tolerance 1e-9).
+    """
+    if reporters not in ("expected", "observed"):
+        raise ValueError(f"reporters must be 'expected' or 'observed', got reporters={reporters!r}")
+
+    def parts(g, N, d, e):
+        p, q = oue_pq(e)
+        return p, q, (p - q) ** 2
+
+    def plain_oue(g, N, d, e):  # OUE over all N users, as if every user reported attribute j
+        p, q, s2 = parts(g, N, d, e)
+        return (g * p * (1 - p) + (N - g) * q * (1 - q)) / s2
+
+    def sampled(g, N, d, e, squared=True):  # each bit Bernoulli(p/d) or Bernoulli(q/d)
+        p, q, s2 = parts(g, N, d, e)
+        var_s = g * p / d * (1 - p / d) + (N - g) * q / d * (1 - q / d)
+        return var_s / s2 if squared else var_s
+
+    def eq12(g, N, d, e):
+        p, q, s2 = parts(g, N, d, e)
+        return (N * p * (1 - p) / d + N * (1 - 1 / d) * q * (1 - q)) / s2
+
+    cases = [(40, 400, 6, 1.0), (0, 1000, 2, 0.5), (250, 1000, 4, 2.0), (1000, 1000, 3, 0.1), (7011, 11372, 6, 1.0)]
+    if reporters == "expected":
+        mistakes = [
+            (eq12, "that is Eq. 12 as printed: the OUE variance of a count whose true value is N/d. Here 1/d is the "
+                   "chance that a user reports attribute j at all"),
+            (plain_oue, "that is plain OUE over all N users; only a 1/d share reports attribute j, so a holder's "
+                        "bit is Bernoulli(p/d)"),
+            (lambda *a: plain_oue(*a) / a[2],
+             "p(1-p)/d is the variance of a reporter's bit times 1/d; the bit the server receives from a user is "
+             "Bernoulli(p/d), with variance (p/d)(1 - p/d)"),
+            (lambda *a: sampled(*a, squared=False),
+             "that is Var[s], the variance of the bit sum; g' = (s - |C_r|' q)/(p - q), so divide by (p - q)^2"),
+            (lambda *a: sampled(*a, squared=False) / (parts(*a)[0] - parts(*a)[1]),
+             "Var[s / c] = Var[s] / c^2: divide by (p - q) squared"),
+        ]
+        hint = ("a user's bit at position w of attribute j is Bernoulli(p/d) if it holds w, Bernoulli(q/d) if "
+                "not, independently across users")
+    else:
+        mistakes = [
+            (lambda *a: plain_oue(*a) / a[2],
+             "that is the variance given WHO reports attribute j (about g/d holders among N/d reporters). Which "
+             "users report j is random too: add the variance that comes from the number of holders among the "
+             "reporters"),
+            (sampled, "that is the variance with the expected number of reporters |C_r|/d; with the observed n_rj "
+                      "the subtracted term n_rj q moves together with the bit sum"),
+            (plain_oue, "that is plain OUE over all N users; only a 1/d share reports attribute j"),
+        ]
+        hint = ("write (p - q) g' = sum over the users of R_i (b_i - q), with R_i ~ Bernoulli(1/d) whether user i "
+                "reports j, and take the variance of one term")
+    return check_function(f"the variance of g' ({reporters} reporters)", variance,
+                          lambda *a: _eq9_variance_exact(*a, reporters=reporters), cases, mistakes=mistakes, hint=hint)

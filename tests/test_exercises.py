@@ -1,5 +1,6 @@
 """Exercise checkers accept the reference solution and reject typical wrong ones with a hint;
 the student export stubs solutions, clears outputs, and runs clean with the solution pasted back."""
+import ast
 import os
 import subprocess
 import sys
@@ -7,9 +8,12 @@ import sys
 import nbformat
 import numpy as np
 import pytest
+from scipy import stats
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from dpclust_lib import assignments, exercises, privacy
+from dpclust_lib._paths import NOTEBOOK_DIR
+from dpclust_lib.cluster.sampling_kmodes import server_estimates, user_reports
 from dpclust_lib.exercises import ExerciseError
 from dpclust_lib.frequency import LDPFO, Tally, clip_and_normalise
 
@@ -32,7 +36,7 @@ def grr_other_includes_self(values, k, epsilon, rng):
 
 
 def test_grr_checker():
-    assert exercises.check_grr_perturb(grr_reference)
+    exercises.check_grr_perturb(grr_reference)
     with pytest.raises(ExerciseError, match="binary formula"):
         exercises.check_grr_perturb(grr_binary_p)
     with pytest.raises(ExerciseError, match="OTHER k-1 values"):
@@ -58,7 +62,7 @@ def oue_is_sue(values, k, epsilon, rng):
 
 
 def test_oue_checker():
-    assert exercises.check_oue_perturb(oue_reference)
+    exercises.check_oue_perturb(oue_reference)
     with pytest.raises(ExerciseError, match="swapped"):
         exercises.check_oue_perturb(oue_swapped)
     with pytest.raises(ExerciseError, match="SUE"):
@@ -82,12 +86,22 @@ def estimate_post_processed(counts, sizes, epsilon):
     return clip_and_normalise(estimate_reference(counts, sizes, epsilon), int(counts.sum()), rounding="none")
 
 
+def estimate_p_q_swapped(counts, sizes, epsilon):
+    out = counts
+    for axis, k in enumerate(sizes):
+        p, q = privacy.grr_probabilities(k, epsilon)
+        out = np.moveaxis(np.tensordot((np.eye(k) - p) / (q - p), out, axes=([1], [axis])), 0, axis)
+    return out
+
+
 def test_ldpfo_checker():
-    assert exercises.check_ldpfo_estimate(estimate_reference)
+    exercises.check_ldpfo_estimate(estimate_reference)
     with pytest.raises(ExerciseError, match="constant factor"):
         exercises.check_ldpfo_estimate(estimate_without_scaling)
     with pytest.raises(ExerciseError, match="post-processed"):
         exercises.check_ldpfo_estimate(estimate_post_processed)
+    with pytest.raises(ExerciseError, match="swapped"):
+        exercises.check_ldpfo_estimate(estimate_p_q_swapped)
 
 
 def test_unwritten_solution_says_so():
@@ -97,10 +111,225 @@ def test_unwritten_solution_says_so():
         exercises.check_grr_perturb(stub)
 
 
+def test_an_error_in_the_solution_is_reported_with_the_call():
+    def crashes(values, k, epsilon, rng):
+        return values[:, 1]
+    with pytest.raises(ExerciseError, match=r"crashes raised IndexError.*\n  called with: crashes\(array of shape"):
+        exercises.check_grr_perturb(crashes)
+
+
+# --------------------------------------------------------------------------- Hamming-distance RR (Peng et al.)
+
+def hamming_reference(X, sizes, epsilon, rng):
+    return privacy.hamming_rr_perturb(X, sizes, epsilon, rng)
+
+
+def _hamming(X, sizes, keep_probability, rng, others="other"):
+    X, k = np.asarray(X), np.asarray(sizes)
+    keep = rng.random(X.shape) < keep_probability
+    if others == "all":
+        return np.where(keep, X, rng.integers(0, k, size=X.shape))
+    other = rng.integers(0, k - 1, size=X.shape)
+    return np.where(keep, X, other + (other >= X))
+
+
+def hamming_binary_p(X, sizes, epsilon, rng):
+    return _hamming(X, sizes, np.exp(epsilon) / (np.exp(epsilon) + 1), rng)
+
+
+def hamming_eps_over_m(X, sizes, epsilon, rng):
+    return hamming_reference(X, sizes, epsilon / len(sizes), rng)
+
+
+def hamming_other_includes_self(X, sizes, epsilon, rng):
+    return _hamming(X, sizes, np.exp(epsilon) / (np.exp(epsilon) + np.asarray(sizes) - 1), rng, others="all")
+
+
+def hamming_one_coin_per_user(X, sizes, epsilon, rng):
+    k = np.asarray(sizes)
+    keep = rng.random((len(X), 1)) < np.exp(epsilon) / (np.exp(epsilon) + k - 1)
+    other = rng.integers(0, k - 1, size=X.shape)
+    return np.where(keep, X, other + (other >= X))
+
+
+def hamming_first_domain_for_all(X, sizes, epsilon, rng):
+    return hamming_reference(X, (sizes[0],) * len(sizes), epsilon, rng)
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (hamming_binary_p, "binary formula"),
+    (hamming_eps_over_m, "split eps over the m attributes"),
+    (hamming_other_includes_self, "OTHER k_j-1 values"),
+    (hamming_one_coin_per_user, "not independent"),
+    (hamming_first_domain_for_all, "outside the domain of attribute 1"),
+])
+def test_hamming_rr_checker(wrong, hint):
+    exercises.check_hamming_rr_perturb(hamming_reference)
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_hamming_rr_perturb(wrong)
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda sizes, eps: eps, "per unit of Hamming distance"),
+    (lambda sizes, eps: (len(sizes) - 1) * eps, "differ in ALL m attributes"),
+    (lambda sizes, eps: eps * sum(k - 1 for k in sizes), "differing attributes, not differing values"),
+])
+def test_hamming_ldp_level_checker(wrong, hint):
+    exercises.check_hamming_rr_ldp_level(lambda sizes, eps: LDPFO(sizes, eps).ldp_epsilon)
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_hamming_rr_ldp_level(wrong)
+
+
+def _changed(sizes, eps):
+    k = np.asarray(sizes)
+    return (k - 1) / (np.exp(eps) + k - 1)
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda sizes, eps: float(np.sum(1 - _changed(sizes, eps))), "attributes the report KEEPS"),
+    (lambda sizes, eps: len(sizes) / (np.exp(eps) + 1), "binary formula"),
+    (lambda sizes, eps: len(sizes) * _changed(sizes[:1], eps)[0], "its own domain size"),
+    (lambda sizes, eps: float(np.sum(_changed(sizes, eps / len(sizes)))), "not eps/m"),
+])
+def test_hamming_expected_distance_checker(wrong, hint):
+    exercises.check_hamming_rr_expected_distance(lambda sizes, eps: float(np.sum(_changed(sizes, eps))))
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_hamming_rr_expected_distance(wrong)
+
+
+def test_expected_distance_reference_is_eq4():
+    # The checker's brute-force reference agrees with Eq. 4's distance distribution for equal domains.
+    for m, k, eps in [(3, 2, 1.0), (4, 3, 0.5), (2, 5, 2.0)]:
+        pmf = privacy.hamming_rr_distance_pmf(m, k, eps)
+        assert np.isclose(exercises._hamming_rr_mean_distance((k,) * m, eps), np.arange(m + 1) @ pmf, rtol=1e-12)
+
+
+# --------------------------------------------------------------------------- Zhang et al. (2022)
+
+def _oue(eps):
+    return privacy.oue_pq(eps)
+
+
+def eq9_reference(bit_sums, cluster_sizes, d, eps):
+    p, q = _oue(eps)
+    return (bit_sums - cluster_sizes[:, None] / d * q) / (p - q)
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda s, n, d, e: (s - n[:, None] * _oue(e)[1]) / (_oue(e)[0] - _oue(e)[1]), r"\|C_r\|' = \|C_r\| / d"),
+    (lambda s, n, d, e: (s - n[:, None] / d * _oue(e)[0]) / (_oue(e)[1] - _oue(e)[0]), "swapped"),
+    (lambda s, n, d, e: s - n[:, None] / d * _oue(e)[1], r"divide by \(p - q\)"),
+    (lambda s, n, d, e: eq9_reference(s, n, d, e) / (n[:, None] / d), "share"),
+    (lambda s, n, d, e: (s - n / d * _oue(e)[1]) / (_oue(e)[0] - _oue(e)[1]), "wrong axis"),
+])
+def test_eq9_estimate_checker(wrong, hint):
+    exercises.check_eq9_estimate(eq9_reference)
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_eq9_estimate(wrong)
+
+
+def unmix_reference(observed, index_epsilon):
+    K = observed.shape[0]
+    return np.tensordot(np.linalg.inv(privacy.grr_matrix(K, index_epsilon).T), observed, axes=1)
+
+
+def _unmix(observed, eps, K=None, axis=0, swap=False, scale=True):
+    p, q = privacy.grr_probabilities(K or observed.shape[0], eps)
+    if swap:
+        p, q = q, p
+    out = observed - q * observed.sum(axis=axis, keepdims=True)
+    return out / (p - q) if scale else out
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda o, e: _unmix(o, e, swap=True), "swapped"),
+    (lambda o, e: _unmix(o, e, axis=-1), "wrong axis"),
+    (lambda o, e: _unmix(o, e, K=o.shape[0] + 1), "off by one"),
+    (lambda o, e: _unmix(o, e, scale=False), "not rescaled"),
+    (lambda o, e: np.tensordot(privacy.grr_matrix(o.shape[0], e).T, o, axes=1), "mixes the labels once more"),
+])
+def test_index_unmix_checker(wrong, hint):
+    exercises.check_index_unmix(unmix_reference)
+    exercises.check_index_unmix(_unmix)
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_index_unmix(wrong)
+
+
+def variance_expected(g, N, d, eps):
+    p, q = _oue(eps)
+    return (g * p / d * (1 - p / d) + (N - g) * q / d * (1 - q / d)) / (p - q) ** 2
+
+
+def variance_observed(g, N, d, eps):
+    p, q = _oue(eps)
+    return (g * p * (1 - p) + (N - g) * q * (1 - q)) / (d * (p - q) ** 2) + g * (d - 1) / d ** 2
+
+
+def variance_eq12_as_printed(N, d, eps):
+    p, q = _oue(eps)
+    return (N * p * (1 - p) / d + N * (1 - 1 / d) * q * (1 - q)) / (p - q) ** 2
+
+
+def _plain_oue(g, N, d, eps):
+    p, q = _oue(eps)
+    return (g * p * (1 - p) + (N - g) * q * (1 - q)) / (p - q) ** 2
+
+
+@pytest.mark.parametrize("reporters, right, wrong, hint", [
+    ("expected", variance_expected, lambda g, N, d, e: variance_eq12_as_printed(N, d, e), "Eq. 12 as printed"),
+    ("expected", variance_expected, _plain_oue, "plain OUE over all N users"),
+    ("expected", variance_expected, lambda g, N, d, e: variance_expected(g, N, d, e) * (_oue(e)[0] - _oue(e)[1]) ** 2,
+     r"Var\[s\]"),
+    ("observed", variance_observed, lambda g, N, d, e: _plain_oue(g, N, d, e) / d, "WHO reports"),
+    ("observed", variance_observed, variance_expected, "expected number of reporters"),
+])
+def test_eq9_variance_checker(reporters, right, wrong, hint):
+    exercises.check_eq9_variance(right, reporters=reporters)
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_eq9_variance(wrong, reporters=reporters)
+
+
+def test_eq9_variance_reference_matches_the_library_estimator(rng):
+    """The checker's exact variances against the sample variance of server_estimates: a chi-square
+    variance test per estimator, alpha = 0.001 each (two tests)."""
+    d, N, g, eps, reps = 3, 300, 100, 1.0, 3000
+    X = np.zeros((N, d), dtype=np.int64)
+    X[:g, 0] = 1  # g users hold value 1 of attribute 0
+    centre = np.zeros((1, d), dtype=np.int64)
+    low, high = stats.chi2.ppf([0.0005, 0.9995], reps - 1) / (reps - 1)
+    for reporters, other in (("expected", "observed"), ("observed", "expected")):
+        draws = [server_estimates(user_reports(X, centre, (2,) * d, eps, random_state=rng), 1, (2,) * d, eps,
+                                  reporters=reporters)[0][0, 1] for _ in range(reps)]
+        variance = np.var(draws, ddof=1)
+        assert low < variance / exercises._eq9_variance_exact(g, N, d, eps, reporters) < high, reporters
+        # the test can fail: the other estimator's variance is outside the band
+        assert not low < variance / exercises._eq9_variance_exact(g, N, d, eps, other) < high, reporters
+
+
+def test_eq9_variance_checker_refuses_unknown_reporters():
+    with pytest.raises(ValueError, match="reporters"):
+        exercises.check_eq9_variance(variance_expected, reporters="sampled")
+
+
+# --------------------------------------------------------------------------- the generic function checker
+
+def test_function_checker_names_the_typical_mistake():
+    reference = lambda d: d + 1  # noqa: E731  (the sensitivity of a sum of d bounded coordinates and a count)
+    cases = [(2,), (5,)]
+    exercises.check_function("sensitivity", reference, reference, cases)
+    mistakes = [(lambda d: d, "the count adds one")]
+    with pytest.raises(ExerciseError, match="the count adds one"):
+        exercises.check_function("sensitivity", lambda d: d, reference, cases, mistakes=mistakes)
+    with pytest.raises(ExerciseError, match="recheck the derivation"):
+        exercises.check_function("sensitivity", lambda d: 2 * d, reference, cases, mistakes=mistakes)
+    with pytest.raises(ExerciseError, match="wrong shape"):
+        exercises.check_function("sensitivity", lambda d: [d + 1, d + 1], reference, cases)
+
+
 # --------------------------------------------------------------------------- numbers and predictions
 
 def test_number_checker():
-    assert exercises.check_number("sensitivity", 4, 4)
+    exercises.check_number("sensitivity", 4, 4)
     with pytest.raises(ExerciseError, match="expected"):
         exercises.check_number("sensitivity", 3, 4, hint="sum has d coordinates, count one more")
     with pytest.raises(ExerciseError, match="no answer"):
@@ -108,11 +337,22 @@ def test_number_checker():
 
 
 def test_prediction_checker():
-    assert exercises.check_prediction("error when eps doubles", "down", 0.4, 0.2)
+    exercises.check_prediction("error when eps doubles", "down", 0.4, 0.2)
     with pytest.raises(ExerciseError, match="other way"):
         exercises.check_prediction("error when eps doubles", "up", 0.4, 0.2)
     with pytest.raises(ExerciseError, match="predict one of"):
         exercises.check_prediction("x", "bigger", 0.4, 0.2)
+    with pytest.raises(ExerciseError, match="finite"):
+        exercises.check_prediction("x", "up", 0.4, float("nan"))
+
+
+def test_prediction_checker_takes_the_students_function():
+    exercises.check_prediction("error when eps doubles", lambda: "down", 0.4, 0.2)
+
+    def prediction():
+        raise NotImplementedError("write prediction")
+    with pytest.raises(ExerciseError, match="NotImplementedError"):
+        exercises.check_prediction("error when eps doubles", prediction, 0.4, 0.2)
 
 
 # --------------------------------------------------------------------------- export
@@ -154,6 +394,16 @@ def test_stub_keeps_signature_and_docstring_and_raises():
         namespace["perturb"](None, 2, 1.0, None)
 
 
+def test_student_version_replaces_the_teachers_explanation():
+    nb = new_notebook()
+    why = new_markdown_cell("**Why.** The error falls because ...")
+    why.metadata["tags"] = ["solution"]
+    nb.cells = [new_markdown_cell("# Demo"), why, new_markdown_cell("Plain text stays.")]
+    student = assignments.student_version(nb, "99_demo.ipynb")
+    assert [c.source for c in student.cells[2:]] == [assignments.EXPLANATION_PLACEHOLDER, "Plain text stays."]
+    assert student.cells[2].metadata["tags"] == ["solution"]
+
+
 def test_stub_refuses_anything_but_functions():
     with pytest.raises(ValueError, match="only imports and function definitions"):
         assignments.stub_solution("answer = 4\n")
@@ -179,6 +429,76 @@ def test_student_version_and_paste_back_run_clean(tmp_path):
 
 
 def _nbval(path):
+    # DPCLUST_DATA_DIR and the rest of the environment pass through; the profile is smoke.
     return subprocess.run([sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env", "-q", "-p",
                            "no:cacheprovider", str(path)], capture_output=True, text=True, cwd=path.parent,
-                          env={**os.environ, "DPCLUST_PROFILE": "smoke"})
+                          env={**os.environ, "DPCLUST_PROFILE": "smoke"}, timeout=900)
+
+
+def test_sampler_checker_names_the_typical_mistake():
+    # e.g. the Laplace noise of a count with sensitivity 1 at eps = 0.5: scale 2
+    cdf = stats.laplace(scale=2.0).cdf
+    mistakes = [(stats.laplace(scale=0.5).cdf, "scale eps / sensitivity"),
+                (stats.norm(scale=2.0).cdf, "Gaussian")]
+    exercises.check_sampler("noise", lambda rng, n: rng.laplace(0.0, 2.0, n), cdf, mistakes=mistakes)
+    with pytest.raises(ExerciseError, match="scale eps / sensitivity"):
+        exercises.check_sampler("noise", lambda rng, n: rng.laplace(0.0, 0.5, n), cdf, mistakes=mistakes)
+    with pytest.raises(ExerciseError, match="Gaussian"):
+        exercises.check_sampler("noise", lambda rng, n: rng.normal(0.0, 2.0, n), cdf, mistakes=mistakes)
+    with pytest.raises(ExerciseError, match="wrong shape"):
+        exercises.check_sampler("noise", lambda rng, n: rng.laplace(0.0, 2.0, (n, 2)), cdf)
+
+
+# --------------------------------------------------------------------------- the paper notebooks' student versions
+
+PAPER_NOTEBOOKS = ["01_ldpk_modes", "02_ldp_kmodes_sampling"]
+
+
+def _tagged(nb, tag):
+    return [c for c in nb.cells if tag in c.metadata.get("tags", [])]
+
+
+def _normalised(source):
+    try:
+        return ast.unparse(ast.parse(source))
+    except SyntaxError:  # a cell ast cannot read (e.g. IPython magics) is compared as written
+        return source
+
+
+@pytest.mark.parametrize("stem", PAPER_NOTEBOOKS)
+def test_paper_notebook_student_version(stem, tmp_path):
+    teacher_path = NOTEBOOK_DIR / f"{stem}.ipynb"
+    teacher = nbformat.read(teacher_path, as_version=4)
+    solutions = {c["id"]: c.source for c in _tagged(teacher, "solution") if c.cell_type == "code"}
+    explanations = {c["id"]: c.source for c in _tagged(teacher, "solution") if c.cell_type == "markdown"}
+    assert 3 <= len(_tagged(teacher, "exercise")) <= 5 and len(solutions) == len(_tagged(teacher, "exercise"))
+    [student_path] = assignments.export([teacher_path], tmp_path)
+    student = nbformat.read(student_path, as_version=4)
+
+    # As handed out: no outputs, and no reference solution code anywhere in the notebook.
+    code_cells = [c for c in student.cells if c.cell_type == "code"]
+    assert all(not c.outputs and c.execution_count is None for c in code_cells)
+    student_code = "\n".join(_normalised(c.source) for c in code_cells)
+    stubs = {c["id"]: c for c in _tagged(student, "solution") if c.cell_type == "code"}
+    assert set(stubs) == set(solutions)
+    for cid, text in explanations.items():  # the teacher's explanations of the predictions are not handed out
+        [placeholder] = [c for c in student.cells if c["id"] == cid]
+        assert placeholder.source == assignments.EXPLANATION_PLACEHOLDER
+        assert not any(text in c.source for c in student.cells)
+    for cid, source in solutions.items():
+        for fn in ast.parse(stubs[cid].source).body:
+            if isinstance(fn, ast.FunctionDef):
+                body = fn.body[1:] if ast.get_docstring(fn) is not None else fn.body
+                assert len(body) == 1 and isinstance(body[0], ast.Raise), (cid, fn.name)
+        for fn in ast.parse(source).body:
+            if isinstance(fn, ast.FunctionDef):
+                for statement in fn.body[1 if ast.get_docstring(fn) is not None else 0:]:
+                    text = ast.unparse(statement)  # short ones (`return out`) occur in any notebook
+                    assert len(text) < 20 or text not in student_code, (cid, text)
+
+    # With the reference solutions pasted back, the student version runs clean in the smoke profile.
+    for cid, stub in stubs.items():
+        stub.source = solutions[cid]
+    nbformat.write(student, student_path)
+    result = _nbval(student_path)
+    assert result.returncode == 0, result.stdout[-3000:]
