@@ -1,0 +1,42 @@
+"""The chunked distance helpers: the fast squared-Euclidean assignment against the direct form."""
+import numpy as np
+import pytest
+
+from dpclust_lib._distances import nearest, pairwise
+
+
+@pytest.mark.parametrize("offset, scale", [(0.0, 1.0), (5e5, 1e6), (-3.0, 1e-3)])
+def test_fast_sqeuclidean_matches_direct_form(rng, offset, scale):
+    X = offset + scale * rng.random((9_000, 3))  # more rows than one block
+    C = offset + scale * rng.random((37, 3))
+    labels, dist = nearest(X, C, "sqeuclidean")
+    D = pairwise(X, C, "sqeuclidean")
+    best = D.min(axis=1)
+    # The chosen centre is a nearest one up to rounding, and the distance returned is exact.
+    np.testing.assert_allclose(D[np.arange(len(X)), labels], best, rtol=1e-12, atol=1e-12 * scale**2)
+    np.testing.assert_array_equal(dist, D[np.arange(len(X)), labels])
+    assert (labels == D.argmin(axis=1)).mean() > 0.9999
+
+
+def test_fast_sqeuclidean_distances_never_negative():
+    # A record on a centre: the expanded form can give -1e-10 there; the exact recomputation gives 0.
+    X = np.array([[1e6 + 0.1, 1e6 - 0.3], [3.0, 4.0]])
+    labels, dist = nearest(X, X.copy(), "sqeuclidean")
+    np.testing.assert_array_equal(labels, [0, 1])
+    np.testing.assert_array_equal(dist, [0.0, 0.0])
+
+
+def test_fast_sqeuclidean_exact_ties_go_to_the_lowest_index():
+    X = np.array([[0.5, 0.0], [0.0, 0.0]])
+    C = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0]])
+    labels, _ = nearest(X, C, "sqeuclidean")
+    np.testing.assert_array_equal(labels, [0, 0])
+
+
+def test_hamming_unchanged(rng):
+    X = rng.integers(0, 3, size=(500, 4))
+    C = rng.integers(0, 3, size=(6, 4))
+    labels, dist = nearest(X, C, "hamming")
+    D = pairwise(X, C, "hamming")
+    np.testing.assert_array_equal(labels, D.argmin(axis=1))
+    np.testing.assert_array_equal(dist, D.min(axis=1))
