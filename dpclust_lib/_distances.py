@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 _CHUNK_ELEMENTS = 2_000_000  # n_chunk * K * d entries per block
-_EXPANDED_CHUNK_ROWS = 1_024  # rows per block of the expanded form: small products stay in cache and on one BLAS thread
+_EXPANDED_CHUNK_ROWS = 4_096  # most rows per block of the expanded form ...
+_EXPANDED_CHUNK_ELEMENTS = 131_072  # ... and most scores per block: small products stay in cache and on one BLAS thread
 
 
 def _rows_per_chunk(n_centres, n_features):
@@ -35,25 +36,30 @@ def _nearest_sqeuclidean(X, C):
     Both sides are shifted by the centres' mean first, which keeps the
     cancellation error of the expanded form small when the coordinates are
     large (birch3 lives in [0, 10^6]^2). The distance to the chosen centre is
-    then recomputed directly, so it is exact and never negative. Only the
-    choice between centres whose distances agree to rounding (about 1e-15
-    relative) can differ from the direct form.
+    then recomputed directly as a sum of squared differences, so it is never
+    negative and is 0 for a record on a centre. Only the choice between
+    centres whose distances agree to rounding (about 1e-15 relative) can
+    differ from the direct form. Blocks keep every temporary small.
     """
-    n = X.shape[0]
+    n, k = X.shape[0], C.shape[0]
     shift = C.mean(axis=0)
     Cs = C - shift
     minus_two_ct = -2.0 * Cs.T
     cc = np.einsum("kd,kd->k", Cs, Cs)
     labels = np.empty(n, dtype=np.int64)
-    buffer = np.empty((min(n, _EXPANDED_CHUNK_ROWS), C.shape[0]))
-    for start in range(0, n, _EXPANDED_CHUNK_ROWS):
-        block = X[start:start + _EXPANDED_CHUNK_ROWS] - shift
+    dist = np.empty(n)
+    rows = max(256, min(_EXPANDED_CHUNK_ROWS, _EXPANDED_CHUNK_ELEMENTS // max(k, X.shape[1])))
+    buffer = np.empty((min(n, rows), k))
+    for start in range(0, n, rows):
+        block = X[start:start + rows] - shift
         scores = buffer[: block.shape[0]]
         np.matmul(block, minus_two_ct, out=scores)
         scores += cc
-        labels[start:start + block.shape[0]] = scores.argmin(axis=1)
-    diff = X - C[labels]
-    return labels, np.einsum("nd,nd->n", diff, diff)
+        lab = scores.argmin(axis=1)
+        labels[start:start + rows] = lab
+        block -= Cs[lab]
+        dist[start:start + rows] = np.einsum("nd,nd->n", block, block)
+    return labels, dist
 
 
 def nearest(X, C, metric):
@@ -61,7 +67,7 @@ def nearest(X, C, metric):
 
     ``"hamming"``: exact, ties go to the lowest index. ``"sqeuclidean"``: the
     expanded form (see :func:`_nearest_sqeuclidean`); the distances returned
-    are exact, and ties go to the lowest index up to rounding.
+    are computed directly, and ties go to the lowest index up to rounding.
     """
     if metric != "hamming":
         X = np.asarray(X, dtype=float)

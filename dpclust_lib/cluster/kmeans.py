@@ -231,11 +231,10 @@ def sum_count_sensitivity(n_features):
 
 def cluster_sums_counts(X, labels, n_clusters, lower, upper):
     """Per cluster: the sum of u = (x - lower) / (upper - lower), shape (K, d), and the count, shape (K,)."""
-    scaled = (np.asarray(X, dtype=float) - lower) / (upper - lower)
+    X = np.asarray(X, dtype=float)
     counts = np.bincount(labels, minlength=n_clusters).astype(float)
-    sums = np.column_stack([np.bincount(labels, weights=scaled[:, j], minlength=n_clusters)
-                            for j in range(scaled.shape[1])])
-    return sums, counts
+    raw = np.column_stack([np.bincount(labels, weights=X[:, j], minlength=n_clusters) for j in range(X.shape[1])])
+    return (raw - counts[:, None] * lower) / (upper - lower), counts  # = sum of u, without an n x d temporary
 
 
 def noisy_centres(X, labels, n_clusters, lower, upper, epsilon, previous, random_state=None):
@@ -270,7 +269,7 @@ def _resolve_n(n_public, X, name="n_public"):
 
 
 def _numeric_input(X, bounds):
-    X = check_array(X).astype(float, copy=False)
+    X = np.ascontiguousarray(check_array(X), dtype=float)  # row blocks are read in the distance loops
     lower, upper = check_bounds(bounds, X.shape[1], X)
     return X, lower, upper
 
