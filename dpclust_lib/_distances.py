@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 _CHUNK_ELEMENTS = 2_000_000  # n_chunk * K * d entries per block
-_EXPANDED_CHUNK_ROWS = 4_096  # most rows per block of the expanded form ...
+_EXPANDED_CHUNK_ROWS = 16_384  # most rows per block of the expanded form ...
 _EXPANDED_CHUNK_ELEMENTS = 131_072  # ... and most scores per block: small products stay in cache and on one BLAS thread
 
 
@@ -70,7 +70,7 @@ def nearest(X, C, metric):
     are computed directly, and ties go to the lowest index up to rounding.
     """
     if metric != "hamming":
-        X = np.asarray(X, dtype=float)
+        X = np.ascontiguousarray(X, dtype=float)  # row blocks of a column-major array are slow to read
         C = np.asarray(C, dtype=float)
         return _nearest_sqeuclidean(X, C)
     n, d = X.shape

@@ -297,12 +297,13 @@ class _DPLloyd:
         centres, shares = self._start(X, k, lower, upper, eps, rng, ledger)
         self.initial_centers_ = centres
         scales = []
+        by_column = np.asfortranarray(X)  # the per-cluster sums read one column at a time
         for t, share in enumerate(shares, start=1):
             labels = nearest(X, centres, "sqeuclidean")[0]
             scales.append(laplace_scale(sensitivity, share))
             ledger.spend(share, f"iteration {t}: noisy sum and count per cluster, L1 sensitivity "
                                 f"{sensitivity:g}, Laplace scale {scales[-1]:.4g}")
-            centres = noisy_centres(X, labels, k, lower, upper, share, centres, rng)
+            centres = noisy_centres(by_column, labels, k, lower, upper, share, centres, rng)
         self.cluster_centers_ = centres
         self.labels_ = nearest(X, centres, "sqeuclidean")[0]
         self.n_iter_ = len(shares)
