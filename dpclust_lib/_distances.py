@@ -30,7 +30,7 @@ def pairwise(X, C, metric):
     return out
 
 
-def _nearest_sqeuclidean(X, C):
+def _nearest_sqeuclidean(X, C, return_distance=True):
     """argmin_k ||x - c_k||^2 via ||c_k||^2 - 2 x.c_k (one matrix product per block).
 
     Both sides are shifted by the centres' mean first, which keeps the
@@ -40,6 +40,7 @@ def _nearest_sqeuclidean(X, C):
     negative and is 0 for a record on a centre. Only the choice between
     centres whose distances agree to rounding (about 1e-15 relative) can
     differ from the direct form. Blocks keep every temporary small.
+    Without ``return_distance`` the distances are skipped (None).
     """
     n, k = X.shape[0], C.shape[0]
     shift = C.mean(axis=0)
@@ -47,7 +48,7 @@ def _nearest_sqeuclidean(X, C):
     minus_two_ct = -2.0 * Cs.T
     cc = np.einsum("kd,kd->k", Cs, Cs)
     labels = np.empty(n, dtype=np.int64)
-    dist = np.empty(n)
+    dist = np.empty(n) if return_distance else None
     rows = max(256, min(_EXPANDED_CHUNK_ROWS, _EXPANDED_CHUNK_ELEMENTS // max(k, X.shape[1])))
     buffer = np.empty((min(n, rows), k))
     for start in range(0, n, rows):
@@ -57,13 +58,14 @@ def _nearest_sqeuclidean(X, C):
         scores += cc
         lab = scores.argmin(axis=1)
         labels[start:start + rows] = lab
-        block -= Cs[lab]
-        dist[start:start + rows] = np.einsum("nd,nd->n", block, block)
+        if return_distance:
+            block -= Cs[lab]
+            dist[start:start + rows] = np.einsum("nd,nd->n", block, block)
     return labels, dist
 
 
-def nearest(X, C, metric):
-    """Index of the nearest centre for each record and its distance.
+def nearest(X, C, metric, return_distance=True):
+    """Index of the nearest centre for each record and its distance (None if not ``return_distance``).
 
     ``"hamming"``: exact, ties go to the lowest index. ``"sqeuclidean"``: the
     expanded form (see :func:`_nearest_sqeuclidean`); the distances returned
@@ -72,7 +74,7 @@ def nearest(X, C, metric):
     if metric != "hamming":
         X = np.ascontiguousarray(X, dtype=float)  # row blocks of a column-major array are slow to read
         C = np.asarray(C, dtype=float)
-        return _nearest_sqeuclidean(X, C)
+        return _nearest_sqeuclidean(X, C, return_distance)
     n, d = X.shape
     labels = np.empty(n, dtype=np.int64)
     dist = np.empty(n)
@@ -82,4 +84,4 @@ def nearest(X, C, metric):
         lab = D.argmin(axis=1)
         labels[start:start + step] = lab
         dist[start:start + step] = D[np.arange(D.shape[0]), lab]
-    return labels, dist
+    return labels, dist if return_distance else None

@@ -40,3 +40,10 @@ def test_hamming_unchanged(rng):
     D = pairwise(X, C, "hamming")
     np.testing.assert_array_equal(labels, D.argmin(axis=1))
     np.testing.assert_array_equal(dist, D.min(axis=1))
+
+
+def test_labels_only(rng):
+    X, C = rng.random((3000, 4)), rng.random((7, 4))
+    labels, dist = nearest(X, C, "sqeuclidean", return_distance=False)
+    assert dist is None
+    np.testing.assert_array_equal(labels, nearest(X, C, "sqeuclidean")[0])

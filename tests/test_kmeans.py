@@ -370,3 +370,19 @@ GOOD = np.random.default_rng(0).random((20, 2))
 def test_bad_input(make, X, exc, needle):
     with pytest.raises(exc, match=needle):
         make().fit(X)
+
+
+def test_bucket_lloyd_ignores_zero_weight_buckets_and_survives_all_zero(rng):
+    from types import SimpleNamespace
+
+    from dpclust_lib.cluster.kmeans import _fit_buckets
+    buckets = rng.random((300, 2))
+    noisy = rng.laplace(0, 3.0, size=300)
+    start = buckets[:4].copy()
+    est = SimpleNamespace()
+    _fit_buckets(est, buckets, buckets, noisy, 4, start, 300)
+    full = lloyd(buckets, start, np.maximum(noisy, 0), 300)[0]
+    np.testing.assert_allclose(est.cluster_centers_, full, rtol=1e-12)
+    _fit_buckets(est, buckets, buckets, -np.abs(noisy), 4, start, 300)
+    np.testing.assert_array_equal(est.cluster_centers_, start)
+    assert est.n_iter_ == 0

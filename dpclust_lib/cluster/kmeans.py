@@ -93,15 +93,21 @@ def lloyd(X, centres, weights=None, max_iter=300):
     X = np.asarray(X, dtype=float)
     w = np.ones(X.shape[0]) if weights is None else np.asarray(weights, dtype=float)
     centres = np.array(centres, dtype=float)
-    labels, dist = nearest(X, centres, "sqeuclidean")
+    labels = _assign(X, centres)
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         centres = _weighted_means(X, labels, w, centres.shape[0], centres)
-        new, dist = nearest(X, centres, "sqeuclidean")
+        new = _assign(X, centres)
         if np.array_equal(new, labels):
             break
         labels = new
-    return centres, labels, float(np.dot(w, dist)), n_iter
+    diff = X - centres[labels]
+    return centres, labels, float(np.dot(w, np.einsum("nd,nd->n", diff, diff))), n_iter
+
+
+def _assign(X, centres):
+    """The nearest centre of each record (no distances)."""
+    return nearest(X, centres, "sqeuclidean", return_distance=False)[0]
 
 
 def kmeans_plusplus(X, n_clusters, random_state=None, weights=None):
@@ -192,7 +198,7 @@ def _predict(est, X):
     X = check_array(X).astype(float, copy=False)
     if X.shape[1] != est.cluster_centers_.shape[1]:
         raise ValueError(f"X has {X.shape[1]} features but the model was fitted with {est.cluster_centers_.shape[1]}")
-    return nearest(X, est.cluster_centers_, "sqeuclidean")[0]
+    return _assign(X, est.cluster_centers_)
 
 
 # ---------------------------------------------------------------------------
@@ -299,13 +305,13 @@ class _DPLloyd:
         scales = []
         by_column = np.asfortranarray(X)  # the per-cluster sums read one column at a time
         for t, share in enumerate(shares, start=1):
-            labels = nearest(X, centres, "sqeuclidean")[0]
+            labels = _assign(X, centres)
             scales.append(laplace_scale(sensitivity, share))
             ledger.spend(share, f"iteration {t}: noisy sum and count per cluster, L1 sensitivity "
                                 f"{sensitivity:g}, Laplace scale {scales[-1]:.4g}")
             centres = noisy_centres(by_column, labels, k, lower, upper, share, centres, rng)
         self.cluster_centers_ = centres
-        self.labels_ = nearest(X, centres, "sqeuclidean")[0]
+        self.labels_ = _assign(X, centres)
         self.n_iter_ = len(shares)
         self.noise_scales_ = scales
         self.sensitivity_ = sensitivity
@@ -619,11 +625,16 @@ class EUGKMeans:
 
 
 def _fit_buckets(est, X, bucket_centres, noisy_counts, k, start, max_iter):
-    """Weighted Lloyd on the buckets (weights: noisy counts, negatives as 0); store the results on ``est``."""
-    weights = np.maximum(noisy_counts, 0.0)
-    centres, _, _, n_iter = lloyd(bucket_centres, start, weights, max_iter)
+    """Weighted Lloyd on the buckets (weights: noisy counts, negatives as 0); store the results on ``est``.
+
+    Buckets of weight 0 move no centre, so Lloyd runs on the others only (same centres, less work).
+    """
+    positive = noisy_counts > 0
+    centres, n_iter = np.array(start, dtype=float), 0
+    if positive.any():
+        centres, _, _, n_iter = lloyd(bucket_centres[positive], start, noisy_counts[positive], max_iter)
     est.bucket_centers_ = bucket_centres
     est.bucket_counts_ = noisy_counts
     est.cluster_centers_ = centres
     est.n_iter_ = n_iter
-    est.labels_ = nearest(X, centres, "sqeuclidean")[0]
+    est.labels_ = _assign(X, centres)
