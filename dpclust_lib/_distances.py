@@ -35,32 +35,34 @@ def _nearest_sqeuclidean(X, C, return_distance=True):
 
     Both sides are shifted by the centres' mean first, which keeps the
     cancellation error of the expanded form small when the coordinates are
-    large (birch3 lives in [0, 10^6]^2). The distance to the chosen centre is
-    then recomputed directly as a sum of squared differences, so it is never
-    negative and is 0 for a record on a centre. Only the choice between
-    centres whose distances agree to rounding (about 1e-15 relative) can
-    differ from the direct form. Blocks keep every temporary small.
-    Without ``return_distance`` the distances are skipped (None).
+    large (birch3 lives in [0, 10^6]^2). A column of ones appended to the
+    records carries ||c_k||^2 into the same product. The distance to the
+    chosen centre is then recomputed directly as a sum of squared
+    differences, so it is never negative and is 0 for a record on a centre.
+    Only the choice between centres whose distances agree to rounding (about
+    1e-15 relative) can differ from the direct form. Blocks keep every
+    temporary small. Without ``return_distance`` the distances are skipped (None).
     """
-    n, k = X.shape[0], C.shape[0]
+    n, d = X.shape
+    k = C.shape[0]
     shift = C.mean(axis=0)
     Cs = C - shift
-    minus_two_ct = -2.0 * Cs.T
-    cc = np.einsum("kd,kd->k", Cs, Cs)
+    weights = np.vstack([-2.0 * Cs.T, np.einsum("kd,kd->k", Cs, Cs)[None, :]])  # (d + 1, K)
     labels = np.empty(n, dtype=np.int64)
     dist = np.empty(n) if return_distance else None
-    rows = max(256, min(_EXPANDED_CHUNK_ROWS, _EXPANDED_CHUNK_ELEMENTS // max(k, X.shape[1])))
-    buffer = np.empty((min(n, rows), k))
+    rows = min(n, max(256, min(_EXPANDED_CHUNK_ROWS, _EXPANDED_CHUNK_ELEMENTS // max(k, d))))
+    augmented = np.ones((rows, d + 1))
+    scores = np.empty((rows, k))
     for start in range(0, n, rows):
-        block = X[start:start + rows] - shift
-        scores = buffer[: block.shape[0]]
-        np.matmul(block, minus_two_ct, out=scores)
-        scores += cc
-        lab = scores.argmin(axis=1)
-        labels[start:start + rows] = lab
+        m = min(rows, n - start)
+        block = augmented[:m, :d]
+        np.subtract(X[start:start + m], shift, out=block)
+        np.matmul(augmented[:m], weights, out=scores[:m])
+        lab = scores[:m].argmin(axis=1)
+        labels[start:start + m] = lab
         if return_distance:
-            block -= Cs[lab]
-            dist[start:start + rows] = np.einsum("nd,nd->n", block, block)
+            diff = block - Cs[lab]
+            dist[start:start + m] = np.einsum("nd,nd->n", diff, diff)
     return labels, dist
 
 

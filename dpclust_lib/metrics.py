@@ -55,12 +55,15 @@ def contingency_table(labels_true, labels_pred):
     return table
 
 
-def nicv(X, centers, metric="sqeuclidean", sample_weight=None):
+def nicv(X, centers, metric="sqeuclidean", sample_weight=None, labels=None):
     """Normalised intra-cluster variance: (1/N) sum_i min_g d(x_i, c_g).
 
     ``metric="sqeuclidean"`` for numeric data (Zhang & Cheng 2021), or
     ``"hamming"`` (number of differing attributes; Peng et al. 2021 Eq. 11) for
     categorical codes. With ``sample_weight``, N is the total weight.
+    ``labels``: the index of each record's nearest centre when it is already
+    known (an estimator's ``labels_``); it saves the search, and must be the
+    nearest centre for the result to be the NICV.
     """
     check_choice(metric, "metric", {"sqeuclidean", "hamming"})
     X = check_array(X, "X")
@@ -70,7 +73,18 @@ def nicv(X, centers, metric="sqeuclidean", sample_weight=None):
     w = check_sample_weight(sample_weight, X.shape[0])
     if metric == "sqeuclidean":
         X, C = X.astype(float, copy=False), C.astype(float, copy=False)
-    _, dist = nearest(X, C, metric)
+    if labels is None:
+        _, dist = nearest(X, C, metric)
+    else:
+        lab = np.asarray(labels)
+        if lab.shape != (X.shape[0],) or lab.dtype.kind not in "iu" or lab.min() < 0 or lab.max() >= C.shape[0]:
+            raise ValueError(f"labels must be {X.shape[0]} integers in 0..{C.shape[0] - 1}, got shape {lab.shape}, "
+                             f"dtype {lab.dtype}")
+        if metric == "hamming":
+            dist = (X != C[lab]).sum(axis=1)
+        else:
+            diff = X - C[lab]
+            dist = np.einsum("nd,nd->n", diff, diff)
     return float(np.dot(w, dist) / w.sum())
 
 

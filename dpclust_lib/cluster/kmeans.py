@@ -125,10 +125,11 @@ def kmeans_plusplus(X, n_clusters, random_state=None, weights=None):
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
 
     def draw(score):
-        total = score.sum()
-        if not total > 0:
+        cumulative = np.cumsum(score)
+        if not cumulative[-1] > 0:
             return int(rng.integers(n))
-        return min(int(np.searchsorted(np.cumsum(score), rng.random() * total, side="right")), n - 1)
+        # side="right" never lands on a zero-weight record: its cumulative value equals its predecessor's
+        return int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
 
     chosen = [draw(w)]
     d2 = np.einsum("nd,nd->n", X - X[chosen[0]], X - X[chosen[0]])
@@ -163,7 +164,7 @@ class KMeans:
         self.random_state = random_state
 
     def fit(self, X, y=None, sample_weight=None):
-        X = check_array(X).astype(float, copy=False)
+        X = np.ascontiguousarray(check_array(X), dtype=float)
         k = check_n_clusters(self.n_clusters, X.shape[0])
         n_init = check_int(self.n_init, "n_init", minimum=1)
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
