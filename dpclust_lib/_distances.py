@@ -61,7 +61,7 @@ def _nearest_sqeuclidean(X, C, return_distance=True):
         lab = scores[:m].argmin(axis=1)
         labels[start:start + m] = lab
         if return_distance:
-            diff = block - Cs[lab]
+            diff = block - np.take(Cs, lab, axis=0)
             dist[start:start + m] = np.einsum("nd,nd->n", diff, diff)
     return labels, dist
 

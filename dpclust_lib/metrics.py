@@ -81,9 +81,9 @@ def nicv(X, centers, metric="sqeuclidean", sample_weight=None, labels=None):
             raise ValueError(f"labels must be {X.shape[0]} integers in 0..{C.shape[0] - 1}, got shape {lab.shape}, "
                              f"dtype {lab.dtype}")
         if metric == "hamming":
-            dist = (X != C[lab]).sum(axis=1)
+            dist = (X != np.take(C, lab, axis=0)).sum(axis=1)
         else:
-            diff = X - C[lab]
+            diff = X - np.take(C, lab, axis=0)
             dist = np.einsum("nd,nd->n", diff, diff)
     return float(np.dot(w, dist) / w.sum())
 

@@ -159,7 +159,7 @@ def build_dp_quadtree(X, lower, upper, epsilon_tree, max_height, threshold, rand
         f_upper = np.where(bits[None], hi[:, None], mid[:, None]).reshape(-1, d)
         f_parent = np.repeat(ids[splitting], n_children)
         point_idx, front = point_idx[stays], rank[point_front[stays]]
-        code = (X[point_idx] >= mid[front]) @ powers
+        code = (np.take(X, point_idx, axis=0) >= np.take(mid, front, axis=0)) @ powers  # take: faster than fancy indexing
         point_front = front * n_children + code
     split = np.concatenate(parts["split"])
     return QuadTree(np.concatenate(parts["lower"]), np.concatenate(parts["upper"]), np.concatenate(parts["depth"]),

@@ -101,7 +101,7 @@ def lloyd(X, centres, weights=None, max_iter=300):
         if np.array_equal(new, labels):
             break
         labels = new
-    diff = X - centres[labels]
+    diff = X - np.take(centres, labels, axis=0)
     return centres, labels, float(np.dot(w, np.einsum("nd,nd->n", diff, diff))), n_iter
 
 
