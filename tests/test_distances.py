@@ -1,8 +1,44 @@
-"""Nearest-centre search: the Hamming fast path against the direct (n, K, d) computation."""
+"""The chunked distance helpers: the fast squared-Euclidean and Hamming assignments against the direct forms."""
 import numpy as np
 import pytest
 
 from dpclust_lib import _distances
+from dpclust_lib._distances import nearest, pairwise
+
+
+@pytest.mark.parametrize("offset, scale", [(0.0, 1.0), (5e5, 1e6), (-3.0, 1e-3)])
+def test_fast_sqeuclidean_matches_direct_form(rng, offset, scale):
+    X = offset + scale * rng.random((9_000, 3))  # more rows than one block
+    C = offset + scale * rng.random((37, 3))
+    labels, dist = nearest(X, C, "sqeuclidean")
+    D = pairwise(X, C, "sqeuclidean")
+    best = D.min(axis=1)
+    # The chosen centre is a nearest one up to rounding, and the distance returned is the direct one.
+    np.testing.assert_allclose(D[np.arange(len(X)), labels], best, rtol=1e-12, atol=1e-12 * scale**2)
+    np.testing.assert_allclose(dist, D[np.arange(len(X)), labels], rtol=1e-9)
+    assert (labels == D.argmin(axis=1)).mean() > 0.9999
+
+
+def test_fast_sqeuclidean_distances_never_negative():
+    # A record on a centre: the expanded form can give -1e-10 there; the exact recomputation gives 0.
+    X = np.array([[1e6 + 0.1, 1e6 - 0.3], [3.0, 4.0]])
+    labels, dist = nearest(X, X.copy(), "sqeuclidean")
+    np.testing.assert_array_equal(labels, [0, 1])
+    np.testing.assert_array_equal(dist, [0.0, 0.0])
+
+
+def test_fast_sqeuclidean_exact_ties_go_to_the_lowest_index():
+    X = np.array([[0.5, 0.0], [0.0, 0.0]])
+    C = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0]])
+    labels, _ = nearest(X, C, "sqeuclidean")
+    np.testing.assert_array_equal(labels, [0, 0])
+
+
+def test_labels_only(rng):
+    X, C = rng.random((3000, 4)), rng.random((7, 4))
+    labels, dist = nearest(X, C, "sqeuclidean", return_distance=False)
+    assert dist is None
+    np.testing.assert_array_equal(labels, nearest(X, C, "sqeuclidean")[0])
 
 
 @pytest.mark.parametrize("chunk", [2_000_000, 7])
@@ -17,3 +53,10 @@ def test_nearest_hamming_matches_direct_computation_with_ties(monkeypatch, chunk
     np.testing.assert_array_equal(dist, D.min(axis=1))
     assert dist.dtype == float
     np.testing.assert_array_equal(_distances.pairwise(X, C, "hamming"), D)
+
+
+def test_hamming_labels_only(rng):
+    X, C = rng.integers(0, 3, size=(300, 4)), rng.integers(0, 3, size=(5, 4))
+    labels, dist = nearest(X, C, "hamming", return_distance=False)
+    assert dist is None
+    np.testing.assert_array_equal(labels, nearest(X, C, "hamming")[0])

@@ -106,3 +106,20 @@ def test_rcp():
 def test_metrics_bad_input(call, exc, needle):
     with pytest.raises(exc, match=needle):
         call()
+
+
+def test_nicv_with_known_nearest_labels_equals_the_search(rng):
+    X = rng.random((500, 3))
+    C = rng.random((6, 3))
+    labels = np.argmin(((X[:, None] - C[None]) ** 2).sum(2), axis=1)
+    assert metrics.nicv(X, C, labels=labels) == pytest.approx(metrics.nicv(X, C), rel=1e-12)
+    Xc = rng.integers(0, 3, size=(200, 4))
+    Cc = rng.integers(0, 3, size=(5, 4))
+    lab_c = np.argmin((Xc[:, None] != Cc[None]).sum(2), axis=1)
+    assert metrics.nicv(Xc, Cc, "hamming", labels=lab_c) == pytest.approx(metrics.nicv(Xc, Cc, "hamming"))
+
+
+@pytest.mark.parametrize("labels", [np.zeros(3, dtype=int), np.full(4, 2), np.full(4, -1), np.zeros(4)])
+def test_nicv_bad_labels(labels):
+    with pytest.raises(ValueError, match="labels must be 4 integers in 0..1"):
+        metrics.nicv(np.zeros((4, 2)), np.zeros((2, 2)), labels=labels)

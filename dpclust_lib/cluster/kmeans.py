@@ -1,3 +1,641 @@
-"""The DP k-means family: DPKMeans, IDPKMeans, DPKMeansPP, EUGKMeans."""
+"""The DP k-means family (central DP, Laplace mechanism), on one weighted Lloyd core.
 
-__all__ = []
+:class:`KMeans` -- weighted Lloyd with k-means++ seeding, no privacy. It is the
+core the synopsis methods run on their noisy histograms, and the non-private
+reference of the notebooks.
+
+:class:`DPKMeans` -- SuLQ k-means (Blum, Dwork, McSherry, Nissim, PODS 2005),
+as Li et al. (2013, Sec. 4.1) and Zhang & Cheng (2021) describe it: every
+iteration releases each cluster's sum and count with Laplace noise.
+
+:class:`IDPKMeans` -- Li et al. (2013, Sec. 4.2): the initial centres are the
+noisy centroids of K parts of the data, then DP k-means.
+
+:class:`DPKMeansPP` -- k-means++ seeding made private, then noisy Lloyd steps
+(the baseline "DPk-means++" of Zhang & Cheng 2021; our reading).
+
+:class:`EUGKMeans` -- Su, Cao, Li, Bertino, Jin (CODASPY 2016; ACM TOPS 20(4),
+2017): a noisy equal-width grid histogram, then weighted k-means on the cells.
+
+Privacy model: neighbouring data sets differ by adding or removing one record.
+The data domain ``bounds`` is public; without it the domain is read from the
+data with a :class:`~dpclust_lib.PrivacyLeakWarning`. ``labels_`` (the nearest
+centre of each fitted record) is computed from the private data for
+evaluation and is not a private output.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .._distances import nearest
+from .._validation import (
+    PrivacyLeakWarning,
+    check_array,
+    check_bounds,
+    check_choice,
+    check_epsilon,
+    check_fraction,
+    check_int,
+    check_n_clusters,
+    check_random_state,
+    check_sample_weight,
+)
+from ..privacy import PrivacyLedger, laplace_mechanism, laplace_scale
+
+__all__ = [
+    "KMeans",
+    "DPKMeans",
+    "IDPKMeans",
+    "DPKMeansPP",
+    "EUGKMeans",
+    "lloyd",
+    "kmeans_plusplus",
+    "budget_shares",
+    "sum_count_sensitivity",
+    "cluster_sums_counts",
+    "noisy_centres",
+    "eug_grid_size",
+    "grid_histogram",
+]
+
+SCHEDULES = ("fixed", "halving")
+GRID_CELL_LIMIT = 10_000_000  # a noisy histogram must hold every cell, empty ones included
+
+
+# ---------------------------------------------------------------------------
+# The weighted Lloyd core (no privacy)
+# ---------------------------------------------------------------------------
+
+def _weighted_means(X, labels, weights, n_clusters, previous):
+    """Weighted mean of each cluster; an empty (zero-weight) cluster keeps its previous centre."""
+    mass = np.bincount(labels, weights=weights, minlength=n_clusters)
+    sums = np.column_stack([np.bincount(labels, weights=weights * X[:, j], minlength=n_clusters)
+                            for j in range(X.shape[1])])
+    centres = previous.copy()
+    full = mass > 0
+    centres[full] = sums[full] / mass[full, None]
+    return centres
+
+
+def lloyd(X, centres, weights=None, max_iter=300):
+    """Weighted Lloyd iterations from ``centres`` until the assignment repeats.
+
+    Returns
+    -------
+    centres : (K, d) the final centres
+    labels : (n,) the nearest final centre of each record
+    inertia : sum of weight * squared distance to the nearest centre
+    n_iter : number of centre updates made
+    """
+    X = np.asarray(X, dtype=float)
+    w = np.ones(X.shape[0]) if weights is None else np.asarray(weights, dtype=float)
+    centres = np.array(centres, dtype=float)
+    labels = _assign(X, centres)
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):
+        centres = _weighted_means(X, labels, w, centres.shape[0], centres)
+        new = _assign(X, centres)
+        if np.array_equal(new, labels):
+            break
+        labels = new
+    diff = X - np.take(centres, labels, axis=0)
+    return centres, labels, float(np.dot(w, np.einsum("nd,nd->n", diff, diff))), n_iter
+
+
+def _assign(X, centres):
+    """The nearest centre of each record (no distances)."""
+    return nearest(X, centres, "sqeuclidean", return_distance=False)[0]
+
+
+def kmeans_plusplus(X, n_clusters, random_state=None, weights=None):
+    """k-means++ seeding (Arthur & Vassilvitskii 2007) with record weights.
+
+    The first centre is a record drawn with probability proportional to its
+    weight, every further one with probability proportional to weight times
+    the squared distance to the nearest centre chosen so far. When that is
+    zero everywhere (fewer weighted distinct records than K), the rest are
+    drawn uniformly from all records.
+    """
+    X = np.asarray(X, dtype=float)
+    n = X.shape[0]
+    rng = check_random_state(random_state)
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+
+    def draw(score):
+        cumulative = np.cumsum(score)
+        if not cumulative[-1] > 0:
+            return int(rng.integers(n))
+        # side="right" never lands on a zero-weight record: its cumulative value equals its predecessor's
+        return int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+
+    chosen = [draw(w)]
+    d2 = np.einsum("nd,nd->n", X - X[chosen[0]], X - X[chosen[0]])
+    for _ in range(1, n_clusters):
+        chosen.append(draw(w * d2))
+        diff = X - X[chosen[-1]]
+        np.minimum(d2, np.einsum("nd,nd->n", diff, diff), out=d2)
+    return X[chosen].copy()
+
+
+class KMeans:
+    """Weighted k-means (Lloyd) with k-means++ seeding; no privacy.
+
+    Parameters
+    ----------
+    n_clusters : int >= 1
+    init : "k-means++" or an array (n_clusters, d) of initial centres
+    n_init : int >= 1, runs from different seedings; the lowest inertia wins
+    max_iter : int >= 1, the most centre updates per run (stops when the assignment repeats)
+    random_state : None, int or Generator
+
+    Attributes
+    ----------
+    cluster_centers_, labels_, inertia_ (weighted sum of squared distances), n_iter_
+    """
+
+    def __init__(self, n_clusters=8, init="k-means++", n_init=1, max_iter=300, random_state=None):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X, y=None, sample_weight=None):
+        X = np.ascontiguousarray(check_array(X), dtype=float)
+        k = check_n_clusters(self.n_clusters, X.shape[0])
+        n_init = check_int(self.n_init, "n_init", minimum=1)
+        max_iter = check_int(self.max_iter, "max_iter", minimum=1)
+        w = check_sample_weight(sample_weight, X.shape[0])
+        rng = check_random_state(self.random_state)
+        given = None
+        if isinstance(self.init, str):
+            check_choice(self.init, "init", {"k-means++"})
+        else:
+            given = check_array(self.init, "init").astype(float)
+            if given.shape != (k, X.shape[1]):
+                raise ValueError(f"init array must have shape ({k}, {X.shape[1]}), got {given.shape}")
+        best = None
+        for _ in range(n_init if given is None else 1):
+            start = kmeans_plusplus(X, k, rng, w) if given is None else given
+            result = lloyd(X, start, w, max_iter)
+            if best is None or result[2] < best[2]:
+                best = result
+        self.cluster_centers_, self.labels_, self.inertia_, self.n_iter_ = best
+        return self
+
+    def predict(self, X):
+        return _predict(self, X)
+
+    def fit_predict(self, X, y=None, sample_weight=None):
+        return self.fit(X, sample_weight=sample_weight).labels_
+
+
+def _predict(est, X):
+    if not hasattr(est, "cluster_centers_"):
+        raise AttributeError(f"this {type(est).__name__} instance is not fitted yet; call fit first")
+    X = check_array(X).astype(float, copy=False)
+    if X.shape[1] != est.cluster_centers_.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features but the model was fitted with {est.cluster_centers_.shape[1]}")
+    return _assign(X, est.cluster_centers_)
+
+
+# ---------------------------------------------------------------------------
+# SuLQ building blocks: budget schedules, the (sum, count) query, its sensitivity
+# ---------------------------------------------------------------------------
+
+def budget_shares(schedule, epsilon, n_releases):
+    """The budget of each of ``n_releases`` noisy releases.
+
+    ``"fixed"``: epsilon / N each (N releases known in advance; Li et al.'s
+    Lap((d + 1) N / epsilon)), total epsilon. ``"halving"``: epsilon/2,
+    epsilon/4, ... (each release spends half of what is left; for an unknown
+    number of iterations), total epsilon (1 - 2^-N) < epsilon.
+    """
+    check_choice(schedule, "schedule", set(SCHEDULES))
+    eps = check_epsilon(epsilon)
+    n = check_int(n_releases, "n_releases", minimum=0)
+    if schedule == "fixed":
+        return [eps / n] * n if n else []
+    return [eps / 2.0 ** t for t in range(1, n + 1)]
+
+
+def sum_count_sensitivity(n_features):
+    """L1 sensitivity d + 1 of the per-cluster (sum, count) of records scaled to [0, 1]^d.
+
+    The records are scaled by the public domain, u = (x - lower) / (upper - lower),
+    as Li et al. scale their data to [0, 1]^d. Adding or removing one record
+    changes one cluster's count by 1 and its sum by u, whose L1 norm is at
+    most d: d + 1 in all (Li et al., Sec. 4.2). Releasing sums of raw x with
+    one Laplace scale for the whole vector would need
+    1 + sum_j max(|lower_j|, |upper_j|) (1 + 2 * 10^6 on birch3), and the
+    counts would then get noise of the size of the coordinates.
+    """
+    return float(check_int(n_features, "n_features", minimum=1) + 1)
+
+
+def cluster_sums_counts(X, labels, n_clusters, lower, upper):
+    """Per cluster: the sum of u = (x - lower) / (upper - lower), shape (K, d), and the count, shape (K,)."""
+    X = np.asarray(X, dtype=float)
+    counts = np.bincount(labels, minlength=n_clusters).astype(float)
+    raw = np.column_stack([np.bincount(labels, weights=X[:, j], minlength=n_clusters) for j in range(X.shape[1])])
+    return (raw - counts[:, None] * lower) / (upper - lower), counts  # = sum of u, without an n x d temporary
+
+
+def noisy_centres(X, labels, n_clusters, lower, upper, epsilon, previous, random_state=None):
+    """One SuLQ release: noisy sums and counts per cluster, and the centres they give.
+
+    The vector (sums, counts) of :func:`cluster_sums_counts` gets Laplace
+    noise of scale (d + 1) / epsilon in every entry (one draw of shape
+    (K, d + 1); row g = the d sums of cluster g, then its count). A cluster
+    whose noisy count is below 1 keeps its ``previous`` centre; the others
+    move to lower + (upper - lower) * noisy sum / noisy count, projected onto
+    the domain. Both are post-processing of the released values.
+    """
+    sums, counts = cluster_sums_counts(X, labels, n_clusters, lower, upper)
+    released = laplace_mechanism(np.column_stack([sums, counts]), sum_count_sensitivity(sums.shape[1]),
+                                 epsilon, random_state)
+    noisy_sums, noisy_counts = released[:, :-1], released[:, -1]
+    centres = np.array(previous, dtype=float)
+    ok = noisy_counts >= 1.0
+    centres[ok] = lower + (upper - lower) * (noisy_sums[ok] / noisy_counts[ok, None])
+    return np.clip(centres, lower, upper)
+
+
+def _resolve_n(n_public, X, name="n_public"):
+    """The record count used to size a grid or a tree: public if given, else the true N (with a warning)."""
+    if n_public is not None:
+        return check_int(n_public, name, minimum=1)
+    warnings.warn(
+        f"{name} not given: the grid/tree is sized from the true number of records N={X.shape[0]}, which is "
+        "not covered by the privacy guarantee (the papers treat N as public). Pass n_public=... to say so.",
+        PrivacyLeakWarning, stacklevel=3)
+    return X.shape[0]
+
+
+def _numeric_input(X, bounds):
+    X = np.ascontiguousarray(check_array(X), dtype=float)  # row blocks are read in the distance loops
+    lower, upper = check_bounds(bounds, X.shape[1], X)
+    return X, lower, upper
+
+
+# ---------------------------------------------------------------------------
+# Interactive methods: DPKMeans, IDPKMeans, DPKMeansPP
+# ---------------------------------------------------------------------------
+
+class _DPLloyd:
+    """Shared fit of the interactive methods: initial centres, then noisy Lloyd releases.
+
+    A subclass defines ``_start(X, k, lower, upper, eps, rng, ledger)``, which
+    returns the initial centres and the budgets of the Lloyd iterations.
+    """
+
+    def fit(self, X, y=None):
+        eps = check_epsilon(self.epsilon)
+        check_int(self.max_iter, "max_iter", minimum=1)
+        check_choice(self.schedule, "schedule", set(SCHEDULES))
+        X, lower, upper = _numeric_input(X, self.bounds)
+        k = check_n_clusters(self.n_clusters, X.shape[0])
+        rng = check_random_state(self.random_state)
+        ledger = PrivacyLedger(eps)
+        sensitivity = sum_count_sensitivity(X.shape[1])
+        centres, shares = self._start(X, k, lower, upper, eps, rng, ledger)
+        self.initial_centers_ = centres
+        scales = []
+        by_column = np.asfortranarray(X)  # the per-cluster sums read one column at a time
+        for t, share in enumerate(shares, start=1):
+            labels = _assign(X, centres)
+            scales.append(laplace_scale(sensitivity, share))
+            ledger.spend(share, f"iteration {t}: noisy sum and count per cluster, L1 sensitivity "
+                                f"{sensitivity:g}, Laplace scale {scales[-1]:.4g}")
+            centres = noisy_centres(by_column, labels, k, lower, upper, share, centres, rng)
+        self.cluster_centers_ = centres
+        self.labels_ = _assign(X, centres)
+        self.n_iter_ = len(shares)
+        self.noise_scales_ = scales
+        self.sensitivity_ = sensitivity
+        self.bounds_ = (lower, upper)
+        self.ledger_ = ledger
+        self.epsilon_spent_ = ledger.spent
+        return self
+
+    def predict(self, X):
+        return _predict(self, X)
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+
+class DPKMeans(_DPLloyd):
+    """SuLQ k-means (Blum et al. 2005) as described by Li et al. (2013, Sec. 4.1).
+
+    Each of ``max_iter`` iterations assigns every record to its nearest centre
+    and releases, per cluster, the sum of the records scaled to [0, 1]^d by
+    the public bounds and the count, with Laplace noise of scale
+    (d + 1) / epsilon_t (:func:`sum_count_sensitivity`); the new centre is
+    noisy sum / noisy count, scaled back (:func:`noisy_centres`). The budgets epsilon_t follow
+    ``schedule`` (:func:`budget_shares`); sequential composition gives the total.
+
+    The text stops when the partition no longer changes, which reads the
+    private data; here exactly ``max_iter`` iterations are run.
+
+    Parameters
+    ----------
+    n_clusters : int >= 1
+    epsilon : float > 0, the total budget
+    max_iter : int >= 1, the number of iterations (N of Lap((d + 1) N / epsilon))
+    schedule : "fixed" (epsilon / N each, total epsilon) or "halving"
+        (epsilon/2, epsilon/4, ..., total epsilon (1 - 2^-N))
+    random_state : None, int or Generator
+    bounds : (lower, upper), the public data domain (scalars or length-d arrays);
+        None takes it from the data and warns
+    init : "domain" (default), "records" or an array (n_clusters, d)
+        "domain": K points uniform in the domain, independent of the data (no
+        budget). "records": K distinct records, as one reading of the text; not
+        covered by epsilon, warns with PrivacyLeakWarning. An array must not
+        depend on the data for the guarantee to hold.
+
+    Attributes
+    ----------
+    cluster_centers_, initial_centers_, labels_ (evaluation only), n_iter_,
+    epsilon_spent_, ledger_, noise_scales_ (per iteration), sensitivity_, bounds_
+    """
+
+    def __init__(self, n_clusters=8, epsilon=1.0, max_iter=5, schedule="fixed", random_state=None, bounds=None,
+                 init="domain"):
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.max_iter = max_iter
+        self.schedule = schedule
+        self.random_state = random_state
+        self.bounds = bounds
+        self.init = init
+
+    def _start(self, X, k, lower, upper, eps, rng, ledger):
+        return _initial_centres(self.init, X, k, lower, upper, rng), budget_shares(self.schedule, eps, self.max_iter)
+
+
+def _initial_centres(init, X, k, lower, upper, rng):
+    if isinstance(init, str):
+        check_choice(init, "init", {"domain", "records"})
+        if init == "domain":
+            return rng.uniform(lower, upper, size=(k, X.shape[1]))
+        warnings.warn("init='records' picks initial centres among the private records; that choice is not "
+                      "covered by epsilon. init='domain' draws them from the public domain instead.",
+                      PrivacyLeakWarning, stacklevel=4)
+        uniq = np.unique(X, axis=0)
+        if k > uniq.shape[0]:
+            raise ValueError(f"n_clusters={k} is larger than the number of distinct records ({uniq.shape[0]})")
+        return uniq[rng.choice(uniq.shape[0], size=k, replace=False)].copy()
+    centres = check_array(init, "init").astype(float)
+    if centres.shape != (k, X.shape[1]):
+        raise ValueError(f"init array must have shape ({k}, {X.shape[1]}), got {centres.shape}")
+    return centres
+
+
+class IDPKMeans(_DPLloyd):
+    """IDP k-means (Li et al. 2013, Sec. 4.2): noisy centroids of K parts as initial centres.
+
+    The records are split into K parts, and the noisy centroid of each part
+    (noisy sum / noisy count, one SuLQ release with sensitivity d + 1, see
+    :func:`noisy_centres`) is an initial centre. DP k-means iterations follow.
+
+    Budget: the initial step is the first of the ``max_iter`` releases of the
+    schedule (epsilon / N with "fixed", epsilon / 2 with "halving"), and
+    ``max_iter - 1`` Lloyd iterations take the rest. So IDP k-means and
+    :class:`DPKMeans` with the same ``max_iter`` add the same noise per release
+    and spend the same epsilon, as the paper's argument has it ("the noise
+    added and epsilon unchanged"); ``ledger_`` lists the initial release first.
+
+    The split ("random", default): each record goes to one of the K parts
+    independently and uniformly at random, so the parts are equal in
+    expectation (n/K records each, give or take sqrt(n/K)), and adding or
+    removing one record changes one part only: sensitivity d + 1, as in the
+    paper. ("order"): K contiguous equal parts in the order of the rows, the
+    literal reading of "split into K equal parts". Then inserting one record
+    moves up to K - 1 boundary records between parts, so the initial release
+    has sensitivity up to (2K - 1)(d + 1), not d + 1, and the result depends on
+    how the file is sorted; it warns with PrivacyLeakWarning.
+
+    Parameters
+    ----------
+    n_clusters, epsilon, max_iter, schedule, random_state, bounds : as :class:`DPKMeans`;
+        ``max_iter`` counts the initial release (>= 1; 1 = the initial step only)
+    split : "random" (default) or "order"
+
+    Attributes
+    ----------
+    as :class:`DPKMeans`; ``n_iter_`` = ``max_iter - 1`` Lloyd iterations after the
+    initial step; ``part_sizes_`` (true part sizes: evaluation only).
+    """
+
+    def __init__(self, n_clusters=8, epsilon=1.0, max_iter=5, schedule="fixed", random_state=None, bounds=None,
+                 split="random"):
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.max_iter = max_iter
+        self.schedule = schedule
+        self.random_state = random_state
+        self.bounds = bounds
+        self.split = split
+
+    def _start(self, X, k, lower, upper, eps, rng, ledger):
+        check_choice(self.split, "split", {"random", "order"})
+        n, d = X.shape
+        shares = budget_shares(self.schedule, eps, self.max_iter)
+        if self.split == "random":
+            parts = rng.integers(0, k, size=n)
+        else:
+            warnings.warn("split='order' cuts the rows into K contiguous parts: one added record can move K - 1 "
+                          "others between parts (sensitivity up to (2K-1)(d+1), not d+1), so epsilon does not "
+                          "cover it, and the parts depend on how the file is sorted. split='random' is exact.",
+                          PrivacyLeakWarning, stacklevel=4)
+            parts = (np.arange(n) * k) // n
+        self.part_sizes_ = np.bincount(parts, minlength=k)
+        fallback = rng.uniform(lower, upper, size=(k, d))  # for a part whose noisy count is below 1
+        sensitivity = sum_count_sensitivity(X.shape[1])
+        ledger.spend(shares[0], f"initial centres: noisy sum and count of each of {k} parts, L1 sensitivity "
+                                f"{sensitivity:g}, Laplace scale {laplace_scale(sensitivity, shares[0]):.4g}")
+        centres = noisy_centres(X, parts, k, lower, upper, shares[0], fallback, rng)
+        self.initial_noise_scale_ = laplace_scale(sensitivity, shares[0])
+        return centres, shares[1:]
+
+
+class DPKMeansPP(_DPLloyd):
+    """k-means++ seeding on a noisy grid histogram, then DP Lloyd iterations.
+
+    Zhang & Cheng (2021) compare with "DPk-means++" (Hu et al.), whose budget
+    split and seeding details are not published. Our reading: k-means++ needs
+    records drawn with probability proportional to their squared distance to
+    the centres so far, and drawing private records that way is not
+    differentially private. So the seeding runs on a synopsis instead: a
+    ``seeding_share`` of epsilon (default 1/2) buys an equal-width grid
+    histogram with Laplace noise (sensitivity 1; the grid sized by
+    :func:`eug_grid_size` for that budget), and k-means++ draws the K initial
+    centres among the cell centres, weighted by the noisy counts (negatives
+    as 0). That is post-processing of an epsilon_seed-DP release. The rest of
+    epsilon goes to ``max_iter`` SuLQ iterations under ``schedule``.
+
+    Parameters
+    ----------
+    n_clusters, epsilon, max_iter, schedule, random_state, bounds : as :class:`DPKMeans`
+    seeding_share : float in (0, 1), the part of epsilon spent on the seeding histogram
+    n_public : int or None, the record count used to size the grid (None: the
+        true N, with a PrivacyLeakWarning)
+
+    Attributes
+    ----------
+    as :class:`DPKMeans`, plus ``grid_size_`` (cells per dimension).
+    """
+
+    def __init__(self, n_clusters=8, epsilon=1.0, max_iter=5, schedule="fixed", random_state=None, bounds=None,
+                 seeding_share=0.5, n_public=None):
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.max_iter = max_iter
+        self.schedule = schedule
+        self.random_state = random_state
+        self.bounds = bounds
+        self.seeding_share = seeding_share
+        self.n_public = n_public
+
+    def _start(self, X, k, lower, upper, eps, rng, ledger):
+        share = check_fraction(self.seeding_share, "seeding_share")
+        eps_seed = share * eps
+        m = eug_grid_size(_resolve_n(self.n_public, X), eps_seed, X.shape[1])
+        cells, counts = grid_histogram(X, lower, upper, m)
+        ledger.spend(eps_seed, f"seeding: grid histogram of {m}^{X.shape[1]} cells, L1 sensitivity 1, "
+                               f"Laplace scale {laplace_scale(1.0, eps_seed):.4g}")
+        noisy = laplace_mechanism(counts, 1.0, eps_seed, rng)
+        self.grid_size_ = m
+        centres = kmeans_plusplus(cells, k, rng, np.maximum(noisy, 0.0))
+        return centres, budget_shares(self.schedule, eps - eps_seed, self.max_iter)
+
+
+# ---------------------------------------------------------------------------
+# Non-interactive: EUGKMeans
+# ---------------------------------------------------------------------------
+
+def eug_grid_size(n, epsilon, n_features, theta=10.0):
+    """Cells per dimension of Su et al.'s grid: m = (N epsilon / theta)^(2 / (d + 2)), rounded, at least 1.
+
+    The grid then has M = m^d ~ (N epsilon / theta)^(2d / (d + 2)) cells
+    (theta = 10 in Su et al.). Rounding to the nearest integer is our choice.
+    """
+    n = check_int(n, "n", minimum=1)
+    eps = check_epsilon(epsilon)
+    d = check_int(n_features, "n_features", minimum=1)
+    return max(1, int(math.floor((n * eps / theta) ** (2.0 / (d + 2)) + 0.5)))
+
+
+def grid_histogram(X, lower, upper, cells_per_dim):
+    """Equal-width grid over [lower, upper]: the centre of every cell and its count.
+
+    Cell j of a dimension is [lower + j w, lower + (j + 1) w), the last one
+    closed at ``upper``. Every one of the m^d cells is returned, empty ones
+    included (a DP histogram must add noise to all of them).
+
+    Returns
+    -------
+    centres : (m^d, d), in C order of the cell indices
+    counts : (m^d,) float
+    """
+    X = np.asarray(X, dtype=float)
+    d = X.shape[1]
+    m = check_int(cells_per_dim, "cells_per_dim", minimum=1)
+    total = m ** d
+    if total > GRID_CELL_LIMIT:
+        raise ValueError(f"cells_per_dim={m} in {d} dimensions gives {total:,} cells, more than the "
+                         f"{GRID_CELL_LIMIT:,} a dense noisy histogram is built for")
+    width = (upper - lower) / m
+    index = np.minimum(((X - lower) / width).astype(np.int64), m - 1)
+    flat = np.ravel_multi_index(tuple(index.T), (m,) * d)
+    counts = np.bincount(flat, minlength=total).astype(float)
+    grid = np.indices((m,) * d).reshape(d, -1).T
+    return lower + (grid + 0.5) * width, counts
+
+
+class EUGKMeans:
+    """EUGk-means (Su et al. 2016/2017): a noisy equal-width grid, then weighted k-means.
+
+    The domain is cut into m cells per dimension with
+    m = (N epsilon / 10)^(2 / (d + 2)) (:func:`eug_grid_size`). All of epsilon
+    goes to the cell counts: count + Lap(1 / epsilon) for every cell (adding or
+    removing a record changes one count by 1). Weighted k-means then runs on
+    the cell centres with the noisy counts as weights (negatives as 0), seeded
+    by k-means++; that is post-processing.
+
+    N itself depends on the data. Su et al. treat it as public; here it comes
+    from ``n_public`` when given, else the true N is used with a
+    PrivacyLeakWarning. ``grid_size`` overrides the formula (then N is not needed).
+
+    Parameters
+    ----------
+    n_clusters : int >= 1
+    epsilon : float > 0
+    max_iter : int >= 1, Lloyd updates on the grid (post-processing)
+    random_state : None, int or Generator
+    bounds : (lower, upper), the public domain; None takes it from the data and warns
+    n_public : int or None
+    grid_size : int >= 1 or None, cells per dimension
+
+    Attributes
+    ----------
+    cluster_centers_, labels_ (evaluation only), n_iter_, epsilon_spent_, ledger_,
+    grid_size_, bucket_centers_, bucket_counts_ (noisy)
+    """
+
+    def __init__(self, n_clusters=8, epsilon=1.0, max_iter=300, random_state=None, bounds=None, n_public=None,
+                 grid_size=None):
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.bounds = bounds
+        self.n_public = n_public
+        self.grid_size = grid_size
+
+    def fit(self, X, y=None):
+        eps = check_epsilon(self.epsilon)
+        max_iter = check_int(self.max_iter, "max_iter", minimum=1)
+        X, lower, upper = _numeric_input(X, self.bounds)
+        k = check_n_clusters(self.n_clusters, X.shape[0])
+        if self.grid_size is not None:
+            m = check_int(self.grid_size, "grid_size", minimum=1)
+        else:
+            m = eug_grid_size(_resolve_n(self.n_public, X, "n_public"), eps, X.shape[1])
+        rng = check_random_state(self.random_state)
+        ledger = PrivacyLedger(eps)
+        cells, counts = grid_histogram(X, lower, upper, m)
+        ledger.spend(eps, f"grid histogram of {m}^{X.shape[1]} cells, L1 sensitivity 1, Laplace scale {1 / eps:.4g}")
+        noisy = laplace_mechanism(counts, 1.0, eps, rng)
+        _fit_buckets(self, X, cells, noisy, k, kmeans_plusplus(cells, k, rng, np.maximum(noisy, 0.0)), max_iter)
+        self.grid_size_ = m
+        self.ledger_ = ledger
+        self.epsilon_spent_ = ledger.spent
+        self.bounds_ = (lower, upper)
+        return self
+
+    def predict(self, X):
+        return _predict(self, X)
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+
+def _fit_buckets(est, X, bucket_centres, noisy_counts, k, start, max_iter):
+    """Weighted Lloyd on the buckets (weights: noisy counts, negatives as 0); store the results on ``est``.
+
+    Buckets of weight 0 move no centre, so Lloyd runs on the others only (same centres, less work).
+    """
+    positive = noisy_counts > 0
+    centres, n_iter = np.array(start, dtype=float), 0
+    if positive.any():
+        centres, _, _, n_iter = lloyd(bucket_centres[positive], start, noisy_counts[positive], max_iter)
+    est.bucket_centers_ = bucket_centres
+    est.bucket_counts_ = noisy_counts
+    est.cluster_centers_ = centres
+    est.n_iter_ = n_iter
+    est.labels_ = _assign(X, centres)

@@ -1,0 +1,215 @@
+"""DPQTKMeans and its DP quadtree (Zhang & Cheng 2021, Alg. 1-3).
+
+Statistical tests: KS goodness of fit at a stated alpha, each with a
+companion showing the test rejects a wrong noise scale.
+"""
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpclust_lib import DPQTKMeans, PrivacyLeakWarning
+from dpclust_lib.cluster.dpqt import build_dp_quadtree, default_max_height, default_threshold
+from dpclust_lib.cluster.kmeans import lloyd
+
+ALPHA = 1e-3
+BOX = ((-2.0, -2.0), (2.0, 2.0))
+
+
+def _clustered(rng, n=3000):
+    centres = np.array([[-1.0, -1.0], [1.2, 0.8], [0.5, -1.3]])
+    X = centres[rng.integers(0, 3, n)] + rng.normal(0, 0.15, size=(n, 2))
+    return np.clip(X, -2, 2)
+
+
+def _reference_tree(X, lower, upper, h, max_height, threshold):
+    """Alg. 2-3 point by point, without noise: the list of leaf cells (lower, upper)."""
+    if h >= max_height or len(X) <= threshold:
+        return [(tuple(lower), tuple(upper))]
+    mid = (lower + upper) / 2
+    leaves = []
+    for j in range(2 ** len(lower)):
+        bit = np.array([(j >> d) % 2 for d in range(len(lower))], dtype=bool)
+        inside = np.all((X >= mid) == bit, axis=1)
+        leaves += _reference_tree(X[inside], np.where(bit, mid, lower), np.where(bit, upper, mid), h + 1,
+                                  max_height, threshold)
+    return leaves
+
+
+@pytest.mark.parametrize("d, max_height, threshold", [(2, 4, 30.5), (2, 6, 5.5), (3, 3, 20.5), (1, 5, 10.5)])
+def test_tree_without_noise_equals_the_recursive_listing(rng, d, max_height, threshold):
+    X = rng.uniform(-2, 2, size=(2000, d)) ** 3 / 4  # dense near 0
+    lo, hi = np.full(d, -2.0), np.full(d, 2.0)
+    tree = build_dp_quadtree(X, lo, hi, 1e12, max_height, threshold, 0)
+    ours = {(tuple(tree.lower[i]), tuple(tree.upper[i])) for i in tree.leaves}
+    assert ours == set(_reference_tree(X, lo, hi, 0, max_height, threshold))
+
+
+def test_leaves_partition_the_domain_and_hold_their_records(rng):
+    X = _clustered(rng)
+    tree = build_dp_quadtree(X, np.array([-2.0, -2.0]), np.array([2.0, 2.0]), 0.5, 5, 3.0, 1)
+    leaves = tree.leaves
+    volume = np.prod(tree.upper[leaves] - tree.lower[leaves], axis=1).sum()
+    assert volume == pytest.approx(16.0)
+    assert tree.leaf_counts().sum() == len(X)
+    assert np.all(tree.is_leaf[tree.point_node])
+    assert np.all((X >= tree.lower[tree.point_node]) & (X <= tree.upper[tree.point_node]))
+    assert tree.depth.max() <= 5
+    # Splits were decided only below max_height: nodes at depth 5 have no released count.
+    assert np.all(np.isnan(tree.noisy_count[tree.depth == 5]))
+    assert not np.any(np.isnan(tree.noisy_count[tree.depth < 5]))
+
+
+def test_each_record_lies_in_one_node_per_level(rng):
+    # The nodes of a level are disjoint cells, so a level's count vector has L1 sensitivity 1
+    # (parallel composition within a level). Checked for random points, cell edges included.
+    X = _clustered(rng)
+    tree = build_dp_quadtree(X, np.array([-2.0, -2.0]), np.array([2.0, 2.0]), 1.0, 5, 3.0, 2)
+    probes = np.vstack([rng.uniform(-2, 2, size=(500, 2)), tree.lower[:50], tree.upper[:50]])
+    for h in range(tree.depth.max() + 1):
+        nodes = np.flatnonzero(tree.depth == h)
+        lo, hi = tree.lower[nodes], tree.upper[nodes]
+        top = np.isclose(hi, 2.0)  # the last cell of a dimension is closed at the upper edge
+        inside = np.all((probes[:, None] >= lo) & ((probes[:, None] < hi) | top), axis=2)
+        assert inside.sum(axis=1).max() <= 1
+    leaves = tree.leaves
+    lo, hi = tree.lower[leaves], tree.upper[leaves]
+    inside = np.all((probes[:, None] >= lo) & ((probes[:, None] < hi) | np.isclose(hi, 2.0)), axis=2)
+    np.testing.assert_array_equal(inside.sum(axis=1), 1)
+
+
+def test_root_and_leaf_noise_have_the_stated_scales():
+    # Root: noisy count - N ~ Lap(maxH / eps1); one leaf (threshold never reached): ~ Lap(1 / eps2).
+    # KS tests, two of them: alpha 1e-3 / 2 each.
+    X = np.zeros((40, 2))
+    eps, gamma, H = 0.8, 0.3, 4
+    root, leaf = [], []
+    for seed in range(3000):
+        est = DPQTKMeans(1, eps, gamma, H, threshold=1e9, bounds=BOX, random_state=seed).fit(X)
+        root.append(est.tree_.noisy_count[0] - 40)
+        leaf.append(est.bucket_counts_[0] - 40)
+    assert stats.kstest(root, stats.laplace(scale=H / (gamma * eps)).cdf).pvalue > ALPHA / 2
+    assert stats.kstest(leaf, stats.laplace(scale=1 / ((1 - gamma) * eps)).cdf).pvalue > ALPHA / 2
+    # The same tests reject a scale without the maxH factor (the root) or the gamma split (the leaf).
+    assert stats.kstest(root, stats.laplace(scale=1 / (gamma * eps)).cdf).pvalue < ALPHA / 2
+    assert stats.kstest(leaf, stats.laplace(scale=1 / eps).cdf).pvalue < ALPHA / 2
+
+
+def test_budget_is_epsilon_when_the_tree_reaches_max_height(rng):
+    X = _clustered(rng)
+    est = DPQTKMeans(3, 0.5, 0.3, 4, 2.0, 0, BOX).fit(X)
+    assert est.tree_.levels_released == 4
+    assert est.epsilon_spent_ == pytest.approx(0.5, rel=1e-12)
+    assert est.epsilon_spent_ <= 0.5 * (1 + 1e-12)
+    shares = [e for _, e in est.ledger_.entries]
+    assert shares[:4] == [pytest.approx(0.3 * 0.5 / 4)] * 4 and shares[4] == pytest.approx(0.7 * 0.5)
+
+
+def test_budget_of_levels_not_reached_is_not_spent(rng):
+    X = _clustered(rng)
+    est = DPQTKMeans(3, 0.5, 0.3, 4, 1e9, 0, BOX).fit(X)  # the root never splits
+    assert est.tree_.levels_released == 1 and len(est.tree_.leaves) == 1
+    assert est.epsilon_spent_ == pytest.approx(0.3 * 0.5 / 4 + 0.7 * 0.5)
+    assert est.epsilon_spent_ < 0.5
+
+
+def test_defaults_follow_the_paper():
+    assert default_max_height(100_000, 2) == 5  # ln(1e5) / 2 = 5.76
+    assert default_max_height(6_500, 2) == 4
+    assert default_max_height(10, 16) == 1
+    assert default_threshold(100_000) == 100.0
+    X = np.random.default_rng(0).uniform(-2, 2, size=(10_000, 2))
+    est = DPQTKMeans(3, 1.0, bounds=BOX, n_public=10_000, random_state=0).fit(X)
+    assert est.max_height_ == math.floor(math.log(10_000) / 2) and est.threshold_ == 10.0
+    assert est.gamma == 0.3
+
+
+def test_without_noise_buckets_are_weighted_leaf_centres(rng):
+    X = _clustered(rng)
+    est = DPQTKMeans(3, 1e12, 0.3, 5, 20.5, 3, BOX).fit(X)
+    np.testing.assert_allclose(est.bucket_counts_, est.tree_.leaf_counts(), atol=1e-6)
+    leaves = est.tree_.leaves
+    np.testing.assert_allclose(est.bucket_centers_, (est.tree_.lower[leaves] + est.tree_.upper[leaves]) / 2)
+    again = lloyd(est.bucket_centers_, est.cluster_centers_, est.tree_.leaf_counts(), 300)[0]
+    np.testing.assert_allclose(est.cluster_centers_, again, atol=1e-9)  # a fixed point of weighted Lloyd
+
+
+def test_same_seed_same_result_bit_for_bit(rng):
+    X = _clustered(rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = DPQTKMeans(3, 0.2, bounds=BOX, n_public=3000, random_state=5).fit(X)
+        b = DPQTKMeans(3, 0.2, bounds=BOX, n_public=3000, random_state=5).fit(X)
+    np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+    np.testing.assert_array_equal(a.bucket_counts_, b.bucket_counts_)
+    c = DPQTKMeans(3, 0.2, bounds=BOX, n_public=3000, random_state=6).fit(X)
+    assert not np.array_equal(a.bucket_counts_, c.bucket_counts_)
+
+
+def test_contract(rng):
+    X = _clustered(rng)
+    est = DPQTKMeans(3, 0.5, bounds=BOX, n_public=3000, random_state=0)
+    params = dict(vars(est))
+    labels = est.fit_predict(X)
+    assert vars(est).items() >= params.items()
+    np.testing.assert_array_equal(labels, est.predict(X))
+    for attr in ("cluster_centers_", "labels_", "n_iter_", "epsilon_spent_", "ledger_", "tree_"):
+        assert hasattr(est, attr)
+    with pytest.raises(AttributeError, match="not fitted"):
+        DPQTKMeans(3).predict(X)
+
+
+def test_paper_seeding_warns_and_private_seeding_does_not(rng):
+    X = _clustered(rng)
+    with pytest.warns(PrivacyLeakWarning, match="kmeans-on-data"):
+        DPQTKMeans(3, 0.5, bounds=BOX, n_public=3000, init="kmeans-on-data", random_state=0).fit(X)
+    with pytest.warns(PrivacyLeakWarning, match="bounds"):
+        DPQTKMeans(3, 0.5, n_public=3000, random_state=0).fit(X)
+    with pytest.warns(PrivacyLeakWarning, match="n_public"):
+        DPQTKMeans(3, 0.5, bounds=BOX, random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DPQTKMeans(3, 0.5, max_height=4, threshold=3.0, bounds=BOX, random_state=0).fit(X)  # N not needed
+
+
+def test_works_in_three_dimensions(rng):
+    X = rng.random((2000, 3))
+    est = DPQTKMeans(4, 1.0, bounds=(0, 1), n_public=2000, random_state=0).fit(X)
+    assert est.cluster_centers_.shape == (4, 3)
+    assert np.prod(est.tree_.upper[est.tree_.leaves] - est.tree_.lower[est.tree_.leaves], axis=1).sum() == pytest.approx(1)
+
+
+GOOD = np.random.default_rng(0).uniform(-1, 1, size=(50, 2))
+
+
+@pytest.mark.parametrize("kwargs, X, exc, needle", [
+    (dict(epsilon=0.0), GOOD, ValueError, "epsilon"),
+    (dict(epsilon=-0.5), GOOD, ValueError, "epsilon"),
+    (dict(epsilon=float("nan")), GOOD, ValueError, "epsilon"),
+    (dict(n_clusters=0), GOOD, ValueError, "n_clusters"),
+    (dict(n_clusters=51), GOOD, ValueError, "n_clusters"),
+    (dict(gamma=0.0), GOOD, ValueError, "gamma"),
+    (dict(gamma=1.0), GOOD, ValueError, "gamma"),
+    (dict(gamma=-0.1), GOOD, ValueError, "gamma"),
+    (dict(gamma=1.5), GOOD, ValueError, "gamma"),
+    (dict(gamma="0.3"), GOOD, TypeError, "gamma"),
+    (dict(max_height=0), GOOD, ValueError, "max_height"),
+    (dict(max_height=-2), GOOD, ValueError, "max_height"),
+    (dict(max_height=2.5), GOOD, TypeError, "max_height"),
+    (dict(threshold=-1.0), GOOD, ValueError, "threshold"),
+    (dict(threshold=float("nan")), GOOD, ValueError, "threshold"),
+    (dict(threshold="10"), GOOD, TypeError, "threshold"),
+    (dict(init="random"), GOOD, ValueError, "init"),
+    (dict(init=np.zeros((2, 2))), GOOD, ValueError, "init array"),
+    (dict(max_iter=0), GOOD, ValueError, "max_iter"),
+    (dict(n_public=0), GOOD, ValueError, "n_public"),
+    (dict(bounds=(-0.5, 0.5)), GOOD, ValueError, "outside the declared bounds"),
+    (dict(), np.array([[0.0, np.nan], [0.1, 0.2]]), ValueError, "NaN"),
+    (dict(), np.zeros((0, 2)), ValueError, "empty"),
+])
+def test_bad_input(kwargs, X, exc, needle):
+    params = dict(n_clusters=3, epsilon=1.0, bounds=BOX, n_public=50) | kwargs
+    with pytest.raises(exc, match=needle):
+        DPQTKMeans(**params).fit(X)
