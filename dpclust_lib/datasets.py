@@ -113,6 +113,8 @@ class Dataset:
     categories : for categorical data, the category labels of each attribute
     description : what the variant does to the file, in words
     provenance : list of dicts (file, path, url, sha256, verified)
+    bounds : for numeric data, the declared data domain (lower, upper) that DP
+        estimators take as public, or None; ``bounds_note`` says where it comes from
     """
 
     name: str
@@ -125,6 +127,8 @@ class Dataset:
     provenance: list
     domain_sizes: tuple | None = None
     categories: list | None = None
+    bounds: tuple | None = None
+    bounds_note: str = ""
 
     @property
     def n_samples(self):
@@ -329,7 +333,7 @@ def _check_no_missing(df, path, columns=None):
 def _numeric(df, path, columns):
     out = df[columns].apply(pd.to_numeric, errors="coerce")
     _check_no_missing(out, path)
-    return out.to_numpy(dtype=float)
+    return np.ascontiguousarray(out.to_numpy(dtype=float))  # row-major: the distance code reads rows
 
 
 def _codes(values, categories, name):
@@ -355,6 +359,12 @@ def _minmax(X):
     lo, hi = X.min(axis=0), X.max(axis=0)
     span = np.where(hi > lo, hi - lo, 1.0)
     return (X - lo) / span
+
+
+UNIT_BOX_NOTE = ("[0, 1]^d after min-max scaling; the scaling itself uses each column's minimum and maximum, "
+                 "which the papers treat as public")
+ROUNDED_BOX_NOTE = ("a box around the data with rounded edges, chosen by looking at it: no public domain is "
+                    "published for this data set, so this declaration reveals the extremes at the rounding's precision")
 
 
 # ---------------------------------------------------------------------------
@@ -696,8 +706,9 @@ def _magic(raw_dir, scale=False, **_):
     if scale:
         X = _minmax(X)
         desc = f"All {len(X)} events, 10 features min-max scaled to [0, 1] (Wang et al.); label: class (g/h)."
+    unit = ((np.zeros(X.shape[1]), np.ones(X.shape[1])), UNIT_BOX_NOTE) if scale else (None, "")
     return Dataset("magic", "minmax" if scale else "raw", X, df["class"].to_numpy(), _MAGIC_COLS, "class",
-                   desc, [_provenance(MAGIC, path)])
+                   desc, [_provenance(MAGIC, path)], bounds=unit[0], bounds_note=unit[1])
 
 
 # SIPU ----------------------------------------------------------------------
@@ -710,7 +721,8 @@ def _unbalance(raw_dir, **_):
         raise DataError(f"{gt_path} has {y.shape[0]} labels but {path} has {X.shape[0]} points")
     return Dataset("unbalance", "raw", X, y, ["x", "y"], "cluster",
                    "SIPU unbalance: 6500 points in 2-D, 8 clusters (three of 2000, five of 100); label: ground-truth "
-                   "cluster 1-8 (derived file).", [_provenance(UNBALANCE, path), _provenance(UNBALANCE_GT, gt_path)])
+                   "cluster 1-8 (derived file).", [_provenance(UNBALANCE, path), _provenance(UNBALANCE_GT, gt_path)],
+                   bounds=((100_000.0, 250_000.0), (600_000.0, 450_000.0)), bounds_note=ROUNDED_BOX_NOTE)
 
 
 def _birch3(raw_dir, **_):
@@ -718,7 +730,8 @@ def _birch3(raw_dir, **_):
     X = _numeric(_read_table(path, 2, sep=r"\s+"), path, [0, 1])
     return Dataset("birch3", "raw", X, None, ["x", "y"], None,
                    "SIPU birch3: 100000 points in 2-D, 100 clusters of random size and position; no published "
-                   "ground truth.", [_provenance(BIRCH3, path)])
+                   "ground truth.", [_provenance(BIRCH3, path)],
+                   bounds=((0.0, 0.0), (1_000_000.0, 1_000_000.0)), bounds_note=ROUNDED_BOX_NOTE)
 
 
 # Gowalla -------------------------------------------------------------------
@@ -730,7 +743,8 @@ def _gowalla(raw_dir, full=False, allow_unverified=False, **_):
     what = ("the full SNAP file" if full else
             "a 10,000-line sample of the SNAP file (its first lines: users 0-53), not the full data set")
     return Dataset("gowalla" if full else "gowalla_sample10k", "lonlat", X, None, ["longitude", "latitude"], None,
-                   f"Gowalla check-ins, (longitude, latitude) of {len(X)} check-ins: {what}.", [_provenance(datafile, path)])
+                   f"Gowalla check-ins, (longitude, latitude) of {len(X)} check-ins: {what}.", [_provenance(datafile, path)],
+                   bounds=((-180.0, -90.0), (180.0, 90.0)), bounds_note="the whole globe (public)")
 
 
 # Small UCI classics --------------------------------------------------------
@@ -744,7 +758,9 @@ def _classic(datafile_name, name, n_columns, label_col, feature_cols, names, rea
         if scale:
             X = _minmax(X)
         desc = f"UCI {name}: {len(X)} records, {X.shape[1]} numeric features" + (" min-max scaled to [0, 1]" if scale else "") + "; label: class."
-        return Dataset(name, "minmax" if scale else "raw", X, y, names, "class", desc, [_provenance(datafile, path)])
+        unit = ((np.zeros(X.shape[1]), np.ones(X.shape[1])), UNIT_BOX_NOTE) if scale else (None, "")
+        return Dataset(name, "minmax" if scale else "raw", X, y, names, "class", desc, [_provenance(datafile, path)],
+                       bounds=unit[0], bounds_note=unit[1])
     return build
 
 
@@ -760,7 +776,8 @@ def make_uniform_square(n_samples=10_000, low=-2.0, high=2.0, random_state=0):
                    f"Synthetic: {n} points uniform in ({low:g}, {high:g})^2, seed {random_state!r} "
                    "(the paper's size is not stated; ours is a choice).",
                    [{"file": None, "generator": "make_uniform_square", "n_samples": n, "low": low, "high": high,
-                     "random_state": random_state}])
+                     "random_state": random_state}],
+                   bounds=((float(low), float(low)), (float(high), float(high))), bounds_note="the generator's square (public)")
 
 
 _IRIS = _classic("IRIS", "iris", 5, 4, [0, 1, 2, 3], ["sepal_length", "sepal_width", "petal_length", "petal_width"])

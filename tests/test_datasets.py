@@ -358,3 +358,21 @@ def test_real_unbalance_labels(needs_data):
     needs_data(datasets.UNBALANCE, datasets.UNBALANCE_GT)
     ds = datasets.load("unbalance")
     assert sorted(np.bincount(ds.y)[1:].tolist()) == [100] * 5 + [2000] * 3
+
+
+@pytest.mark.parametrize("name, variant, datafile", [
+    ("unbalance", "raw", "UNBALANCE"), ("birch3", "raw", "BIRCH3"), ("gowalla_sample10k", "lonlat", "GOWALLA_SAMPLE"),
+    ("magic", "minmax", "MAGIC"), ("iris", "minmax", "IRIS"),
+])
+def test_declared_bounds_contain_the_data(needs_data, name, variant, datafile):
+    needs_data(getattr(datasets, datafile))
+    ds = datasets.load(name, variant)
+    lower, upper = (np.asarray(b, dtype=float) for b in ds.bounds)
+    assert lower.shape == upper.shape == (ds.n_features,) and ds.bounds_note
+    assert np.all(ds.X >= lower) and np.all(ds.X <= upper)
+    assert ds.X.flags["C_CONTIGUOUS"]
+
+
+def test_uniform_square_bounds_are_its_square():
+    ds = datasets.make_uniform_square(50, low=-1.0, high=3.0)
+    assert ds.bounds == ((-1.0, -1.0), (3.0, 3.0))
