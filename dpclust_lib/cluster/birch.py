@@ -114,7 +114,8 @@ class _Node:
     leaves, its child node.
     """
 
-    __slots__ = ("is_leaf", "size", "n", "ls", "ss", "centroids", "sq_norms", "children", "prev_leaf", "next_leaf")
+    __slots__ = ("is_leaf", "size", "n", "ls", "ss", "centroids", "sq_norms", "children", "prev_leaf", "next_leaf",
+                 "live_centroids", "live_sq_norms")
 
     def __init__(self, is_leaf, capacity, n_features):
         self.is_leaf = is_leaf
@@ -127,6 +128,8 @@ class _Node:
         self.children = []
         self.prev_leaf = None
         self.next_leaf = None
+        self.live_centroids = self.centroids[:0]  # views of the used rows, kept for the distance computation
+        self.live_sq_norms = self.sq_norms[:0]
 
     def append(self, n, ls, ss, centroid, sq_norm, child=None):
         i = self.size
@@ -134,6 +137,8 @@ class _Node:
         self.centroids[i], self.sq_norms[i] = centroid, sq_norm
         self.children.append(child)
         self.size = i + 1
+        self.live_centroids = self.centroids[: i + 1]
+        self.live_sq_norms = self.sq_norms[: i + 1]
 
 
 class _CFTree:
@@ -179,10 +184,10 @@ class _CFTree:
 
     @staticmethod
     def _closest(node, x):
-        dist = np.dot(node.centroids[: node.size], x)
+        dist = np.dot(node.live_centroids, x)
         dist *= -2.0
-        dist += node.sq_norms[: node.size]
-        return int(np.argmin(dist))
+        dist += node.live_sq_norms
+        return int(dist.argmin())
 
     def _absorb(self, node, i, x, xx):
         """Add one point to entry i of a non-leaf node (scikit-learn's _CFSubcluster.update)."""
