@@ -24,6 +24,7 @@ theorem, as post-processing; ``epsilon_spent_`` is the whole budget.
 """
 from __future__ import annotations
 
+import heapq
 import math
 import warnings
 
@@ -334,6 +335,29 @@ class _CFTree:
         cat = lambda name: np.concatenate([getattr(leaf, name)[: leaf.size] for leaf in leaves])  # noqa: E731
         return cat("n"), cat("ls"), cat("ss"), cat("centroids")
 
+    def ancestry(self):
+        """(levels - 1, leaf subclusters) array: the entry above each leaf subcluster at every level.
+
+        Entries of a level are numbered from 0 in depth-first order; row 0 is
+        the root's level. Leaf subclusters are in :meth:`leaf_cfs` order.
+        """
+        offsets, start = {}, 0
+        for leaf in self.leaves():
+            offsets[id(leaf)] = start
+            start += leaf.size
+        out = np.zeros((self.height() - 1, start), dtype=np.int64)
+        counters = [0] * (self.height() - 1)
+        stack = [(self.root, 0, ())]
+        while stack:
+            node, depth, path = stack.pop()
+            if node.is_leaf:
+                out[:, offsets[id(node)]:offsets[id(node)] + node.size] = np.array(path, dtype=np.int64)[:, None]
+                continue
+            for child in node.children[: node.size]:
+                stack.append((child, depth + 1, path + (counters[depth],)))
+                counters[depth] += 1
+        return out
+
     def route(self, X):
         """The leaf subcluster (index in :meth:`leaf_cfs` order) each row reaches by descending the tree."""
         offsets, start = {}, 0
@@ -383,12 +407,38 @@ def global_clustering(centers, n_clusters, _stacklevel=2):
     return AgglomerativeClustering(n_clusters=n_clusters).fit_predict(centers)
 
 
+def _ward_cut(Z, n_clusters):
+    """Cluster of each leaf when the last n_clusters - 1 merges of linkage Z are undone.
+
+    The cut scikit-learn's AgglomerativeClustering makes (it builds the same
+    scipy Ward linkage): the latest merge is undone first.
+    """
+    n = Z.shape[0] + 1
+    children = Z[:, :2].astype(np.int64)
+    nodes = [-(2 * n - 2)]
+    for _ in range(n_clusters - 1):
+        top = -heapq.heappop(nodes)
+        a, b = children[top - n]
+        heapq.heappush(nodes, -int(a))
+        heapq.heappush(nodes, -int(b))
+    labels = np.empty(n, dtype=np.int64)
+    for label, node in enumerate(sorted(-v for v in nodes)):
+        stack = [node]
+        while stack:
+            v = stack.pop()
+            if v < n:
+                labels[v] = label
+            else:
+                stack.extend(children[v - n])
+    return labels
+
+
 def _nearest_centre(X, centers, sq_norms, chunk=4096):
     """Index of the nearest centre of each row: argmin ||c||^2 - 2 x.c (ties: lowest index)."""
     out = np.empty(X.shape[0], dtype=np.int64)
+    minus_two_c = -2.0 * centers.T  # scaling by a power of two is exact: the same sums as -2 (x.c)
     for start in range(0, X.shape[0], chunk):
-        d = X[start:start + chunk] @ centers.T
-        d *= -2.0
+        d = X[start:start + chunk] @ minus_two_c
         d += sq_norms
         out[start:start + chunk] = d.argmin(axis=1)
     return out
@@ -409,6 +459,7 @@ class _BirchBase:
         return threshold, branching_factor
 
     def _finish(self, X, centers):
+        self._ward_linkage = None
         self.subcluster_centers_ = centers
         self.n_subclusters_ = centers.shape[0]
         self._sq_norms = np.einsum("ij,ij->i", centers, centers)
@@ -432,11 +483,22 @@ class _BirchBase:
         """Labels of the fitted records under the global step with another K, on the same tree.
 
         The tree does not depend on K, so a sweep over K can build it once.
+        The Ward linkage of the leaf centroids is computed at the first call
+        and cut at each K, which is the cut scikit-learn makes: the partition
+        is the one ``fit`` with that K gives; the cluster numbers may differ.
         """
         self._check_fitted()
-        if n_clusters is not None:
-            check_n_clusters(n_clusters)
-        return global_clustering(self.subcluster_centers_, n_clusters, _stacklevel=3)[self.nearest_subcluster_]
+        m = self.n_subclusters_
+        if n_clusters is None:
+            return self.nearest_subcluster_.copy()
+        k = check_n_clusters(n_clusters)
+        if m < k or m == 1:
+            return global_clustering(self.subcluster_centers_, k, _stacklevel=3)[self.nearest_subcluster_]
+        if getattr(self, "_ward_linkage", None) is None:
+            from scipy.cluster.hierarchy import ward
+
+            self._ward_linkage = ward(self.subcluster_centers_)
+        return _ward_cut(self._ward_linkage, k)[self.nearest_subcluster_]
 
     def fit_predict(self, X, y=None):
         return self.fit(X).labels_
@@ -640,7 +702,8 @@ class DPBirchPublicTree(_BirchBase):
     Attributes
     ----------
     as :class:`Birch` for the kept leaves, plus leaf_n_, leaf_ls_, leaf_ss_
-    (noisy CFs of every skeleton leaf), kept_ (mask), epsilon_spent_,
+    (noisy CFs of every skeleton leaf; :meth:`level_cfs` gives the whole released
+    tree), kept_ (mask), epsilon_spent_,
     epsilon_guaranteed_, ledger_, noise_scales_ (N, LS, SS), skeleton_tree_
     (the public tree) and labels_ (from the private records, for evaluation only).
     """
@@ -732,3 +795,21 @@ class DPBirchPublicTree(_BirchBase):
         self.epsilon_guaranteed_ = ledger.spent if public else math.inf
         self._finish(X, centers)
         return self
+
+    def level_cfs(self):
+        """The released tree, level by level from the root: (n, ls, ss) of every entry.
+
+        Only the leaves carry noise; each parent is the sum of the noisy CFs
+        below it (the additivity theorem), which is post-processing and costs
+        no budget. The last item is the leaves themselves.
+        """
+        self._check_fitted()
+        out = []
+        for parents in self.skeleton_tree_.ancestry():
+            m = int(parents.max()) + 1
+            ls = np.zeros((m, self.leaf_ls_.shape[1]))
+            np.add.at(ls, parents, self.leaf_ls_)
+            out.append((np.bincount(parents, weights=self.leaf_n_, minlength=m), ls,
+                        np.bincount(parents, weights=self.leaf_ss_, minlength=m)))
+        out.append((self.leaf_n_, self.leaf_ls_, self.leaf_ss_))
+        return out
