@@ -1,3 +1,815 @@
-"""Birch and DPBirch (Wang et al.)."""
+"""BIRCH and the differentially private BIRCH of Wang, Zhang, Dong and Li.
 
-__all__ = []
+:class:`Birch` -- BIRCH (Zhang, Ramakrishnan & Livny, SIGMOD 1996) as
+scikit-learn implements it: a CF tree of clustering features (N, LS, SS),
+insertion with the threshold test on the radius of the merged subcluster,
+node splits around the farthest pair, then a global step that clusters the
+leaf subcluster centroids with Ward agglomerative clustering. It reproduces
+``sklearn.cluster.Birch`` operation for operation (same floating-point
+arithmetic), so both build the same tree.
+
+:class:`DPBirch` -- the paper's steps 1-2: at every insertion, Laplace noise
+is added to LS and to SS of every CF the record updates. The paper accounts
+epsilon for LS plus epsilon for SS, 2 epsilon in total; that is what
+``epsilon_spent_`` reports. The released tree carries no such guarantee (N is
+exact, and the tree's shape and the assignments depend on the exact
+records); ``epsilon_guaranteed_`` says so (``inf``).
+
+:class:`DPBirchPublicTree` -- an honestly accounted variant: the tree's
+skeleton is built from points drawn uniformly from the declared domain (so
+it does not depend on the data), every record is routed to a leaf subcluster
+through that skeleton, and noise is added once to each leaf's (N, LS, SS)
+with the L1 sensitivities of the domain. Parents follow by the additivity
+theorem, as post-processing; ``epsilon_spent_`` is the whole budget.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+import warnings
+
+import numpy as np
+
+from .._validation import (
+    PrivacyLeakWarning,
+    check_array,
+    check_bounds,
+    check_epsilon,
+    check_int,
+    check_n_clusters,
+    check_positive,
+    check_random_state,
+)
+from ..privacy import PrivacyLedger, laplace_scale
+
+__all__ = [
+    "ClusteringFeature",
+    "Birch",
+    "DPBirch",
+    "DPBirchPublicTree",
+    "BirchWarning",
+    "NegativeRadiusWarning",
+    "global_clustering",
+]
+
+
+class BirchWarning(UserWarning):
+    """The tree has fewer leaf subclusters than the requested number of clusters."""
+
+
+class NegativeRadiusWarning(UserWarning):
+    """Noisy CFs made the squared radius of some threshold tests negative (they merged)."""
+
+
+class ClusteringFeature:
+    """A clustering feature CF = (N, LS, SS) of a set of points.
+
+    N is the number of points, LS their sum (a vector) and SS the sum of their
+    squared norms (a number). ``cf1 + cf2`` is the CF of the union of two
+    disjoint sets (the additivity theorem).
+    """
+
+    __slots__ = ("n", "ls", "ss")
+
+    def __init__(self, n, ls, ss):
+        self.n = float(n)
+        self.ls = np.asarray(ls, dtype=float)
+        self.ss = float(ss)
+
+    @classmethod
+    def of(cls, X):
+        """The CF of the rows of ``X``."""
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        return cls(X.shape[0], X.sum(axis=0), float(np.einsum("ij,ij->", X, X)))
+
+    def __add__(self, other):
+        return ClusteringFeature(self.n + other.n, self.ls + other.ls, self.ss + other.ss)
+
+    @property
+    def centroid(self):
+        return self.ls / self.n
+
+    @property
+    def sq_radius(self):
+        """Mean squared distance to the centroid: SS/N - ||LS/N||^2 (may be < 0 with noisy CFs)."""
+        c = self.centroid
+        return self.ss / self.n - float(c @ c)
+
+    @property
+    def radius(self):
+        return math.sqrt(max(self.sq_radius, 0.0))
+
+    def __repr__(self):
+        return f"ClusteringFeature(n={self.n:g}, ls={np.array2string(self.ls, precision=4)}, ss={self.ss:.6g})"
+
+
+# ---------------------------------------------------------------------------
+# The CF tree
+# ---------------------------------------------------------------------------
+
+class _Node:
+    """A CF node: up to branching_factor + 1 entries (one too many means: split me).
+
+    Each entry is a subcluster: its CF (n, ls, ss), its centroid and squared
+    centroid norm (kept for the distance computations) and, outside the
+    leaves, its child node.
+    """
+
+    __slots__ = ("is_leaf", "size", "n", "ls", "ss", "centroids", "sq_norms", "children", "prev_leaf", "next_leaf",
+                 "live_centroids", "live_sq_norms")
+
+    def __init__(self, is_leaf, capacity, n_features):
+        self.is_leaf = is_leaf
+        self.size = 0
+        self.n = np.zeros(capacity)
+        self.ls = np.zeros((capacity, n_features))
+        self.ss = np.zeros(capacity)
+        self.centroids = np.zeros((capacity, n_features))
+        self.sq_norms = np.zeros(capacity)
+        self.children = []
+        self.prev_leaf = None
+        self.next_leaf = None
+        self.live_centroids = self.centroids[:0]  # views of the used rows, kept for the distance computation
+        self.live_sq_norms = self.sq_norms[:0]
+
+    def append(self, n, ls, ss, centroid, sq_norm, child=None):
+        i = self.size
+        self.n[i], self.ls[i], self.ss[i] = n, ls, ss
+        self.centroids[i], self.sq_norms[i] = centroid, sq_norm
+        self.children.append(child)
+        self.size = i + 1
+        self.live_centroids = self.centroids[: i + 1]
+        self.live_sq_norms = self.sq_norms[: i + 1]
+
+
+class _CFTree:
+    """The CF tree with scikit-learn's insertion, threshold test and split.
+
+    ``noise`` (optional) is a callable returning a row of d + 1 Laplace draws
+    (LS then SS) that is added to every CF a record updates (the paper's
+    DPBIRCH steps 1-2). The arithmetic of the noise-free path is scikit-learn's,
+    operation for operation, so the same data gives the same tree.
+    """
+
+    def __init__(self, threshold, branching_factor, n_features, noise=None):
+        self.threshold = threshold
+        self.sq_threshold = threshold ** 2
+        self.branching_factor = branching_factor
+        self.n_features = n_features
+        self.noise = noise
+        self.root = _Node(True, branching_factor + 1, n_features)
+        self.first_leaf = self.root
+        self.n_threshold_tests = 0
+        self.n_negative_sq_radius = 0
+        self.n_splits = 0
+
+    # -- insertion -----------------------------------------------------------
+    def insert(self, x):
+        xx = np.dot(x, x)
+        path = []
+        node = self.root
+        while not node.is_leaf and node.size:
+            i = self._closest(node, x)
+            path.append((node, i))
+            node = node.children[i]
+        overflow = self._insert_in_leaf(node, x, xx)
+        # Walk back up: split overflowing children, update the CFs on the path with x.
+        for parent, i in reversed(path):
+            if overflow:
+                self._split_child(parent, i)
+                overflow = parent.size > self.branching_factor
+            else:
+                self._absorb(parent, i, x, xx)
+        if overflow:
+            self._split_root()
+
+    @staticmethod
+    def _closest(node, x):
+        dist = np.dot(node.live_centroids, x)
+        dist *= -2.0
+        dist += node.live_sq_norms
+        return int(dist.argmin())
+
+    def _absorb(self, node, i, x, xx):
+        """Add one point to entry i of a non-leaf node (scikit-learn's _CFSubcluster.update)."""
+        node.n[i] += 1
+        if self.noise is None:
+            node.ls[i] += x
+            node.ss[i] += xx
+        else:
+            eta = self.noise()
+            node.ls[i] += x + eta[:-1]
+            node.ss[i] += xx + eta[-1]
+        c = node.ls[i] / node.n[i]
+        node.centroids[i] = c
+        node.sq_norms[i] = np.dot(c, c)
+
+    def _insert_in_leaf(self, leaf, x, xx):
+        """Merge x into the closest subcluster if the merged radius is <= T, else start a new one.
+
+        Returns True when the leaf now holds branching_factor + 1 subclusters.
+        """
+        if leaf.size:
+            i = self._closest(leaf, x)
+            new_n = leaf.n[i] + 1
+            new_ls = leaf.ls[i] + x
+            new_ss = leaf.ss[i] + xx
+            new_centroid = (1 / new_n) * new_ls
+            new_sq_norm = np.dot(new_centroid, new_centroid)
+            sq_radius = new_ss / new_n - new_sq_norm
+            self.n_threshold_tests += 1
+            if sq_radius < 0:
+                # Only noise (or rounding at the last bit) makes it negative: the test then
+                # treats the radius as 0, i.e. merges, as scikit-learn's comparison does.
+                self.n_negative_sq_radius += 1
+            if sq_radius <= self.sq_threshold:
+                if self.noise is not None:
+                    eta = self.noise()
+                    new_ls = new_ls + eta[:-1]
+                    new_ss = new_ss + eta[-1]
+                    new_centroid = (1 / new_n) * new_ls
+                    new_sq_norm = np.dot(new_centroid, new_centroid)
+                leaf.n[i], leaf.ls[i], leaf.ss[i] = new_n, new_ls, new_ss
+                leaf.centroids[i], leaf.sq_norms[i] = new_centroid, new_sq_norm
+                return False
+        if self.noise is None:
+            leaf.append(1, x, xx, x, xx)
+        else:
+            eta = self.noise()
+            ls = x + eta[:-1]
+            leaf.append(1, ls, xx + eta[-1], ls, np.dot(ls, ls))
+        return leaf.size > self.branching_factor
+
+    # -- splits --------------------------------------------------------------
+    def _split(self, node):
+        """Split an overflowing node in two around its farthest pair of entries.
+
+        Returns the two new nodes and their CFs (n, ls, ss, centroid, sq_norm).
+        """
+        self.n_splits += 1
+        m = node.size
+        C = node.centroids[:m]
+        norms = np.einsum("ij,ij->i", C, C)[:, None]
+        dist = -2 * (C @ C.T)
+        dist += norms
+        dist += norms.T
+        np.maximum(dist, 0, out=dist)
+        np.fill_diagonal(dist, 0)
+        far = np.unravel_index(dist.argmax(), (m, m))
+        to_first = dist[far[0]] < dist[far[1]]
+        to_first[far[0]] = True  # all-equal distances (duplicate centroids): keep the pair apart
+        halves = []
+        for side in (True, False):
+            new = _Node(node.is_leaf, self.branching_factor + 1, self.n_features)
+            n, ls, ss = 0, 0, 0.0
+            for j in np.flatnonzero(to_first == side):
+                new.append(node.n[j], node.ls[j], node.ss[j], node.centroids[j], node.sq_norms[j], node.children[j])
+                n += node.n[j]
+                ls = ls + node.ls[j]  # sequential sums, in entry order, as scikit-learn adds them
+                ss += node.ss[j]
+            centroid = ls / n
+            halves.append((new, (n, ls, ss, centroid, np.dot(centroid, centroid))))
+        (a, _), (b, _) = halves
+        if node.is_leaf:  # keep the leaves chained in scikit-learn's order
+            a.prev_leaf, a.next_leaf, b.prev_leaf, b.next_leaf = node.prev_leaf, b, a, node.next_leaf
+            if node.prev_leaf is not None:
+                node.prev_leaf.next_leaf = a
+            else:
+                self.first_leaf = a
+            if node.next_leaf is not None:
+                node.next_leaf.prev_leaf = b
+        return halves
+
+    def _split_child(self, parent, i):
+        (a, cf_a), (b, cf_b) = self._split(parent.children[i])
+        n, ls, ss, centroid, sq_norm = cf_a
+        parent.n[i], parent.ls[i], parent.ss[i] = n, ls, ss
+        parent.centroids[i], parent.sq_norms[i] = centroid, sq_norm
+        parent.children[i] = a
+        parent.append(*cf_b, child=b)
+
+    def _split_root(self):
+        (a, cf_a), (b, cf_b) = self._split(self.root)
+        root = _Node(False, self.branching_factor + 1, self.n_features)
+        root.append(*cf_a, child=a)
+        root.append(*cf_b, child=b)
+        self.root = root
+
+    # -- reading the tree ----------------------------------------------------
+    def leaves(self):
+        out, leaf = [], self.first_leaf
+        while leaf is not None:
+            out.append(leaf)
+            leaf = leaf.next_leaf
+        return out
+
+    def height(self):
+        h, node = 1, self.root
+        while not node.is_leaf:
+            h, node = h + 1, node.children[0]
+        return h
+
+    def additivity_residuals(self):
+        """Largest |parent CF - sum of its child node's CFs| over all non-leaf entries: (N, LS, SS).
+
+        Zero up to rounding for an exact tree (the additivity theorem); noise
+        drawn independently for each CF on a path breaks it.
+        """
+        gaps = np.zeros(3)
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            if node.is_leaf:
+                continue
+            for i, child in enumerate(node.children[: node.size]):
+                m = child.size
+                gaps = np.maximum(gaps, [abs(node.n[i] - child.n[:m].sum()),
+                                         np.abs(node.ls[i] - child.ls[:m].sum(axis=0)).max(),
+                                         abs(node.ss[i] - child.ss[:m].sum())])
+                stack.append(child)
+        return tuple(float(g) for g in gaps)
+
+    def leaf_cfs(self):
+        """(n, ls, ss, centroids) of every leaf subcluster, in leaf-chain order."""
+        leaves = self.leaves()
+        cat = lambda name: np.concatenate([getattr(leaf, name)[: leaf.size] for leaf in leaves])  # noqa: E731
+        return cat("n"), cat("ls"), cat("ss"), cat("centroids")
+
+    def ancestry(self):
+        """(levels - 1, leaf subclusters) array: the entry above each leaf subcluster at every level.
+
+        Entries of a level are numbered from 0 in depth-first order; row 0 is
+        the root's level. Leaf subclusters are in :meth:`leaf_cfs` order.
+        """
+        offsets, start = {}, 0
+        for leaf in self.leaves():
+            offsets[id(leaf)] = start
+            start += leaf.size
+        out = np.zeros((self.height() - 1, start), dtype=np.int64)
+        counters = [0] * (self.height() - 1)
+        stack = [(self.root, 0, ())]
+        while stack:
+            node, depth, path = stack.pop()
+            if node.is_leaf:
+                out[:, offsets[id(node)]:offsets[id(node)] + node.size] = np.array(path, dtype=np.int64)[:, None]
+                continue
+            for child in node.children[: node.size]:
+                stack.append((child, depth + 1, path + (counters[depth],)))
+                counters[depth] += 1
+        return out
+
+    def route(self, X):
+        """The leaf subcluster (index in :meth:`leaf_cfs` order) each row reaches by descending the tree."""
+        offsets, start = {}, 0
+        for leaf in self.leaves():
+            offsets[id(leaf)] = start
+            start += leaf.size
+        out = np.empty(X.shape[0], dtype=np.int64)
+        self._route(self.root, X, np.arange(X.shape[0]), offsets, out)
+        return out
+
+    def _route(self, node, X, rows, offsets, out):
+        m = node.size
+        dist = X[rows] @ node.centroids[:m].T
+        dist *= -2.0
+        dist += node.sq_norms[:m]
+        closest = dist.argmin(axis=1)
+        if node.is_leaf:
+            out[rows] = offsets[id(node)] + closest
+            return
+        for i in np.unique(closest):
+            self._route(node.children[i], X, rows[closest == i], offsets, out)
+
+
+# ---------------------------------------------------------------------------
+# The global step and nearest-centroid labels
+# ---------------------------------------------------------------------------
+
+def global_clustering(centers, n_clusters, _stacklevel=2):
+    """Labels of the leaf subclusters after the global step (scikit-learn's, for an int K).
+
+    Ward agglomerative clustering of the centroids to ``n_clusters`` groups.
+    With fewer centroids than ``n_clusters`` every subcluster is its own
+    cluster and a :class:`BirchWarning` says so; ``n_clusters=None`` skips the
+    global step.
+    """
+    from sklearn.cluster import AgglomerativeClustering
+
+    m = centers.shape[0]
+    if n_clusters is None:
+        return np.arange(m)
+    if m < n_clusters:
+        warnings.warn(f"the tree has {m} leaf subclusters, fewer than n_clusters={n_clusters}: each subcluster "
+                      "is its own cluster (decrease the threshold)", BirchWarning, stacklevel=_stacklevel)
+        return np.arange(m)
+    if m == 1:
+        return np.zeros(1, dtype=np.int64)
+    return AgglomerativeClustering(n_clusters=n_clusters).fit_predict(centers)
+
+
+def _ward_cut(Z, n_clusters):
+    """Cluster of each leaf when the last n_clusters - 1 merges of linkage Z are undone.
+
+    The cut scikit-learn's AgglomerativeClustering makes (it builds the same
+    scipy Ward linkage): the latest merge is undone first.
+    """
+    n = Z.shape[0] + 1
+    children = Z[:, :2].astype(np.int64)
+    nodes = [-(2 * n - 2)]
+    for _ in range(n_clusters - 1):
+        top = -heapq.heappop(nodes)
+        a, b = children[top - n]
+        heapq.heappush(nodes, -int(a))
+        heapq.heappush(nodes, -int(b))
+    labels = np.empty(n, dtype=np.int64)
+    for label, node in enumerate(sorted(-v for v in nodes)):
+        stack = [node]
+        while stack:
+            v = stack.pop()
+            if v < n:
+                labels[v] = label
+            else:
+                stack.extend(children[v - n])
+    return labels
+
+
+def _nearest_centre(X, centers, sq_norms, chunk=4096):
+    """Index of the nearest centre of each row: argmin ||c||^2 - 2 x.c (ties: lowest index)."""
+    out = np.empty(X.shape[0], dtype=np.int64)
+    minus_two_c = -2.0 * centers.T  # scaling by a power of two is exact: the same sums as -2 (x.c)
+    for start in range(0, X.shape[0], chunk):
+        d = X[start:start + chunk] @ minus_two_c
+        d += sq_norms
+        out[start:start + chunk] = d.argmin(axis=1)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Estimators
+# ---------------------------------------------------------------------------
+
+class _BirchBase:
+    """Shared parameter checks, global step and predict."""
+
+    def _check_tree_params(self):
+        threshold = check_positive(self.threshold, "threshold")
+        branching_factor = check_int(self.branching_factor, "branching_factor", minimum=2)
+        if self.n_clusters is not None:
+            check_n_clusters(self.n_clusters)
+        return threshold, branching_factor
+
+    def _finish(self, X, centers):
+        self._ward_linkage = None
+        self.subcluster_centers_ = centers
+        self.n_subclusters_ = centers.shape[0]
+        self._sq_norms = np.einsum("ij,ij->i", centers, centers)
+        self.subcluster_labels_ = global_clustering(centers, self.n_clusters, _stacklevel=4)
+        self.nearest_subcluster_ = _nearest_centre(X, centers, self._sq_norms)
+        self.labels_ = self.subcluster_labels_[self.nearest_subcluster_]
+
+    def _check_fitted(self):
+        if not hasattr(self, "subcluster_centers_"):
+            raise AttributeError(f"this {type(self).__name__} instance is not fitted yet; call fit first")
+
+    def predict(self, X):
+        """The global cluster of the nearest leaf subcluster centroid."""
+        self._check_fitted()
+        X = check_array(X, "X").astype(float, copy=False)
+        if X.shape[1] != self.subcluster_centers_.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features but the tree was built on {self.subcluster_centers_.shape[1]}")
+        return self.subcluster_labels_[_nearest_centre(X, self.subcluster_centers_, self._sq_norms)]
+
+    def relabel(self, n_clusters):
+        """Labels of the fitted records under the global step with another K, on the same tree.
+
+        The tree does not depend on K, so a sweep over K can build it once.
+        The Ward linkage of the leaf centroids is computed at the first call
+        and cut at each K, which is the cut scikit-learn makes: the partition
+        is the one ``fit`` with that K gives; the cluster numbers may differ.
+        """
+        self._check_fitted()
+        m = self.n_subclusters_
+        if n_clusters is None:
+            return self.nearest_subcluster_.copy()
+        k = check_n_clusters(n_clusters)
+        if m < k or m == 1:
+            return global_clustering(self.subcluster_centers_, k, _stacklevel=3)[self.nearest_subcluster_]
+        if getattr(self, "_ward_linkage", None) is None:
+            from scipy.cluster.hierarchy import ward
+
+            self._ward_linkage = ward(self.subcluster_centers_)
+        return _ward_cut(self._ward_linkage, k)[self.nearest_subcluster_]
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+
+class Birch(_BirchBase):
+    """BIRCH: a CF tree, then Ward clustering of its leaf subclusters (scikit-learn's algorithm).
+
+    Parameters
+    ----------
+    threshold : float > 0
+        T: a record joins its closest leaf subcluster only if the radius of the
+        merged subcluster is <= T (scikit-learn tests the radius; the BIRCH
+        paper and Wang et al. speak of a diameter).
+    branching_factor : int >= 2
+        B: the most entries of any node, leaf or not (L = B, as in scikit-learn).
+    n_clusters : int >= 1 or None
+        K of the global step; None keeps every leaf subcluster as a cluster.
+    random_state : None, int or Generator
+        Unused (BIRCH is deterministic); kept for a uniform interface.
+
+    Attributes
+    ----------
+    subcluster_centers_ : (m, d) centroids of the leaf subclusters, in leaf order
+    subcluster_n_ : (m,) their N
+    subcluster_labels_ : (m,) their global cluster
+    labels_ : global cluster of each fitted record (via its nearest leaf centroid)
+    n_subclusters_, height_ (levels of the tree), n_splits_,
+    n_threshold_tests_, n_negative_sq_radius_ (tests whose squared radius
+    came out < 0 by rounding; such a test merges)
+    """
+
+    def __init__(self, threshold=0.5, branching_factor=50, n_clusters=3, random_state=None):
+        self.threshold = threshold
+        self.branching_factor = branching_factor
+        self.n_clusters = n_clusters
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        X = check_array(X, "X").astype(float, copy=False)
+        threshold, branching_factor = self._check_tree_params()
+        check_random_state(self.random_state)
+        tree = _CFTree(threshold, branching_factor, X.shape[1])
+        for x in X:
+            tree.insert(x)
+        n, ls, ss, centers = tree.leaf_cfs()
+        self.tree_ = tree
+        self.subcluster_n_, self.subcluster_ls_, self.subcluster_ss_ = n, ls, ss
+        self.height_, self.n_splits_ = tree.height(), tree.n_splits
+        self.n_threshold_tests_, self.n_negative_sq_radius_ = tree.n_threshold_tests, tree.n_negative_sq_radius
+        self._finish(X, centers)
+        return self
+
+
+def _private_input(X, bounds):
+    X = check_array(X, "X").astype(float, copy=False)
+    lower, upper = check_bounds(bounds, X.shape[1], X)
+    return X, lower, upper
+
+
+class _NoiseStream:
+    """Rows of d + 1 Laplace draws, drawn in blocks (fewer calls into numpy)."""
+
+    def __init__(self, rng, scale, width, block=4096):
+        self.rng, self.scale, self.width, self.block = rng, scale, width, block
+        self.buffer, self.pos, self.count = None, block, 0
+
+    def __call__(self):
+        self.count += 1
+        if self.pos == self.block:
+            self.buffer = self.rng.laplace(0.0, self.scale, size=(self.block, self.width))
+            self.pos = 0
+        self.pos += 1
+        return self.buffer[self.pos - 1]
+
+
+class DPBirch(_BirchBase):
+    """DPBIRCH as the paper specifies it (steps 1-2 of Algorithm 1).
+
+    At every insertion, each CF the record updates (the leaf subcluster that
+    absorbs it, or the new one it starts, and every CF on the path above it)
+    gets Laplace noise of scale Delta / epsilon added to each coordinate of LS
+    and to SS. Delta is the paper's sensitivity: 1 on data scaled to [0, 1]
+    (in general the largest absolute value the bounds allow). The threshold
+    tests, routing and splits then work on the noisy CFs; N stays exact.
+
+    Privacy: the paper accounts epsilon for LS plus epsilon for SS, so
+    ``epsilon_spent_ = 2 * epsilon`` (the paper's claim; it exceeds the
+    ``epsilon`` parameter, which is the paper's per-part epsilon). The
+    released tree guarantees no finite epsilon: N is released exactly, and the
+    shape of the tree and which subcluster absorbs which record depend on the
+    exact records. ``epsilon_guaranteed_ = inf`` says so. Even if N and the
+    shape were public, a record moves LS by up to sum_j max|x_j| in L1 (d on
+    [0, 1]^d, not 1) and SS by up to sum_j max x_j^2 (d again), in one CF per
+    level of the tree; ``epsilon_if_shape_public_`` is what the noisy LS and SS
+    would then cost: height * (sum_j max|x_j| + sum_j max x_j^2) / scale,
+    that is 2 * height * d * epsilon on [0, 1]^d.
+    Noisy SS can make the squared radius of the merge test negative; the test
+    then treats the radius as 0 and merges. ``n_negative_sq_radius_`` counts
+    these among ``n_threshold_tests_``.
+
+    Parameters
+    ----------
+    epsilon : float > 0, the paper's epsilon (for LS, and again for SS)
+    threshold, branching_factor, n_clusters : as in :class:`Birch`
+    bounds : (lower, upper), the declared data domain (default [0, 1]);
+        records outside it are an error. None takes it from the data (warns).
+    random_state : None, int or Generator
+
+    Attributes
+    ----------
+    as :class:`Birch`, plus epsilon_spent_, epsilon_guaranteed_,
+    epsilon_if_shape_public_, ledger_ (the paper's accounting),
+    noise_scale_, n_noise_draws_, and labels_ (computed from the private
+    records, for evaluation only).
+    """
+
+    def __init__(self, epsilon=1.0, threshold=0.5, branching_factor=50, n_clusters=3, bounds=(0.0, 1.0),
+                 random_state=None):
+        self.epsilon = epsilon
+        self.threshold = threshold
+        self.branching_factor = branching_factor
+        self.n_clusters = n_clusters
+        self.bounds = bounds
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        eps = check_epsilon(self.epsilon)
+        threshold, branching_factor = self._check_tree_params()
+        X, lower, upper = _private_input(X, self.bounds)
+        rng = check_random_state(self.random_state)
+        d = X.shape[1]
+        largest = np.maximum(np.abs(lower), np.abs(upper))
+        delta = float(largest.max())  # the paper's Delta q: 1 on [0, 1]
+        scale = laplace_scale(delta, eps)
+        noise = _NoiseStream(rng, scale, d + 1)
+        tree = _CFTree(threshold, branching_factor, d, noise=noise)
+        for x in X:
+            tree.insert(x)
+        n, ls, ss, centers = tree.leaf_cfs()
+        ledger = PrivacyLedger(2 * eps)
+        ledger.spend(eps, f"Laplace noise of scale {scale:.4g} on LS at every CF update (the paper's accounting)")
+        ledger.spend(eps, f"Laplace noise of scale {scale:.4g} on SS at every CF update (the paper's accounting)")
+        self.tree_ = tree
+        self.subcluster_n_, self.subcluster_ls_, self.subcluster_ss_ = n, ls, ss
+        self.height_, self.n_splits_ = tree.height(), tree.n_splits
+        self.n_threshold_tests_, self.n_negative_sq_radius_ = tree.n_threshold_tests, tree.n_negative_sq_radius
+        self.n_noise_draws_ = noise.count
+        self.noise_scale_ = scale
+        self.ledger_ = ledger
+        self.epsilon_spent_ = ledger.spent
+        self.epsilon_guaranteed_ = math.inf
+        # LS: L1 sensitivity sum_j max|x_j| over the d coordinates; SS: sum_j max x_j^2; per level, noise 1/scale.
+        self.epsilon_if_shape_public_ = self.height_ * (float(largest.sum()) + float((largest ** 2).sum())) / scale
+        if tree.n_negative_sq_radius:
+            warnings.warn(f"{tree.n_negative_sq_radius} of {tree.n_threshold_tests} threshold tests had a negative "
+                          "noisy squared radius; each was taken as radius 0 and merged (n_negative_sq_radius_)",
+                          NegativeRadiusWarning, stacklevel=2)
+        self._finish(X, centers)
+        return self
+
+
+class DPBirchPublicTree(_BirchBase):
+    """An honestly accounted DP BIRCH: a public tree skeleton, noise once on the leaf CFs.
+
+    1. Skeleton: the CF tree (threshold T, branching factor B) built from
+       ``n_skeleton`` points drawn uniformly from the declared bounds. It does
+       not depend on the data, so it costs no budget.
+    2. Every record descends the skeleton to one leaf subcluster (closest
+       centroid at each level): a partition of the domain fixed before the
+       data is read. Adding or removing one record x changes the CF of one
+       leaf only, by (1, x, ||x||^2).
+    3. Each leaf's N, LS and SS get Laplace noise once, with the L1
+       sensitivities of the bounds: 1 for N, sum_j max|x_j| for LS,
+       sum_j max x_j^2 for SS (d and d on [0, 1]^d), and the budget shares
+       ``budget_split``. The leaves are disjoint (parallel composition), so
+       the release is epsilon-DP. Parents are sums of their noisy children
+       (the additivity theorem), which is post-processing: noising every level
+       separately would cost epsilon per level instead.
+    4. Global step: the leaves whose noisy N reaches ``min_count`` keep their
+       centroid LS/N (clipped to the bounds); Ward clustering to K.
+
+    ``skeleton="data"`` builds the skeleton from the private records instead
+    (what a non-private BIRCH would do): the tree's shape then depends on the
+    data and the release has no DP guarantee; a PrivacyLeakWarning says so and
+    ``epsilon_guaranteed_`` is inf. An array gives public points of one's own.
+
+    Parameters
+    ----------
+    epsilon : float > 0, the total budget
+    threshold, branching_factor, n_clusters : as in :class:`Birch`
+    skeleton : "uniform" (default), "data" or an (m, d) array of public points
+    n_skeleton : int >= 1, points drawn for the uniform skeleton
+    budget_split : three positive shares (N, LS, SS), normalised to sum to 1
+    min_count : float or None; None = sqrt(2) * (LS noise scale) / T, the noisy
+        N from which the centroid's noise s.d. per coordinate is at most T
+    bounds : (lower, upper), the declared domain (default [0, 1]); None
+        takes it from the data (warns)
+    random_state : None, int or Generator
+
+    Attributes
+    ----------
+    as :class:`Birch` for the kept leaves, plus leaf_n_, leaf_ls_, leaf_ss_
+    (noisy CFs of every skeleton leaf; :meth:`level_cfs` gives the whole released
+    tree), kept_ (mask), epsilon_spent_,
+    epsilon_guaranteed_, ledger_, noise_scales_ (N, LS, SS), skeleton_tree_
+    (the public tree) and labels_ (from the private records, for evaluation only).
+    """
+
+    def __init__(self, epsilon=1.0, threshold=0.5, branching_factor=50, n_clusters=3, skeleton="uniform",
+                 n_skeleton=2000, budget_split=(0.25, 0.5, 0.25), min_count=None, bounds=(0.0, 1.0),
+                 random_state=None):
+        self.epsilon = epsilon
+        self.threshold = threshold
+        self.branching_factor = branching_factor
+        self.n_clusters = n_clusters
+        self.skeleton = skeleton
+        self.n_skeleton = n_skeleton
+        self.budget_split = budget_split
+        self.min_count = min_count
+        self.bounds = bounds
+        self.random_state = random_state
+
+    def _skeleton_points(self, X, lower, upper, rng):
+        if isinstance(self.skeleton, str):
+            if self.skeleton == "uniform":
+                m = check_int(self.n_skeleton, "n_skeleton", minimum=1)
+                return lower + (upper - lower) * rng.random((m, X.shape[1])), True
+            if self.skeleton == "data":
+                warnings.warn("skeleton='data' builds the tree from the private records: its shape is not covered "
+                              "by epsilon, and the release has no DP guarantee.", PrivacyLeakWarning, stacklevel=3)
+                return X, False
+            raise ValueError(f"skeleton must be 'uniform', 'data' or an array of public points, got skeleton={self.skeleton!r}")
+        P = check_array(self.skeleton, "skeleton").astype(float, copy=False)
+        if P.shape[1] != X.shape[1]:
+            raise ValueError(f"skeleton has {P.shape[1]} features but X has {X.shape[1]}")
+        return P, True
+
+    def _shares(self):
+        split = self.budget_split
+        if not isinstance(split, (tuple, list, np.ndarray)) or len(split) != 3:
+            raise ValueError(f"budget_split must be three shares (N, LS, SS), got budget_split={split!r}")
+        shares = np.array([check_positive(s, "budget_split") for s in split])
+        return shares / shares.sum()
+
+    def fit(self, X, y=None):
+        eps = check_epsilon(self.epsilon)
+        threshold, branching_factor = self._check_tree_params()
+        shares = self._shares()
+        if self.min_count is not None:
+            check_positive(self.min_count, "min_count")
+        X, lower, upper = _private_input(X, self.bounds)
+        rng = check_random_state(self.random_state)
+        points, public = self._skeleton_points(X, lower, upper, rng)
+        tree = _CFTree(threshold, branching_factor, X.shape[1])
+        for p in points:
+            tree.insert(p)
+        if public:
+            # Route every record down the public skeleton: its leaf depends on the record alone.
+            leaf = tree.route(X)
+            n_leaves = sum(node.size for node in tree.leaves())
+            n = np.bincount(leaf, minlength=n_leaves).astype(float)
+            ls = np.zeros((n_leaves, X.shape[1]))
+            np.add.at(ls, leaf, X)
+            ss = np.bincount(leaf, weights=np.einsum("ij,ij->i", X, X), minlength=n_leaves)
+        else:
+            n, ls, ss, _ = tree.leaf_cfs()  # the exact tree's own leaf CFs
+        largest = np.maximum(np.abs(lower), np.abs(upper))
+        sensitivities = (1.0, float(largest.sum()), float((largest ** 2).sum()))
+        ledger = PrivacyLedger(eps)
+        scales = []
+        for what, share, delta in zip(("N", "LS", "SS"), shares, sensitivities):
+            part = eps * share
+            scales.append(laplace_scale(delta, part))
+            ledger.spend(part, f"Laplace noise on {what} of every leaf (L1 sensitivity {delta:g}, scale {scales[-1]:.4g})")
+        n_noisy = n + rng.laplace(0.0, scales[0], size=n.shape)
+        ls_noisy = ls + rng.laplace(0.0, scales[1], size=ls.shape)
+        ss_noisy = ss + rng.laplace(0.0, scales[2], size=ss.shape)
+        # Post-processing from here on: which leaves to trust, their centroids, the global step.
+        min_count = math.sqrt(2.0) * scales[1] / threshold if self.min_count is None else float(self.min_count)
+        kept = n_noisy >= min_count
+        if not kept.any():
+            kept[np.argmax(n_noisy)] = True
+        centers = np.clip(ls_noisy[kept] / np.maximum(n_noisy[kept], 1.0)[:, None], lower, upper)
+        self.skeleton_tree_ = tree
+        self.leaf_n_, self.leaf_ls_, self.leaf_ss_ = n_noisy, ls_noisy, ss_noisy
+        self.kept_ = kept
+        self.min_count_ = min_count
+        self.subcluster_n_ = n_noisy[kept]
+        self.height_ = tree.height()
+        self.noise_scales_ = tuple(scales)
+        self.ledger_ = ledger
+        self.epsilon_spent_ = ledger.spent
+        self.epsilon_guaranteed_ = ledger.spent if public else math.inf
+        self._finish(X, centers)
+        return self
+
+    def level_cfs(self):
+        """The released tree, level by level from the root: (n, ls, ss) of every entry.
+
+        Only the leaves carry noise; each parent is the sum of the noisy CFs
+        below it (the additivity theorem), which is post-processing and costs
+        no budget. The last item is the leaves themselves.
+        """
+        self._check_fitted()
+        out = []
+        for parents in self.skeleton_tree_.ancestry():
+            m = int(parents.max()) + 1
+            ls = np.zeros((m, self.leaf_ls_.shape[1]))
+            np.add.at(ls, parents, self.leaf_ls_)
+            out.append((np.bincount(parents, weights=self.leaf_n_, minlength=m), ls,
+                        np.bincount(parents, weights=self.leaf_ss_, minlength=m)))
+        out.append((self.leaf_n_, self.leaf_ls_, self.leaf_ss_))
+        return out

@@ -1,0 +1,370 @@
+"""Birch (our CF tree), DPBirch (Wang et al., as published) and DPBirchPublicTree (honestly accounted)."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.cluster import Birch as SkBirch
+
+from dpclust_lib import Birch, DPBirch, DPBirchPublicTree, PrivacyLeakWarning, datasets, metrics
+from dpclust_lib.cluster.birch import BirchWarning, ClusteringFeature, NegativeRadiusWarning
+
+from .conftest import bonferroni
+
+
+def _blobs(rng, n=3000, d=3):
+    centres = rng.random((6, d)) * 0.6 + 0.2
+    X = centres[rng.integers(0, 6, n)] + rng.normal(0, 0.05, (n, d))
+    return np.clip(X, 0, 1)
+
+
+# --------------------------------------------------------------------------- clustering features
+
+def test_cf_additivity_and_radius(rng):
+    A, B = rng.random((40, 5)), rng.random((25, 5))
+    both = ClusteringFeature.of(A) + ClusteringFeature.of(B)
+    direct = ClusteringFeature.of(np.vstack([A, B]))
+    assert both.n == direct.n == 65
+    np.testing.assert_allclose(both.ls, direct.ls, rtol=1e-12)
+    assert both.ss == pytest.approx(direct.ss, rel=1e-12)
+    X = np.vstack([A, B])
+    assert direct.sq_radius == pytest.approx(np.mean(np.sum((X - X.mean(0)) ** 2, axis=1)), rel=1e-10)
+    np.testing.assert_allclose(direct.centroid, X.mean(0), rtol=1e-12)
+
+
+def test_exact_tree_is_additive_and_noisy_tree_is_not(rng):
+    X = _blobs(rng)
+    exact = Birch(threshold=0.05, branching_factor=5, n_clusters=None).fit(X)
+    assert exact.height_ >= 3  # several levels, so the check covers parents of parents
+    gap_n, gap_ls, gap_ss = exact.tree_.additivity_residuals()
+    assert gap_n == 0 and gap_ls < 1e-9 and gap_ss < 1e-9
+    assert exact.subcluster_n_.sum() == len(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NegativeRadiusWarning)
+        noisy = DPBirch(epsilon=50.0, threshold=0.05, branching_factor=5, n_clusters=None, random_state=0).fit(X)
+    assert noisy.height_ >= 2
+    gap_n, gap_ls, gap_ss = noisy.tree_.additivity_residuals()
+    assert gap_n == 0 and gap_ls > 1e-3 and gap_ss > 1e-3  # independent noise per CF on a path
+
+
+# --------------------------------------------------------------------------- agreement with scikit-learn
+
+@pytest.mark.parametrize("threshold, branching_factor, n_clusters", [
+    (0.5, 50, 3), (0.1, 50, 3), (0.05, 5, 4), (0.02, 3, 6), (0.08, 2, None),
+])
+def test_birch_builds_the_same_tree_as_scikit_learn(rng, threshold, branching_factor, n_clusters):
+    X = _blobs(rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BirchWarning)
+        ours = Birch(threshold, branching_factor, n_clusters).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scikit-learn's ConvergenceWarning when subclusters < K
+        sk = SkBirch(threshold=threshold, branching_factor=branching_factor, n_clusters=n_clusters).fit(X)
+    assert ours.n_subclusters_ == len(sk.subcluster_centers_)
+    np.testing.assert_array_equal(ours.subcluster_centers_, sk.subcluster_centers_)  # bit for bit, same order
+    np.testing.assert_array_equal(ours.labels_, sk.labels_)
+    np.testing.assert_array_equal(ours.predict(X[:100]), sk.predict(X[:100]))
+
+
+def test_birch_duplicates_split_like_scikit_learn():
+    X = np.repeat(np.array([[0.1, 0.1], [0.9, 0.9], [0.5, 0.2]]), 30, axis=0)
+    ours = Birch(threshold=1e-9, branching_factor=2, n_clusters=None).fit(X)
+    sk = SkBirch(threshold=1e-9, branching_factor=2, n_clusters=None).fit(X)
+    np.testing.assert_array_equal(ours.subcluster_centers_, sk.subcluster_centers_)
+
+
+@pytest.mark.parametrize("threshold, branching_factor", [(0.5, 50), (0.2, 50), (0.3, 5)])
+def test_birch_agrees_with_scikit_learn_on_magic(needs_data, threshold, branching_factor):
+    needs_data(datasets.MAGIC)
+    X = datasets.load("magic", "minmax").X
+    ours = Birch(threshold, branching_factor, n_clusters=2).fit(X)
+    sk = SkBirch(threshold=threshold, branching_factor=branching_factor, n_clusters=2).fit(X)
+    assert ours.n_subclusters_ == len(sk.subcluster_centers_)
+    assert metrics.adjusted_rand_index(sk.labels_, ours.labels_) == 1.0
+    np.testing.assert_array_equal(ours.subcluster_centers_, sk.subcluster_centers_)
+
+
+# --------------------------------------------------------------------------- contract
+
+@pytest.mark.parametrize("make", [
+    lambda: Birch(0.1, 10, 3, random_state=0),
+    lambda: DPBirch(5.0, 0.1, 10, 3, random_state=0),
+    lambda: DPBirchPublicTree(5.0, 0.1, 10, 3, n_skeleton=500, random_state=0),
+])
+def test_estimator_contract(rng, make):
+    X = _blobs(rng, n=600)
+    est = make()
+    params = dict(vars(est))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NegativeRadiusWarning)
+        assert est.fit(X) is est
+        assert est.fit_predict(X).shape == (600,)
+    assert {k: v for k, v in vars(est).items() if not k.endswith("_") and not k.startswith("_")} == params
+    np.testing.assert_array_equal(est.labels_, est.predict(X))
+    np.testing.assert_array_equal(est.labels_, est.subcluster_labels_[est.nearest_subcluster_])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BirchWarning)
+        assert metrics.adjusted_rand_index(est.labels_, est.relabel(3)) == 1.0
+        assert set(np.unique(est.relabel(2))) <= {0, 1}
+
+
+def test_relabel_gives_the_partition_of_a_fit_with_that_k(rng):
+    X = _blobs(rng, n=800)
+    est = Birch(0.02, 20, 3).fit(X)
+    assert est.n_subclusters_ > 50
+    for k in (1, 2, 4, 7):
+        assert metrics.adjusted_rand_index(Birch(0.02, 20, k).fit(X).labels_, est.relabel(k)) == 1.0
+    np.testing.assert_array_equal(est.relabel(None), est.nearest_subcluster_)
+
+
+def test_ward_cut_matches_scikit_learn_on_noisy_centroids(rng):
+    from scipy.cluster.hierarchy import ward
+    from sklearn.cluster import AgglomerativeClustering
+
+    from dpclust_lib.cluster.birch import _ward_cut
+    for trial in range(5):
+        C = np.vstack([rng.laplace(0, 3.0, (300, 4)), rng.random((6, 4))])
+        Z = ward(C)
+        for k in (2, 3, 5):
+            assert metrics.adjusted_rand_index(AgglomerativeClustering(k).fit_predict(C), _ward_cut(Z, k)) == 1.0
+
+
+def test_unfitted_predict():
+    for est in (Birch(), DPBirch(), DPBirchPublicTree()):
+        with pytest.raises(AttributeError, match="not fitted"):
+            est.predict(np.zeros((2, 2)))
+
+
+def test_fewer_subclusters_than_k_warns(rng):
+    X = _blobs(rng, n=200)
+    with pytest.warns(BirchWarning, match="fewer than n_clusters=5") as caught:
+        est = Birch(threshold=5.0, n_clusters=5).fit(X)
+    assert caught[0].filename == __file__  # the warning points at the caller
+    assert est.n_subclusters_ == 1 and (est.labels_ == 0).all()
+
+
+# --------------------------------------------------------------------------- determinism
+
+@pytest.mark.parametrize("cls", [DPBirch, DPBirchPublicTree])
+def test_same_seed_same_result(rng, cls):
+    X = _blobs(rng, n=800)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NegativeRadiusWarning)
+        a = cls(2.0, 0.1, 10, 3, random_state=7).fit(X)
+        b = cls(2.0, 0.1, 10, 3, random_state=7).fit(X)
+        c = cls(2.0, 0.1, 10, 3, random_state=8).fit(X)
+        g = cls(2.0, 0.1, 10, 3, random_state=np.random.default_rng(7)).fit(X)
+    np.testing.assert_array_equal(a.subcluster_centers_, b.subcluster_centers_)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    np.testing.assert_array_equal(a.subcluster_centers_, g.subcluster_centers_)
+    assert a.subcluster_centers_.shape != c.subcluster_centers_.shape or not np.array_equal(
+        a.subcluster_centers_, c.subcluster_centers_)
+
+
+def test_birch_is_deterministic(rng):
+    X = _blobs(rng, n=800)
+    np.testing.assert_array_equal(Birch(0.05, 5).fit(X).subcluster_centers_,
+                                  Birch(0.05, 5, random_state=3).fit(X).subcluster_centers_)
+
+
+# --------------------------------------------------------------------------- DPBirch: as published
+
+def test_dpbirch_accounting(rng):
+    X = _blobs(rng, n=500, d=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NegativeRadiusWarning)
+        est = DPBirch(epsilon=0.3, threshold=0.1, branching_factor=5, n_clusters=2, random_state=0).fit(X)
+    assert est.epsilon_spent_ == pytest.approx(2 * 0.3)  # the paper's claim: eps for LS + eps for SS
+    assert len(est.ledger_.entries) == 2
+    assert est.epsilon_guaranteed_ == math.inf
+    assert est.epsilon_if_shape_public_ == pytest.approx(2 * est.height_ * 4 * 0.3)
+    assert est.noise_scale_ == pytest.approx(1 / 0.3)
+    # One noise row per CF update: at least one per record (its leaf), at most one per level.
+    assert len(X) <= est.n_noise_draws_ <= len(X) * est.height_
+
+
+def test_dpbirch_releases_exact_counts_so_neighbours_are_told_apart(rng):
+    """No finite epsilon: the leaves' N always sum to the number of records, with or without one record."""
+    X = _blobs(rng, n=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NegativeRadiusWarning)
+        for seed in range(5):
+            full = DPBirch(1.0, 0.1, 10, None, random_state=seed).fit(X)
+            minus = DPBirch(1.0, 0.1, 10, None, random_state=seed).fit(X[1:])
+            assert full.subcluster_n_.sum() == 300 and minus.subcluster_n_.sum() == 299
+
+
+def test_dpbirch_noise_on_a_single_record_is_laplace():
+    """The first record starts a leaf CF: LS - x and SS - ||x||^2 must be Lap(1/eps).
+
+    KS tests, family-wise alpha = 0.01 over two tests (Bonferroni); the same tests reject a
+    mechanism with the scale off by a factor 1.5, which shows they can fail.
+    """
+    eps, x, runs = 0.7, np.array([[0.3, 0.8]]), 1500
+    ls_noise, ss_noise = [], []
+    for seed in range(runs):
+        est = DPBirch(eps, 0.5, 50, None, random_state=seed).fit(x)
+        ls_noise.append(est.subcluster_ls_[0, 0] - x[0, 0])
+        ss_noise.append(est.subcluster_ss_[0] - x[0] @ x[0])
+    alpha = bonferroni(0.01, 2)
+    for sample in (ls_noise, ss_noise):
+        assert stats.kstest(sample, stats.laplace(scale=1 / eps).cdf).pvalue > alpha
+        assert stats.kstest(sample, stats.laplace(scale=1.5 / eps).cdf).pvalue < alpha
+
+
+def test_negative_squared_radius_is_counted_and_announced(rng):
+    X = _blobs(rng, n=400)
+    with pytest.warns(NegativeRadiusWarning, match="negative noisy squared radius"):
+        est = DPBirch(0.5, 0.1, 10, None, random_state=0).fit(X)
+    assert 0 < est.n_negative_sq_radius_ <= est.n_threshold_tests_ == len(X) - 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NegativeRadiusWarning)
+        Birch(0.1, 10, 2).fit(X)
+
+
+# --------------------------------------------------------------------------- DPBirchPublicTree: honest accounting
+
+def test_public_tree_accounting(rng):
+    X = _blobs(rng, n=500, d=4)
+    est = DPBirchPublicTree(0.8, 0.2, 10, 2, n_skeleton=300, budget_split=(1, 2, 1), min_count=1.0,
+                            random_state=0).fit(X)
+    assert est.epsilon_spent_ == pytest.approx(0.8) and est.epsilon_spent_ <= 0.8 * (1 + 1e-9)
+    assert est.epsilon_guaranteed_ == est.epsilon_spent_
+    n_scale, ls_scale, ss_scale = est.noise_scales_
+    assert n_scale == pytest.approx(1 / 0.2) and ls_scale == pytest.approx(4 / 0.4) and ss_scale == pytest.approx(4 / 0.2)
+    assert [e for _, e in est.ledger_.entries] == pytest.approx([0.2, 0.4, 0.2])
+
+
+def test_public_tree_released_tree_is_additive(rng):
+    X = _blobs(rng, n=500)
+    est = DPBirchPublicTree(1.0, 0.05, 4, None, n_skeleton=400, random_state=3).fit(X)
+    levels = est.level_cfs()
+    assert len(levels) == est.height_ >= 3
+    np.testing.assert_allclose(levels[0][0].sum(), est.leaf_n_.sum())  # the root level holds every leaf
+    rows = list(est.skeleton_tree_.ancestry()) + [np.arange(len(est.leaf_n_))]  # each leaf's entry per level
+    for level in range(len(levels) - 1):
+        pairs = np.unique(np.column_stack([rows[level], rows[level + 1]]), axis=0)  # (parent, child) entries
+        (n_up, ls_up, ss_up), (n_low, ls_low, ss_low) = levels[level], levels[level + 1]
+        m = len(n_up)
+        np.testing.assert_allclose(n_up, np.bincount(pairs[:, 0], weights=n_low[pairs[:, 1]], minlength=m), atol=1e-9)
+        np.testing.assert_allclose(ss_up, np.bincount(pairs[:, 0], weights=ss_low[pairs[:, 1]], minlength=m), atol=1e-9)
+        for j in range(ls_up.shape[1]):
+            np.testing.assert_allclose(ls_up[:, j], np.bincount(pairs[:, 0], weights=ls_low[pairs[:, 1], j], minlength=m),
+                                       atol=1e-9)
+
+
+def test_public_tree_skeleton_does_not_depend_on_the_data(rng):
+    X = _blobs(rng, n=500)
+    a = DPBirchPublicTree(1.0, 0.2, 10, None, n_skeleton=300, random_state=4).fit(X)
+    b = DPBirchPublicTree(1.0, 0.2, 10, None, n_skeleton=300, random_state=4).fit(X[:50])
+    np.testing.assert_array_equal(a.skeleton_tree_.leaf_cfs()[3], b.skeleton_tree_.leaf_cfs()[3])
+
+
+def test_public_tree_sensitivity_one_leaf_changes_by_one_record(rng):
+    """Removing a record changes the exact CFs of one leaf, by (1, x, ||x||^2): L1 <= 1 + d + d on [0, 1]^d."""
+    X = _blobs(rng, n=400)
+    tree = DPBirchPublicTree(1.0, 0.2, 10, 2, n_skeleton=300, random_state=1).fit(X).skeleton_tree_
+
+    def exact(Y):
+        leaf = tree.route(Y)
+        m = sum(node.size for node in tree.leaves())
+        ls = np.zeros((m, Y.shape[1]))
+        np.add.at(ls, leaf, Y)
+        return np.bincount(leaf, minlength=m), ls, np.bincount(leaf, weights=(Y * Y).sum(1), minlength=m)
+
+    (n1, ls1, ss1), (n2, ls2, ss2) = exact(X), exact(X[1:])
+    changed = np.flatnonzero((n1 != n2) | (np.abs(ls1 - ls2).sum(1) > 1e-12) | (np.abs(ss1 - ss2) > 1e-12))
+    assert changed.tolist() == [tree.route(X[:1])[0]]
+    j = changed[0]
+    assert n1[j] - n2[j] == 1
+    np.testing.assert_allclose(ls1[j] - ls2[j], X[0], atol=1e-12)
+    assert ss1[j] - ss2[j] == pytest.approx(X[0] @ X[0])
+
+
+def test_public_tree_count_noise_is_laplace(rng):
+    """Noisy N - exact N of one leaf over many seeds, against Lap(1 / (eps * share_N)).
+
+    KS test at alpha = 0.01; the same test rejects the scale off by a factor 1.5.
+    """
+    X = _blobs(rng, n=200)
+    P = np.array([[0.5, 0.5, 0.5]])  # a one-point public skeleton: a single leaf holding every record
+    noise = [DPBirchPublicTree(0.9, 0.2, 10, 1, skeleton=P, random_state=s).fit(X).leaf_n_[0] - 200
+             for s in range(1500)]
+    scale = 1 / (0.9 * 0.25)
+    assert stats.kstest(noise, stats.laplace(scale=scale).cdf).pvalue > 0.01
+    assert stats.kstest(noise, stats.laplace(scale=1.5 * scale).cdf).pvalue < 0.01
+
+
+def test_public_tree_with_data_skeleton_warns_and_guarantees_nothing(rng):
+    X = _blobs(rng, n=300)
+    with pytest.warns(PrivacyLeakWarning, match="skeleton='data'"):
+        est = DPBirchPublicTree(1.0, 0.1, 10, None, skeleton="data", random_state=0).fit(X)
+    assert est.epsilon_guaranteed_ == math.inf
+    # With (almost) no noise the data skeleton gives back BIRCH's own leaves.
+    with pytest.warns(PrivacyLeakWarning):
+        loud = DPBirchPublicTree(1e9, 0.1, 10, 2, skeleton="data", min_count=0.5, random_state=0).fit(X)
+    np.testing.assert_allclose(loud.subcluster_centers_, Birch(0.1, 10, 2).fit(X).subcluster_centers_, atol=1e-6)
+
+
+def test_private_estimators_warn_when_bounds_come_from_the_data(rng):
+    X = _blobs(rng, n=200)
+    for est in (DPBirch(1.0, 0.2, 10, None, bounds=None, random_state=0),
+                DPBirchPublicTree(1.0, 0.2, 10, None, n_skeleton=100, bounds=None, random_state=0)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NegativeRadiusWarning)
+            with pytest.warns(PrivacyLeakWarning, match="bounds"):
+                est.fit(X)
+
+
+# --------------------------------------------------------------------------- bad input
+
+GOOD = [[0.1, 0.2], [0.3, 0.4], [0.9, 0.8]]
+
+
+@pytest.mark.parametrize("make, X, exc, needle", [
+    (lambda: Birch(threshold=0.0), GOOD, ValueError, "threshold"),
+    (lambda: Birch(threshold=-0.5), GOOD, ValueError, "threshold"),
+    (lambda: Birch(threshold=float("nan")), GOOD, ValueError, "threshold"),
+    (lambda: Birch(branching_factor=1), GOOD, ValueError, "branching_factor"),
+    (lambda: Birch(branching_factor=0), GOOD, ValueError, "branching_factor"),
+    (lambda: Birch(branching_factor=2.5), GOOD, TypeError, "branching_factor"),
+    (lambda: Birch(n_clusters=0), GOOD, ValueError, "n_clusters"),
+    (lambda: Birch(n_clusters=2.0), GOOD, TypeError, "n_clusters"),
+    (lambda: Birch(), [[0.1, np.nan], [0.2, 0.3]], ValueError, "NaN"),
+    (lambda: Birch(), np.zeros((0, 2)), ValueError, "empty"),
+    (lambda: Birch(), [0.1, 0.2], ValueError, "2-D"),
+    (lambda: Birch(random_state=-1), GOOD, ValueError, "random_state"),
+    (lambda: DPBirch(epsilon=0.0), GOOD, ValueError, "epsilon"),
+    (lambda: DPBirch(epsilon=float("inf")), GOOD, ValueError, "epsilon"),
+    (lambda: DPBirch(threshold=0.0), GOOD, ValueError, "threshold"),
+    (lambda: DPBirch(branching_factor=1), GOOD, ValueError, "branching_factor"),
+    (lambda: DPBirch(n_clusters=0), GOOD, ValueError, "n_clusters"),
+    (lambda: DPBirch(), [[0.1, 1.2], [0.2, 0.3]], ValueError, "outside the declared bounds"),
+    (lambda: DPBirch(), [[-0.1, 0.2], [0.2, 0.3]], ValueError, "outside the declared bounds"),
+    (lambda: DPBirch(bounds=(1.0, 0.0)), GOOD, ValueError, "upper must exceed lower"),
+    (lambda: DPBirchPublicTree(epsilon=-1.0), GOOD, ValueError, "epsilon"),
+    (lambda: DPBirchPublicTree(threshold=-1.0), GOOD, ValueError, "threshold"),
+    (lambda: DPBirchPublicTree(branching_factor=1), GOOD, ValueError, "branching_factor"),
+    (lambda: DPBirchPublicTree(n_clusters=0), GOOD, ValueError, "n_clusters"),
+    (lambda: DPBirchPublicTree(), [[0.1, 1.5], [0.2, 0.3]], ValueError, "outside the declared bounds"),
+    (lambda: DPBirchPublicTree(skeleton="grid"), GOOD, ValueError, "skeleton"),
+    (lambda: DPBirchPublicTree(skeleton=np.zeros((3, 5))), GOOD, ValueError, "skeleton has 5 features"),
+    (lambda: DPBirchPublicTree(n_skeleton=0), GOOD, ValueError, "n_skeleton"),
+    (lambda: DPBirchPublicTree(budget_split=(0.5, 0.5)), GOOD, ValueError, "budget_split"),
+    (lambda: DPBirchPublicTree(budget_split=(0.5, 0.0, 0.5)), GOOD, ValueError, "budget_split"),
+    (lambda: DPBirchPublicTree(min_count=0.0), GOOD, ValueError, "min_count"),
+])
+def test_bad_input(make, X, exc, needle):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NegativeRadiusWarning)
+        with pytest.raises(exc, match=needle):
+            make().fit(np.asarray(X))
+
+
+def test_predict_wrong_number_of_features(rng):
+    est = Birch(0.1, 10, 2).fit(_blobs(rng, n=100))
+    with pytest.raises(ValueError, match="X has 2 features but the tree was built on 3"):
+        est.predict(np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="n_clusters"):
+        est.relabel(0)
