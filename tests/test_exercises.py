@@ -637,7 +637,7 @@ def test_sampler_checker_names_the_typical_mistake():
 
 # --------------------------------------------------------------------------- the paper notebooks' student versions
 
-PAPER_NOTEBOOKS = ["01_ldpk_modes", "02_ldp_kmodes_sampling"]
+PAPER_NOTEBOOKS = ["01_ldpk_modes", "02_ldp_kmodes_sampling", "03_dpqt_kmeans", "04_idp_kmeans"]
 
 
 def _tagged(nb, tag):
