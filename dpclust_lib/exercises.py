@@ -4,16 +4,19 @@ Each ``check_*`` function takes the student's function (or answer) and tests
 it against the library. When the answer is right it prints a short
 confirmation (and returns None); when it is not, it raises
 :class:`ExerciseError` with what was expected, what came back and a hint.
-Randomised code is checked against its exact output distribution with a
-chi-square test at a stated family-wise error rate (a correct solution is
-wrongly rejected at most that often, for the fixed seeds used here); numbers
-are checked to a stated tolerance.
+Randomised code is checked against its exact output distribution, with a
+chi-square test (finite outputs) or a Kolmogorov-Smirnov test (Laplace noise),
+at a stated family-wise error rate (a correct solution is wrongly rejected at
+most that often, for the fixed seeds used here); numbers are checked to a
+stated tolerance.
 
 Generic checkers, for any notebook: :func:`check_function` (a function against
 a reference on a list of cases, recognising typical wrong answers),
 :func:`check_sampler` (draws of a continuous mechanism against its exact CDF),
 :func:`check_number` and :func:`check_prediction` (predict-then-run). The
-others check one piece of a paper's protocol against the library.
+others check one piece of a paper's protocol against the library: Peng et al.
+(notebook 01), Zhang et al. (02), Li et al. (04: SuLQ and IDP k-means), then
+Zhang & Cheng (03: DPQTk-means), which reuses the Laplace checks of 04.
 """
 from __future__ import annotations
 
@@ -22,9 +25,12 @@ import math
 import numpy as np
 from scipy import stats
 
+from .cluster.dpqt import DPQTKMeans
+from .cluster.kmeans import IDPKMeans, budget_shares, cluster_sums_counts, eug_grid_size, sum_count_sensitivity
 from .cluster.sampling_kmodes import _estimates, _tallies, report_distribution, server_estimates, user_reports
 from .frequency import LDPFO, Tally, _apply_along_axes, joint_index, joint_records
-from .privacy import grr_matrix, grr_probabilities, hamming_rr_matrix, oue_pq, sue_pq
+from .privacy import (grr_matrix, grr_probabilities, hamming_rr_matrix, laplace_mechanism, laplace_scale, oue_pq,
+                      sue_pq)
 
 __all__ = [
     "ExerciseError",
@@ -41,6 +47,13 @@ __all__ = [
     "check_eq9_estimate",
     "check_index_unmix",
     "check_eq9_variance",
+    "check_noisy_sums_counts",
+    "check_release_scale",
+    "check_total_spent",
+    "check_idp_initial_centres",
+    "check_quadtree_level",
+    "check_eug_grid_size",
+    "check_dpqt_epsilon_spent",
 ]
 
 ALPHA = 1e-3  # family-wise false-rejection rate of every statistical check
@@ -270,26 +283,31 @@ def check_function(name, fn, reference, cases, rtol=1e-9, atol=0.0, mistakes=(),
     return _passed(f"{name} is right on all {len(cases)} cases")
 
 
-def check_sampler(name, draw, cdf, n=20_000, seed=0, mistakes=(), hint=""):
+def check_sampler(name, draw, cdf, n=20_000, seed=0, mistakes=(), hint="", alpha=ALPHA):
     """``draw(rng, n)`` must return n independent draws from the distribution with CDF ``cdf``.
 
-    A one-sample Kolmogorov-Smirnov test at alpha = 0.001 (a correct sampler is
-    rejected at most once in a thousand seeds). ``mistakes``: (cdf, hint) pairs,
-    typical wrong distributions (a wrong scale, another family); when the draws
-    pass the same test against one of them, the message gives that hint.
+    A one-sample Kolmogorov-Smirnov test at ``alpha`` (default 0.001: a correct
+    sampler is rejected at most once in a thousand seeds). ``mistakes``: (cdf, hint)
+    pairs, typical wrong distributions (a wrong scale, another family); when the
+    draws pass the same test against one of them, the message gives that hint.
     """
     x = _as_float(_call(draw, np.random.default_rng(seed), n), name, (n,))
+    pvalue = _ks_check(name, x, n, cdf, mistakes, hint, alpha)
+    return _passed(f"{name}: {n:,} draws follow the expected distribution (Kolmogorov-Smirnov p = {pvalue:.2g})")
+
+
+def _ks_check(name, x, n, cdf, mistakes=(), hint="", alpha=ALPHA):
+    """The KS test of :func:`check_sampler` on draws ``x``: its p-value, or an ExerciseError with the hint."""
     if x.shape != (n,):
         _fail(f"{name}: wrong shape", f"({n},), one draw each", x.shape, "return n draws as a 1-D array")
     if not np.all(np.isfinite(x)):
         _fail(f"{name}: draws that are not finite", "finite numbers", "NaN or inf", "check for divisions by zero")
     result = stats.kstest(x, cdf)
-    if result.pvalue >= ALPHA:
-        return _passed(f"{name}: {n:,} draws follow the expected distribution "
-                       f"(Kolmogorov-Smirnov p = {result.pvalue:.2g})")
-    hint = next((h for wrong, h in mistakes if stats.kstest(x, wrong).pvalue >= ALPHA),
+    if result.pvalue >= alpha:
+        return result.pvalue
+    hint = next((h for wrong, h in mistakes if stats.kstest(x, wrong).pvalue >= alpha),
                 hint or "compare your distribution's family, centre and scale with the mechanism's definition")
-    _fail(f"{name}: the draws do not follow the expected distribution (Kolmogorov-Smirnov p < {ALPHA:g})",
+    _fail(f"{name}: the draws do not follow the expected distribution (Kolmogorov-Smirnov p < {alpha:g})",
           "a sample passing the test", f"KS statistic {result.statistic:.3f}, quartiles "
           f"{np.round(np.quantile(x, [0.25, 0.5, 0.75]), 3).tolist()}", hint)
 
@@ -665,3 +683,338 @@ def check_eq9_variance(variance, reporters="expected"):
                 "reports j, and take the variance of one term")
     return check_function(f"the variance of g' ({reporters} reporters)", variance,
                           lambda *a: _eq9_variance_exact(*a, reporters=reporters), cases, mistakes=mistakes, hint=hint)
+
+
+# --------------------------------------------------------------------------- Li et al. (2013): SuLQ and IDP k-means
+
+def _laplace(scale):
+    return stats.laplace(scale=scale).cdf
+
+
+def _pair(out, name, first, second):
+    """The student's (a, b) answer as two float arrays of the given shapes."""
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        _fail(f"{name} must return two arrays", f"({first[0]}, {second[0]}) of shapes {first[1]} and {second[1]}",
+              _short(out), f"end with `return {first[0]}, {second[0]}`")
+    a, b = (_as_float(value, name, shape) for value, (_, shape) in zip(out, (first, second)))
+    for value, (what, shape) in ((a, first), (b, second)):
+        if value.shape != shape:
+            _fail(f"{name}: {what} has the wrong shape", shape, value.shape,
+                  "one row per cluster" if len(shape) == 2 else "one value per cluster (or node)")
+    return a, b
+
+
+def _same_columns(noise):
+    """True when two columns of ``noise`` hold the same draws (one draw reused across entries)."""
+    cols = noise.shape[1]
+    return any(np.mean(noise[:, i] == noise[:, j]) > 0.5 for i in range(cols) for j in range(i + 1, cols))
+
+
+def check_noisy_sums_counts(noisy_sums_counts, epsilon=0.8, n_features=2, n_clusters=3000, seed=0):
+    """``noisy_sums_counts(X, labels, n_clusters, epsilon, rng)``: one SuLQ release on [0, 1]^d.
+
+    Must return (noisy sums (K, d), noisy counts (K,)): every entry of the
+    exact per-cluster sums and counts plus its own Lap((d + 1) / epsilon).
+    Checked on K = ``n_clusters`` clusters of random records in [0, 1]^d:
+    (1) a Kolmogorov-Smirnov test of the sums' noise and one of the counts'
+    noise against Lap((d + 1) / epsilon), at alpha = 0.0005 each (family-wise
+    0.001), naming typical wrong scales; (2) with the noise drawn in one call of
+    shape (K, d + 1) as prescribed, the release must equal the library's
+    (:func:`~dpclust_lib.cluster.kmeans.noisy_centres` draws it that way) for the
+    same seed, to relative tolerance 1e-9.
+    """
+    d, K = n_features, n_clusters
+    data_rng = np.random.default_rng([seed, 404])
+    X = data_rng.random((4 * K, d))
+    labels = data_rng.integers(0, K, size=4 * K)
+    sums, counts = cluster_sums_counts(X, labels, K, np.zeros(d), np.ones(d))
+    name = "noisy_sums_counts"
+    out = _call(noisy_sums_counts, X.copy(), labels.copy(), K, epsilon, np.random.default_rng(seed))
+    got_sums, got_counts = _pair(out, name, ("noisy_sums", (K, d)), ("noisy_counts", (K,)))
+    noise = np.column_stack([got_sums - sums, got_counts - counts])
+    for part, column, other in (("counts", noise[:, d], "sums"), ("sums", noise[:, :d], "counts")):
+        if np.all(np.abs(column) < 1e-12):
+            _fail(f"the {part} came back exact", f"the {part} plus Laplace noise", f"the exact {part}",
+                  f"noise on the {other} but not on the {part} is not private: one record changes its cluster's "
+                  "count by 1 AND its sum by up to d, so both are released with noise")
+    if _same_columns(noise):
+        _fail("the same noise value in several entries of a cluster", "an independent draw per entry",
+              "one draw shared across entries", "every sum coordinate and every count gets its own Laplace draw")
+    b = laplace_scale(sum_count_sensitivity(d), epsilon)
+    level = ALPHA / 2
+    sum_noise, count_noise = noise[:, :d].ravel(), noise[:, d]
+    right = all(stats.kstest(x, _laplace(b)).pvalue >= level for x in (sum_noise, count_noise))
+    if not right and (stats.kstest(sum_noise, _laplace(d / epsilon)).pvalue >= level
+                      and stats.kstest(count_noise, _laplace(1 / epsilon)).pvalue >= level):
+        _fail("the sums and the counts each got their own sensitivity at the whole epsilon",
+              f"Lap((d + 1)/eps) = Lap({b:g}) on every entry", f"Lap(d/eps) on the sums, Lap(1/eps) on the counts",
+              "each of the two releases is eps-DP, so together they are 2 eps-DP (sequential composition). "
+              "Release the vector (sums, counts) at once: its L1 sensitivity is d + 1")
+    mistakes = [
+        (_laplace(d / epsilon), "Laplace scale d/eps: the sensitivity is d + 1, not d; adding a record changes its "
+                                "cluster's count by 1 as well as its sum by up to d"),
+        (_laplace(1 / epsilon), "Laplace scale 1/eps: 1 is the sensitivity of a count alone; a record in [0, 1]^d "
+                                "changes the sum by up to d in L1, so the vector (sums, counts) has d + 1"),
+        (_laplace(epsilon / (d + 1)), "the Laplace scale is sensitivity / eps = (d + 1)/eps, not eps/(d + 1)"),
+        (stats.norm(scale=b).cdf, "that looks Gaussian; the mechanism adds Laplace noise (rng.laplace)"),
+    ]
+    hint = f"every entry is exact value + Lap((d + 1)/eps) = Lap({b:g}); check the exact sums and counts too"
+    _ks_check("the noise of the sums", sum_noise, sum_noise.size, _laplace(b), mistakes, hint, level)
+    _ks_check("the noise of the counts", count_noise, K, _laplace(b), mistakes, hint, level)
+    library = laplace_mechanism(np.column_stack([sums, counts]), sum_count_sensitivity(d), epsilon,
+                                np.random.default_rng(seed))
+    got = np.column_stack([got_sums, got_counts])
+    if not _close(got, library, 1e-9, atol=1e-9):
+        lib_noise = library - np.column_stack([sums, counts])
+        hint = ("the noise has the right distribution, but not the prescribed layout: draw it in ONE call, "
+                "rng.laplace(0.0, b, size=(K, d + 1)); row g holds the noise of cluster g's d sums, then of its count")
+        if _close(noise.T.ravel(), lib_noise.ravel(), 1e-9, atol=1e-9):
+            hint = "you drew the noise with shape (d + 1, K); draw shape (K, d + 1): one row per cluster"
+        _fail("the release differs from the library's for the same seed", np.round(library[0], 4).tolist(),
+              np.round(got[0], 4).tolist(), hint + " (cluster 0 shown)")
+    return _passed(f"every sum and count carries its own Lap((d + 1)/eps) = Lap({b:g}) (d = {d}, eps = {epsilon}), "
+                   "and the release equals the library's for the same seed")
+
+
+def _share(schedule, epsilon, n_releases, t, halving_shift=0):
+    return epsilon / n_releases if schedule == "fixed" else epsilon / 2.0 ** (t + halving_shift)
+
+
+def _release_scale(n_features, epsilon, n_releases, t, schedule):
+    """The library's Laplace scale of release t (1-based)."""
+    return laplace_scale(sum_count_sensitivity(n_features), budget_shares(schedule, epsilon, n_releases)[t - 1])
+
+
+_SCALE_CASES = [(4, 1.0, 3, 1, "fixed"), (10, 0.4, 5, 3, "fixed"), (4, 1.0, 3, 1, "halving"),
+                (10, 0.4, 5, 5, "halving"), (2, 0.05, 4, 2, "halving"), (7, 6.0, 10, 10, "fixed")]
+
+
+def check_release_scale(release_scale):
+    """``release_scale(n_features, epsilon, n_releases, t, schedule)``: the Laplace scale of release t.
+
+    Release t (1-based) of N = ``n_releases`` noisy (sum, count) releases on
+    [0, 1]^d, under ``schedule`` "fixed" or "halving". Checked against the
+    library (:func:`sum_count_sensitivity` / :func:`budget_shares`) on six cases
+    (relative tolerance 1e-9).
+    """
+    halving_hint = ("release t of the halving schedule gets eps/2^t: the first spends half of eps, each next one "
+                    "half of what is left")
+    mistakes = [
+        (lambda d, e, N, t, s: d / _share(s, e, N, t), "the sensitivity is d + 1, not d: the count changes by 1 too"),
+        (lambda d, e, N, t, s: 1 / _share(s, e, N, t), "1 is the count's sensitivity alone; the sums add d"),
+        (lambda d, e, N, t, s: (d + 1) / e, "the N releases share eps: each gets eps/N (fixed) or eps/2^t (halving)"),
+        (lambda d, e, N, t, s: (d + 1) / (e * N) if s == "fixed" else np.nan,
+         "each of the N releases gets eps/N, so its scale is (d + 1)/(eps/N) = (d + 1) N/eps"),
+        (lambda d, e, N, t, s: _share(s, e, N, t) / (d + 1), "the Laplace scale is sensitivity / budget, not the "
+                                                             "other way round"),
+        (lambda d, e, N, t, s: (d + 1) / _share(s, e, N, t, -1), halving_hint),
+        (lambda d, e, N, t, s: (d + 1) / _share(s, e, N, t, +1), halving_hint),
+    ]
+    return check_function("the Laplace scale of release t", release_scale, _release_scale, _SCALE_CASES,
+                          mistakes=mistakes, hint="scale = sensitivity / budget of that release")
+
+
+def check_total_spent(total_spent):
+    """``total_spent(epsilon, n_releases, schedule)``: the epsilon that N releases spend in all.
+
+    Checked against the sum of the library's :func:`budget_shares` (sequential
+    composition) on five cases (relative tolerance 1e-9).
+    """
+    mistakes = [
+        (lambda e, N, s: e, "the halving schedule never spends all of eps: eps/2 + eps/4 + ... + eps/2^N = "
+                            "eps (1 - 2^-N)"),
+        (lambda e, N, s: N * e, "the N releases get eps/N each, not eps each"),
+        (lambda e, N, s: e if s == "fixed" else e * (1 - 2.0 ** -(N + 1)), "off by one: sum eps/2^t for t = 1..N"),
+        (lambda e, N, s: e if s == "fixed" else e * (1 - 2.0 ** -(N - 1)), "off by one: sum eps/2^t for t = 1..N"),
+        (lambda e, N, s: e if s == "fixed" else e / 2.0 ** N, "that is the budget of the LAST release; sequential "
+                                                              "composition adds them all up"),
+    ]
+    cases = [(1.0, 5, "fixed"), (1.0, 5, "halving"), (0.4, 1, "halving"), (6.0, 10, "halving"), (0.05, 3, "fixed")]
+    return check_function("the total epsilon spent", total_spent,
+                          lambda e, N, s: float(sum(budget_shares(s, e, N))), cases, mistakes=mistakes,
+                          hint="sequential composition: the budgets of the releases add up")
+
+
+def _idp_data(case, seed):
+    n, d, K, _ = case
+    rng = np.random.default_rng([seed, 42, n])
+    means = rng.uniform(0.2, 0.8, size=(K, d))
+    return np.clip(means[rng.integers(0, K, n)] + rng.normal(0.0, 0.07, size=(n, d)), 0.0, 1.0)
+
+
+def check_idp_initial_centres(idp_initial_centres, seed=0):
+    """``idp_initial_centres(X, n_clusters, epsilon, rng)``: the initial centres of IDP k-means on [0, 1]^d.
+
+    The prescribed draws (the library's order): the part of every record,
+    ``rng.integers(0, K, size=n)``; the fallback centres,
+    ``rng.uniform(0, 1, size=(K, d))``; the noise of the (sum, count) release of
+    the K parts, one call of shape (K, d + 1). A part whose noisy count is below
+    1 takes its fallback centre; the others noisy sum / noisy count, projected
+    onto [0, 1]^d. Compared with ``IDPKMeans(..., max_iter=1).initial_centers_``
+    for the same seed on three data sets (one with 200 parts of about 5
+    records, whose noisy counts fall below 0 and between 0 and 1), to relative tolerance 1e-9.
+    """
+    cases = [(300, 3, 3, 1.0), (1000, 2, 200, 0.5), (1000, 4, 5, 5.0)]
+    for case in cases:
+        n, d, K, eps = case
+        X = _idp_data(case, seed)
+        want = IDPKMeans(K, eps, max_iter=1, schedule="fixed", random_state=np.random.default_rng(seed),
+                         bounds=(0.0, 1.0)).fit(X).initial_centers_
+        got = _as_float(_call(idp_initial_centres, X.copy(), K, eps, np.random.default_rng(seed)),
+                        "idp_initial_centres", want.shape)
+        if got.shape != want.shape:
+            _fail("idp_initial_centres returned the wrong shape", f"{want.shape}: one centre per part", got.shape,
+                  "return a (K, d) array")
+        if _close(got, want, 1e-9, atol=1e-12):
+            continue
+        rng = np.random.default_rng(seed)
+        parts, fallback, z = rng.integers(0, K, size=n), rng.uniform(0, 1, size=(K, d)), rng.laplace(0, 1, (K, d + 1))
+        rng = np.random.default_rng(seed)
+        order_fallback, order_z = rng.uniform(0, 1, size=(K, d)), rng.laplace(0, 1, (K, d + 1))
+
+        def variant(scale=(d + 1) / eps, labels=parts, fb=fallback, noise=z, keep=lambda c: c >= 1, clip=True,
+                    denominator="noisy"):
+            s, c = cluster_sums_counts(X, labels, K, np.zeros(d), np.ones(d))
+            noisy_s, noisy_c = s + scale * noise[:, :d], c + scale * noise[:, d]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = noisy_s / (noisy_c if denominator == "noisy" else c)[:, None]
+            out = np.where(keep(noisy_c)[:, None], ratio, fb)
+            return np.clip(out, 0.0, 1.0) if clip else out
+        order = (np.arange(n) * K) // n
+        hint = _diagnose(got, [
+            (variant(scale=d / eps), "the sensitivity is d + 1 (sums AND count), not d"),
+            (variant(scale=1 / eps), "the sensitivity is d + 1 (sums AND count), not 1"),
+            (variant(denominator="true"), "divide by the NOISY count; the true count is private"),
+            (variant(keep=lambda c: c > 0), "a part whose noisy count is below 1 (not only below 0) takes its "
+                                            "fallback centre"),
+            (variant(keep=lambda c: np.ones_like(c, dtype=bool)), "a part whose noisy count is below 1 takes its "
+                                                                   "fallback centre"),
+            (variant(clip=False), "project the centres onto [0, 1]^d (np.clip): a noisy ratio can leave the domain"),
+            (variant(labels=order, fb=order_fallback, noise=order_z),
+             "the parts are K contiguous blocks of the file: draw each record's part at random, "
+             "rng.integers(0, K, size=n). Blocks depend on how the file is sorted, and one added record moves up "
+             "to K - 1 others between blocks"),
+        ], 1e-9, "follow the prescribed order of draws (parts, fallback centres, then the noise of the release) and "
+                 "compare with the listing of Sec. 3")
+        _fail(f"the initial centres differ from IDPKMeans' (n={n}, d={d}, K={K}, eps={eps})",
+              np.round(want[0], 4).tolist(), np.round(got[0], 4).tolist(), hint + " (first centre shown)")
+    return _passed("your initial centres equal IDPKMeans' for the same seed on every test data set")
+
+
+# --------------------------------------------------------------------------- Zhang & Cheng (2021): DPQTk-means
+
+def check_quadtree_level(release_level, epsilon_tree=0.6, max_height=4, threshold=10.0, n_nodes=20_000, seed=0):
+    """``release_level(counts, epsilon_tree, max_height, threshold, rng)``: one level of the DP quadtree.
+
+    Must return (noisy counts, split): every node's count plus its own
+    Lap(max_height / epsilon_tree) (the level's share epsilon_tree / max_height,
+    sensitivity 1 over disjoint cells), and split = noisy count > threshold, as
+    :func:`~dpclust_lib.cluster.dpqt.build_dp_quadtree` does. The noise is
+    checked by a Kolmogorov-Smirnov test at alpha = 0.001 over ``n_nodes``
+    nodes, naming typical wrong scales; the split rule exactly.
+    """
+    counts = np.random.default_rng([seed, 303]).integers(0, 40, size=n_nodes).astype(float)
+    name = "release_level"
+    out = _call(release_level, counts.copy(), epsilon_tree, max_height, threshold, np.random.default_rng(seed))
+    noisy, split = _pair(out, name, ("noisy_counts", (n_nodes,)), ("split", (n_nodes,)))
+    noise = noisy - counts
+    if np.all(np.abs(noise) < 1e-12):
+        _fail("the counts came back exact", "count + Laplace noise for every node", "the exact counts",
+              "the split decisions are released (they shape the tree), so they must come from noisy counts")
+    if np.ptp(noise) == 0:
+        _fail("every node got the same noise", "an independent draw per node", "one draw for the whole level",
+              "draw one Laplace value per node: size=len(counts)")
+    b = max_height / epsilon_tree
+    mistakes = [
+        (_laplace(1 / epsilon_tree), "every level gets epsilon_tree / maxH, not all of epsilon_tree: the maxH "
+                                     "levels run one after the other on the same data (sequential composition)"),
+        (_laplace((max_height + 1) / epsilon_tree), "off by one in the depth: counts are released at depths "
+                                                    "0, ..., maxH - 1, that is maxH levels (a node at depth maxH "
+                                                    "stops whatever its count), so each gets epsilon_tree / maxH"),
+        (_laplace((max_height - 1) / epsilon_tree), "off by one in the depth: depths 0, ..., maxH - 1 are maxH "
+                                                    "levels, so each gets epsilon_tree / maxH"),
+        (_laplace(1 / (epsilon_tree * max_height)), "the scale is sensitivity / budget = 1 / (epsilon_tree / maxH) "
+                                                    "= maxH / epsilon_tree"),
+        (_laplace(2 * max_height / epsilon_tree), "the nodes of one level are disjoint cells, so one record "
+                                                  "changes one count by 1: the level's sensitivity is 1"),
+    ]
+    _ks_check("the noise of the counts", noise, n_nodes, _laplace(b), mistakes,
+              f"each count gets Lap(maxH / epsilon_tree) = Lap({b:g})")
+    want = noisy > threshold
+    as_bool = split.astype(bool)
+    if not (np.isin(split, [0, 1]).all() and np.array_equal(as_bool, want)):
+        hint = _diagnose(split, [
+            (counts > threshold, "the split is decided on the TRUE count; it must use the noisy count, or the tree's "
+                                 "shape leaks the data outside the budget"),
+            (noisy <= threshold, "inverted: a node splits when its noisy count EXCEEDS the threshold (Alg. 2 stops "
+                                 "if NoisyCount <= T)"),
+            (noisy >= threshold, "a node splits when its noisy count exceeds T (strictly)"),
+        ], 1e-9, "split = noisy count > threshold, one boolean per node")
+        _fail("the split decisions are not right", f"{int(want.sum())} of {n_nodes} nodes split",
+              f"{int(as_bool.sum())} split", hint)
+    return _passed(f"every node's count carries Lap(maxH / epsilon_tree) = Lap({b:g}), and a node splits when its "
+                   "noisy count exceeds T")
+
+
+def check_eug_grid_size(cells_per_dim):
+    """``cells_per_dim(n, epsilon, n_features)``: m of Su et al.'s grid, as :func:`eug_grid_size` computes it.
+
+    M = (N epsilon / 10)^(2d / (d + 2)) cells in all, m = M^(1/d) per dimension,
+    rounded to the nearest integer, at least 1. Seven cases (relative tolerance 1e-9).
+    """
+    def raw(n, e, d, theta=10.0):
+        return (n * e / theta) ** (2.0 / (d + 2))
+    cases = [(10_000, 0.1, 2), (6_500, 0.01, 2), (100, 0.01, 2), (19_020, 0.5, 10), (1_000, 1.0, 1),
+             (5_000, 0.2, 3), (100_000, 1.0, 2)]
+    rounding = "round to the nearest integer (2.55 -> 3), as the library does"
+    mistakes = [
+        (lambda n, e, d: max(1, math.floor(raw(n, e, d) ** d + 0.5)),
+         "that is M, the number of cells in all; each of the d dimensions gets m = M^(1/d)"),
+        (lambda n, e, d: raw(n, e, d), "a number of cells is an integer: round to the nearest, at least 1"),
+        (lambda n, e, d: max(1, math.floor(raw(n, e, d))), rounding),
+        (lambda n, e, d: max(1, math.ceil(raw(n, e, d))), rounding),
+        (lambda n, e, d: math.floor(raw(n, e, d) + 0.5), "a grid has at least one cell per dimension, even when "
+                                                         "N eps / 10 is below 1"),
+        (lambda n, e, d: max(1, math.floor(raw(n, e, d, 1.0) + 0.5)), "theta = 10 is part of the formula: "
+                                                                      "(N eps / 10)"),
+        (lambda n, e, d: max(1, math.floor((n * e / 10) ** (2.0 / d) + 0.5)),
+         "M^(1/d) = (N eps / 10)^(2d/(d + 2) / d) = (N eps / 10)^(2/(d + 2))"),
+    ]
+    return check_function("the number of grid cells per dimension", cells_per_dim, eug_grid_size, cases,
+                          mistakes=mistakes, hint="m = M^(1/d), rounded to the nearest integer, at least 1")
+
+
+def _dpqt_cases(seed=0):
+    """{(epsilon, gamma, max_height, levels_released): epsilon_spent_} of DPQTKMeans fits stopping at various depths."""
+    X = np.random.default_rng([seed, 330]).random((400, 2))
+    settings = [(1.0, 0.3, 4, 2.0), (0.5, 0.5, 3, 1e9), (2.0, 0.3, 6, 20.0), (0.1, 0.2, 2, 0.0), (5.0, 0.7, 7, 3.0)]
+    out = {}
+    for eps, gamma, height, threshold in settings:
+        est = DPQTKMeans(2, eps, gamma, height, threshold, random_state=seed, bounds=(0.0, 1.0), max_iter=5).fit(X)
+        out[(eps, gamma, height, est.tree_.levels_released)] = est.epsilon_spent_
+    return out
+
+
+def check_dpqt_epsilon_spent(epsilon_spent, seed=0):
+    """``epsilon_spent(epsilon, gamma, max_height, levels_released)``: what a DPQTk-means fit spends.
+
+    Checked against ``epsilon_spent_`` of the library's DPQTKMeans on five fits
+    whose trees release 1 to ``max_height`` levels (relative tolerance 1e-9).
+    """
+    spent = _dpqt_cases(seed)
+    mistakes = [
+        (lambda e, g, h, L: e, "a level releases counts only if it has nodes: when no node of depth h splits, the "
+                               "deeper levels release nothing and spend nothing"),
+        (lambda e, g, h, L: L * g * e + (1 - g) * e, "each level gets epsilon_1 / maxH, not all of epsilon_1 = "
+                                                     "gamma eps"),
+        (lambda e, g, h, L: (L + 1) * g * e / h + (1 - g) * e, "off by one: levels_released already counts every "
+                                                               "released level, the root's included"),
+        (lambda e, g, h, L: (L - 1) * g * e / h + (1 - g) * e, "off by one: levels_released already counts every "
+                                                               "released level, the root's included"),
+        (lambda e, g, h, L: L * g * e / h, "the leaf counts spend epsilon_2 = (1 - gamma) eps as well"),
+        (lambda e, g, h, L: g * e + L * (1 - g) * e / h, "gamma eps is the TREE's share; the leaf counts get "
+                                                         "(1 - gamma) eps"),
+    ]
+    return check_function("the epsilon a DPQTk-means fit spends", epsilon_spent, lambda *case: spent[case],
+                          list(spent), mistakes=mistakes,
+                          hint="add up the budgets of the releases: one per released level, then the leaves")

@@ -1,6 +1,7 @@
 """Exercise checkers accept the reference solution and reject typical wrong ones with a hint;
 the student export stubs solutions, clears outputs, and runs clean with the solution pasted back."""
 import ast
+import math
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from dpclust_lib import assignments, exercises, privacy
 from dpclust_lib._paths import NOTEBOOK_DIR
+from dpclust_lib.cluster import kmeans
 from dpclust_lib.cluster.sampling_kmodes import server_estimates, user_reports
 from dpclust_lib.exercises import ExerciseError
 from dpclust_lib.frequency import LDPFO, Tally, clip_and_normalise
@@ -311,6 +313,190 @@ def test_eq9_variance_checker_refuses_unknown_reporters():
         exercises.check_eq9_variance(variance_expected, reporters="sampled")
 
 
+# --------------------------------------------------------------------------- Li et al. (2013): SuLQ and IDP k-means
+
+def _exact_sums_counts(X, labels, K):
+    d = X.shape[1]
+    return kmeans.cluster_sums_counts(X, labels, K, np.zeros(d), np.ones(d))
+
+
+def sums_counts_reference(X, labels, K, eps, rng):
+    sums, counts = _exact_sums_counts(X, labels, K)
+    out = privacy.laplace_mechanism(np.column_stack([sums, counts]), X.shape[1] + 1, eps, rng)
+    return out[:, :-1], out[:, -1]
+
+
+def _sums_counts(X, labels, K, eps, rng, sum_scale=None, count_scale=None, draw="laplace"):
+    sums, counts = _exact_sums_counts(X, labels, K)
+    d = X.shape[1]
+    sum_scale = (d + 1) / eps if sum_scale is None else sum_scale
+    count_scale = (d + 1) / eps if count_scale is None else count_scale
+    noise = getattr(rng, draw)(0.0, 1.0, size=(K, d + 1))
+    return sums + sum_scale * noise[:, :d], counts + count_scale * noise[:, d]
+
+
+def sums_counts_two_draws(X, labels, K, eps, rng):
+    sums, counts = _exact_sums_counts(X, labels, K)
+    b = (X.shape[1] + 1) / eps
+    return sums + rng.laplace(0.0, b, size=sums.shape), counts + rng.laplace(0.0, b, size=K)
+
+
+def sums_counts_transposed(X, labels, K, eps, rng):
+    sums, counts = _exact_sums_counts(X, labels, K)
+    d = X.shape[1]
+    noise = rng.laplace(0.0, (d + 1) / eps, size=(d + 1, K)).T
+    return sums + noise[:, :d], counts + noise[:, d]
+
+
+def sums_counts_one_draw_per_cluster(X, labels, K, eps, rng):
+    sums, counts = _exact_sums_counts(X, labels, K)
+    noise = rng.laplace(0.0, (X.shape[1] + 1) / eps, size=K)
+    return sums + noise[:, None], counts + noise
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, X.shape[1] / e, X.shape[1] / e), r"d \+ 1, not d"),
+    (lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, 1 / e, 1 / e), "sensitivity of a count alone"),
+    (lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, count_scale=0.0), "noise on the sums but not on the counts"),
+    (lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, X.shape[1] / e, 1 / e), "2 eps-DP"),
+    (lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, draw="normal"), "Gaussian"),
+    (sums_counts_one_draw_per_cluster, "its own Laplace draw"),
+    (sums_counts_two_draws, "prescribed layout"),
+    (sums_counts_transposed, r"shape \(d \+ 1, K\)"),
+])
+def test_noisy_sums_counts_checker(wrong, hint):
+    exercises.check_noisy_sums_counts(sums_counts_reference)
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_noisy_sums_counts(wrong)
+
+
+def test_noisy_sums_counts_checker_wants_two_arrays():
+    with pytest.raises(ExerciseError, match="must return two arrays"):
+        exercises.check_noisy_sums_counts(
+            lambda X, l, K, e, rng: np.column_stack(sums_counts_reference(X, l, K, e, rng)))
+
+
+def release_scale_reference(d, eps, N, t, schedule):
+    share = eps / N if schedule == "fixed" else eps / 2 ** t
+    return (d + 1) / share
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda d, e, N, t, s: release_scale_reference(d, e, N, t, s) * d / (d + 1), "not d"),
+    (lambda d, e, N, t, s: (d + 1) / e, "share eps"),
+    (lambda d, e, N, t, s: release_scale_reference(d, e, N, t, s) / 2 if s == "halving"
+     else release_scale_reference(d, e, N, t, s), "eps/2\\^t"),
+    (lambda d, e, N, t, s: 1 / release_scale_reference(d, e, N, t, s), "sensitivity / budget"),
+])
+def test_release_scale_checker(wrong, hint):
+    exercises.check_release_scale(release_scale_reference)
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_release_scale(wrong)
+
+
+def total_spent_reference(eps, N, schedule):
+    return eps if schedule == "fixed" else eps * (1 - 2.0 ** -N)
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda e, N, s: e, "never spends all of eps"),
+    (lambda e, N, s: N * e if s == "fixed" else total_spent_reference(e, N, s), "eps/N each"),
+    (lambda e, N, s: e if s == "fixed" else e / 2 ** N, "LAST release"),
+])
+def test_total_spent_checker(wrong, hint):
+    exercises.check_total_spent(total_spent_reference)
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_total_spent(wrong)
+
+
+def _idp_centres(X, K, eps, rng, scale=None, order=False, keep_below_one=False, clip=True, true_count=False):
+    n, d = X.shape
+    parts = (np.arange(n) * K) // n if order else rng.integers(0, K, size=n)
+    fallback = rng.uniform(0.0, 1.0, size=(K, d))
+    sums, counts = _exact_sums_counts(X, parts, K)
+    noise = rng.laplace(0.0, (d + 1) / eps if scale is None else scale(d, eps), size=(K, d + 1))
+    noisy_sums, noisy_counts = sums + noise[:, :d], counts + noise[:, d]
+    ok = noisy_counts > 0 if keep_below_one else noisy_counts >= 1
+    centres = fallback.copy()
+    centres[ok] = noisy_sums[ok] / (counts if true_count else noisy_counts)[ok, None]
+    return np.clip(centres, 0.0, 1.0) if clip else centres
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda X, K, e, rng: _idp_centres(X, K, e, rng, scale=lambda d, e: d / e), r"d \+ 1 \(sums AND count\), not d"),
+    (lambda X, K, e, rng: _idp_centres(X, K, e, rng, order=True), "contiguous blocks"),
+    (lambda X, K, e, rng: _idp_centres(X, K, e, rng, keep_below_one=True), "below 1 \\(not only below 0\\)"),
+    (lambda X, K, e, rng: _idp_centres(X, K, e, rng, clip=False), "np.clip"),
+    (lambda X, K, e, rng: _idp_centres(X, K, e, rng, true_count=True), "NOISY count"),
+])
+def test_idp_initial_centres_checker(wrong, hint):
+    exercises.check_idp_initial_centres(_idp_centres)
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_idp_initial_centres(wrong)
+
+
+# --------------------------------------------------------------------------- Zhang & Cheng (2021): DPQTk-means
+
+def release_level_reference(counts, eps_tree, max_height, threshold, rng):
+    noisy = privacy.laplace_mechanism(counts, 1.0, eps_tree / max_height, rng)
+    return noisy, noisy > threshold
+
+
+def _level(counts, scale, rng, split_on="noisy"):
+    noisy = counts + rng.laplace(0.0, scale, size=len(counts))
+    return noisy, {"noisy": noisy > 10.0, "true": counts > 10.0, "inverted": noisy <= 10.0}[split_on]
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda c, e, h, T, rng: _level(c, 1 / e, rng), "not all of epsilon_tree"),
+    (lambda c, e, h, T, rng: _level(c, (h + 1) / e, rng), "off by one in the depth"),
+    (lambda c, e, h, T, rng: _level(c, 2 * h / e, rng), "sensitivity is 1"),
+    (lambda c, e, h, T, rng: _level(c, h / e, rng, split_on="true"), "TRUE count"),
+    (lambda c, e, h, T, rng: _level(c, h / e, rng, split_on="inverted"), "inverted"),
+    (lambda c, e, h, T, rng: (c, c > T), "came back exact"),
+    (lambda c, e, h, T, rng: (c + rng.laplace(0.0, h / e), c > T), "one draw for the whole level"),
+])
+def test_quadtree_level_checker(wrong, hint):
+    exercises.check_quadtree_level(release_level_reference)
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_quadtree_level(wrong)
+
+
+def _cells(n, eps, d, rounding=round, theta=10.0, exponent=None, at_least_one=True):
+    m = rounding((n * eps / theta) ** (exponent(d) if exponent else 2 / (d + 2)))
+    return max(1, m) if at_least_one else m
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda n, e, d: _cells(n, e, d, exponent=lambda d: 2 * d / (d + 2)), "that is M"),
+    (lambda n, e, d: _cells(n, e, d, rounding=math.floor), "nearest integer"),
+    (lambda n, e, d: _cells(n, e, d, at_least_one=False), "at least one cell"),
+    (lambda n, e, d: _cells(n, e, d, theta=1.0), "theta = 10"),
+    (lambda n, e, d: _cells(n, e, d, rounding=float), "is an integer"),
+])
+def test_eug_grid_size_checker(wrong, hint):
+    exercises.check_eug_grid_size(lambda n, e, d: _cells(n, e, d, rounding=lambda x: math.floor(x + 0.5)))
+    exercises.check_eug_grid_size(kmeans.eug_grid_size)
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_eug_grid_size(wrong)
+
+
+def spent_reference(eps, gamma, max_height, levels):
+    return gamma * eps * levels / max_height + (1 - gamma) * eps
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda e, g, h, L: e, "deeper levels release nothing"),
+    (lambda e, g, h, L: L * g * e + (1 - g) * e, "not all of epsilon_1"),
+    (lambda e, g, h, L: spent_reference(e, g, h, L + 1), "off by one"),
+    (lambda e, g, h, L: g * e * L / h, "epsilon_2"),
+])
+def test_dpqt_epsilon_spent_checker(wrong, hint):
+    exercises.check_dpqt_epsilon_spent(spent_reference)
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_dpqt_epsilon_spent(wrong)
+
+
 # --------------------------------------------------------------------------- the generic function checker
 
 def test_function_checker_names_the_typical_mistake():
@@ -451,7 +637,7 @@ def test_sampler_checker_names_the_typical_mistake():
 
 # --------------------------------------------------------------------------- the paper notebooks' student versions
 
-PAPER_NOTEBOOKS = ["01_ldpk_modes", "02_ldp_kmodes_sampling"]
+PAPER_NOTEBOOKS = ["01_ldpk_modes", "02_ldp_kmodes_sampling", "03_dpqt_kmeans", "04_idp_kmeans"]
 
 
 def _tagged(nb, tag):
