@@ -15,7 +15,7 @@ __all__ = ["metric_vs_epsilon", "save_figure", "figure_path"]
 
 
 def metric_vs_epsilon(frame, metric, hue="algorithm", col=None, logx=False, logy=False, reference=None,
-                      errorbar=("ci", 95), col_wrap=None, height=3.2, title=None):
+                      errorbar=("ci", 95), col_wrap=None, height=3.2, title=None, style=None):
     """Mean of ``metric`` against epsilon with a confidence band, one line per ``hue``.
 
     Parameters
@@ -24,6 +24,7 @@ def metric_vs_epsilon(frame, metric, hue="algorithm", col=None, logx=False, logy
     metric : column to plot
     hue : column that separates lines (default: algorithm)
     col : column that separates panels (e.g. "dataset"), or None for one panel
+    style : column that sets the line style (e.g. central vs local privacy), or None
     reference : None, a number, or a dict {panel value: number} drawn as a dashed
         horizontal line (e.g. the non-private optimum)
     errorbar : seaborn's errorbar spec; ("ci", 95) is a bootstrap 95% CI of the mean
@@ -39,6 +40,8 @@ def metric_vs_epsilon(frame, metric, hue="algorithm", col=None, logx=False, logy
                   seed=0, height=height, aspect=1.25, facet_kws={"sharey": False})
     if col is not None:
         kwargs.update(col=col, col_wrap=col_wrap)
+    if style is not None:
+        kwargs.update(style=style, dashes=True)
     grid = sns.relplot(**kwargs)
     for key, ax in grid.axes_dict.items() if col is not None else [(None, grid.ax)]:
         if logx:

@@ -125,12 +125,24 @@ def run_notebook(notebook, output_path=None, parameters=None, profile=None, time
             "error": error, "output": str(output_path)}
 
 
+def _last_duration(path):
+    """Seconds the notebook's last papermill run took (0 if unknown)."""
+    import nbformat
+
+    try:
+        return float(nbformat.read(path, as_version=4).metadata.get("papermill", {}).get("duration") or 0.0)
+    except (OSError, ValueError):
+        return 0.0
+
+
 def _run_many(calls, jobs):
     if jobs <= 1 or len(calls) <= 1:
         return [run_notebook(**kw) for kw in calls]
+    # Longest first (by the last recorded run), so a long notebook does not start last and run alone.
+    order = sorted(range(len(calls)), key=lambda i: -_last_duration(calls[i]["notebook"]))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(run_notebook, single_thread=True, **kw) for kw in calls]
-        return [f.result() for f in futures]
+        futures = {i: pool.submit(run_notebook, single_thread=True, **calls[i]) for i in order}
+        return [futures[i].result() for i in range(len(calls))]
 
 
 def reproduce(notebooks=None, profile="paper", jobs=1, timeout=DEFAULT_CELL_TIMEOUT):

@@ -368,3 +368,16 @@ def test_predict_wrong_number_of_features(rng):
         est.predict(np.zeros((4, 2)))
     with pytest.raises(ValueError, match="n_clusters"):
         est.relabel(0)
+
+
+def test_cluster_centres_follow_from_the_subclusters_by_additivity():
+    rng = np.random.default_rng(5)
+    X = np.vstack([rng.normal(0.2, 0.03, (200, 2)), rng.normal(0.7, 0.03, (200, 2))]).clip(0, 1)
+    est = Birch(0.05, 20, 2).fit(X)
+    for g in range(2):
+        member = est.subcluster_labels_ == g
+        expected = (est.subcluster_centers_[member] * est.subcluster_n_[member, None]).sum(0) / est.subcluster_n_[member].sum()
+        np.testing.assert_allclose(est.cluster_centers_[g], expected)
+    assert est.cluster_centers_.shape == (2, 2)
+    dp = DPBirchPublicTree(1.0, 0.05, 20, 2, random_state=0).fit(X)
+    assert dp.cluster_centers_.shape[1] == 2 and np.all((dp.cluster_centers_ >= 0) & (dp.cluster_centers_ <= 1))

@@ -448,6 +448,22 @@ def _nearest_centre(X, centers, sq_norms, chunk=4096):
 # Estimators
 # ---------------------------------------------------------------------------
 
+def _cluster_centres(centers, n, labels):
+    """Centroid of each global cluster from its subclusters' CFs: sum of LS over sum of N.
+
+    (The additivity theorem; N-weighted means of the subcluster centroids. A
+    noisy N below 0 counts as 0, and a cluster whose N all vanish takes the
+    plain mean of its centroids.)
+    """
+    weights = np.clip(np.asarray(n, dtype=float), 0.0, None)
+    out = np.empty((int(labels.max()) + 1, centers.shape[1]))
+    for g in range(out.shape[0]):
+        member = labels == g
+        w = weights[member]
+        out[g] = np.average(centers[member], axis=0, weights=w if w.sum() > 0 else None)
+    return out
+
+
 class _BirchBase:
     """Shared parameter checks, global step and predict."""
 
@@ -466,6 +482,7 @@ class _BirchBase:
         self.subcluster_labels_ = global_clustering(centers, self.n_clusters, _stacklevel=4)
         self.nearest_subcluster_ = _nearest_centre(X, centers, self._sq_norms)
         self.labels_ = self.subcluster_labels_[self.nearest_subcluster_]
+        self.cluster_centers_ = _cluster_centres(centers, self.subcluster_n_, self.subcluster_labels_)
 
     def _check_fitted(self):
         if not hasattr(self, "subcluster_centers_"):
@@ -525,6 +542,7 @@ class Birch(_BirchBase):
     subcluster_centers_ : (m, d) centroids of the leaf subclusters, in leaf order
     subcluster_n_ : (m,) their N
     subcluster_labels_ : (m,) their global cluster
+    cluster_centers_ : centroid of each global cluster from its subclusters' CFs (sum LS / sum N)
     labels_ : global cluster of each fitted record (via its nearest leaf centroid)
     n_subclusters_, height_ (levels of the tree), n_splits_,
     n_threshold_tests_, n_negative_sq_radius_ (tests whose squared radius
