@@ -41,6 +41,8 @@ def main(names):
                 print(f"running {module_path.stem}.{attr} ...", file=sys.stderr, flush=True)
                 rows.extend(getattr(module, attr)())
     table = pd.DataFrame(rows, columns=["benchmark", "case", "seconds", "target_seconds", "reference_seconds", "note"])
+    for column in ("seconds", "target_seconds", "reference_seconds"):
+        table[column] = pd.to_numeric(table[column], errors="coerce")  # None -> NaN
     table["ratio"] = table["seconds"] / table["reference_seconds"]
     table["meets_target"] = table["target_seconds"].isna() | (table["seconds"] <= table["target_seconds"])
     out = HERE.parent / "data" / "results" / "benchmarks" / "latest.csv"
