@@ -747,7 +747,7 @@ def check_noisy_sums_counts(noisy_sums_counts, epsilon=0.8, n_features=2, n_clus
     if not right and (stats.kstest(sum_noise, _laplace(d / epsilon)).pvalue >= level
                       and stats.kstest(count_noise, _laplace(1 / epsilon)).pvalue >= level):
         _fail("the sums and the counts each got their own sensitivity at the whole epsilon",
-              f"Lap((d + 1)/eps) = Lap({b:g}) on every entry", f"Lap(d/eps) on the sums, Lap(1/eps) on the counts",
+              f"Lap((d + 1)/eps) = Lap({b:g}) on every entry", "Lap(d/eps) on the sums, Lap(1/eps) on the counts",
               "each of the two releases is eps-DP, so together they are 2 eps-DP (sequential composition). "
               "Release the vector (sums, counts) at once: its L1 sensitivity is d + 1")
     mistakes = [

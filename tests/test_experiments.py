@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from dpclust_lib import experiments
-from dpclust_lib.datasets import Dataset, make_uniform_square
+from dpclust_lib.datasets import make_uniform_square
 from dpclust_lib.privacy import laplace_mechanism
 
 

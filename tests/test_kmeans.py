@@ -120,7 +120,7 @@ def test_sum_count_sensitivity_is_d_plus_1(rng, d, lower, upper):
 def test_sensitivity_check_can_fail_on_raw_sums():
     # Sums of unscaled records on [0, 2]^d exceed d + 1: the check above would catch such a query.
     d = 3
-    lo, hi = np.zeros(d), np.full(d, 2.0)
+    hi = np.full(d, 2.0)
     D = np.full((4, d), 0.5)
     x = hi[None]
     raw = lambda Z: np.concatenate([Z.sum(0), [len(Z)]])

@@ -1,5 +1,4 @@
 """KModes (weighted) and DPKModes (DP-modes-Lloyd)."""
-import math
 import warnings
 
 import numpy as np

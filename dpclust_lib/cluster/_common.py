@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 
+from .._distances import nearest
 from .._validation import PrivacyLeakWarning, check_categorical, check_domain_sizes
 
 
@@ -66,3 +67,16 @@ def value_counts(X, labels, weights, n_clusters, domain_sizes):
 def modes_from_counts(counts):
     """Centres from per-cluster value counts: the most frequent value (ties: the smallest code)."""
     return np.column_stack([c.argmax(axis=1) for c in counts]).astype(np.int64)
+
+
+class CategoricalClusterMixin:
+    """``predict`` and ``fit_predict`` of the categorical estimators: nearest centre by Hamming distance."""
+
+    def predict(self, X):
+        if not hasattr(self, "cluster_centers_"):
+            raise AttributeError(f"this {type(self).__name__} instance is not fitted yet; call fit first")
+        X, _ = categorical_input(X, self.domain_sizes_, private=False)
+        return nearest(X, self.cluster_centers_, "hamming")[0]
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_

@@ -28,7 +28,7 @@ from .._validation import (
     check_sample_weight,
 )
 from ..privacy import PrivacyLedger, laplace_scale
-from ._common import categorical_input, modes_from_counts, unique_rows, value_counts
+from ._common import CategoricalClusterMixin, categorical_input, modes_from_counts, unique_rows, value_counts
 
 __all__ = ["KModes", "DPKModes", "frequent_value_centres"]
 
@@ -117,7 +117,7 @@ def _lloyd(X, w, centres, max_iter, sizes):
     return centres, n_iter
 
 
-class KModes:
+class KModes(CategoricalClusterMixin):
     """Weighted k-modes with Hamming distance.
 
     Parameters
@@ -176,17 +176,11 @@ class KModes:
         self.domain_sizes_ = sizes
         return self
 
-    def predict(self, X):
-        if not hasattr(self, "cluster_centers_"):
-            raise AttributeError("this KModes instance is not fitted yet; call fit first")
-        X, _ = categorical_input(X, self.domain_sizes_, private=False)
-        return nearest(X, self.cluster_centers_, "hamming")[0]
-
     def fit_predict(self, X, y=None, sample_weight=None):
         return self.fit(X, sample_weight=sample_weight).labels_
 
 
-class DPKModes:
+class DPKModes(CategoricalClusterMixin):
     """DP-modes-Lloyd: k-modes whose every update is epsilon-DP (Nguyen 2018).
 
     Each of at most T = ``max_iter`` iterations assigns records to the nearest
@@ -278,12 +272,3 @@ class DPKModes:
         self.noise_scale_ = scale
         self.domain_sizes_ = sizes
         return self
-
-    def predict(self, X):
-        if not hasattr(self, "cluster_centers_"):
-            raise AttributeError("this DPKModes instance is not fitted yet; call fit first")
-        X, _ = categorical_input(X, self.domain_sizes_, private=False)
-        return nearest(X, self.cluster_centers_, "hamming")[0]
-
-    def fit_predict(self, X, y=None):
-        return self.fit(X).labels_

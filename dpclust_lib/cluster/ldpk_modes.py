@@ -35,7 +35,7 @@ from .._validation import (
 )
 from ..frequency import LDPFO, clip_and_normalise, joint_records
 from ..privacy import PrivacyLedger
-from ._common import categorical_input, unique_rows
+from ._common import CategoricalClusterMixin, categorical_input, unique_rows
 from .kmodes import _frequent_value_centres, _lloyd
 
 __all__ = ["LDPKModes", "user_perturb", "server_aggregate", "server_synthetic_data", "server_cluster",
@@ -155,7 +155,7 @@ def server_cluster(records, weights, domain_sizes, n_clusters, max_iter, random_
     return centres, initial, n_iter
 
 
-class LDPKModes:
+class LDPKModes(CategoricalClusterMixin):
     """LDPK-modes (Peng et al. 2021): k-modes on a synthetic data set built from LDP reports.
 
     ``fit(X)`` simulates the protocol: every row of ``X`` is one user, who sends
@@ -252,12 +252,3 @@ class LDPKModes:
         self.synthetic_data_ = synthetic
         self.domain_sizes_ = sizes
         return self
-
-    def predict(self, X):
-        if not hasattr(self, "cluster_centers_"):
-            raise AttributeError("this LDPKModes instance is not fitted yet; call fit first")
-        X, _ = categorical_input(X, self.domain_sizes_, private=False)
-        return nearest(X, self.cluster_centers_, "hamming")[0]
-
-    def fit_predict(self, X, y=None):
-        return self.fit(X).labels_

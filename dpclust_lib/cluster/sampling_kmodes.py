@@ -45,7 +45,7 @@ from .._validation import (
     check_random_state,
 )
 from ..privacy import PrivacyLedger, grr_perturb, grr_probabilities, oue_pq, ue_perturb, unary_encode
-from ._common import categorical_input
+from ._common import CategoricalClusterMixin, categorical_input
 from .kmodes import _distinct_weighted_rows
 
 # Exported at the package top level (star import): the estimator and its report type. The protocol
@@ -275,7 +275,7 @@ def _domain_centres(sizes, k, rng):
     return np.array(centres, dtype=np.int64)
 
 
-class SamplingLDPKModes:
+class SamplingLDPKModes(CategoricalClusterMixin):
     """LDP k-modes with attribute sampling (Zhang et al. 2022, "LDPK").
 
     Every round each user sends (r, j, b') (:func:`user_reports`) and the server
@@ -394,12 +394,3 @@ class SamplingLDPKModes:
         self.index_epsilon_ = index_eps
         self.domain_sizes_ = sizes
         return self
-
-    def predict(self, X):
-        if not hasattr(self, "cluster_centers_"):
-            raise AttributeError("this SamplingLDPKModes instance is not fitted yet; call fit first")
-        X, _ = categorical_input(X, self.domain_sizes_, private=False)
-        return nearest(X, self.cluster_centers_, "hamming")[0]
-
-    def fit_predict(self, X, y=None):
-        return self.fit(X).labels_
