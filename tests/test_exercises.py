@@ -637,7 +637,7 @@ def test_sampler_checker_names_the_typical_mistake():
 
 # --------------------------------------------------------------------------- the paper notebooks' student versions
 
-PAPER_NOTEBOOKS = ["01_ldpk_modes", "02_ldp_kmodes_sampling", "03_dpqt_kmeans", "04_idp_kmeans"]
+PAPER_NOTEBOOKS = ["01_ldpk_modes", "02_ldp_kmodes_sampling", "03_dpqt_kmeans", "04_idp_kmeans", "05_dp_birch"]
 
 
 def _tagged(nb, tag):
@@ -688,3 +688,192 @@ def test_paper_notebook_student_version(stem, tmp_path):
     nbformat.write(student, student_path)
     result = _nbval(student_path)
     assert result.returncode == 0, result.stdout[-3000:]
+
+
+# =========================================================================== Wang et al.: DPBIRCH (notebook 05)
+# The reference solutions of notebook 05 and typical wrong ones.
+
+from dpclust_lib.cluster.birch import ClusteringFeature  # noqa: E402
+
+
+def cf_of(X):
+    X = np.asarray(X, dtype=float)
+    return len(X), X.sum(axis=0), float(np.sum(X * X))
+
+
+def cf_merge(a, b):
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2]
+
+
+def cf_radius(cf):
+    n, ls, ss = cf
+    return math.sqrt(max(ss / n - (ls / n) @ (ls / n), 0.0))
+
+
+def cf_diameter(cf):
+    n, ls, ss = cf
+    return math.sqrt(2 * (n * ss - ls @ ls) / (n * (n - 1)))
+
+
+def cf_merge_in_place(a, b):
+    ls = a[1]
+    ls += b[1]
+    return a[0] + b[0], ls, a[2] + b[2]
+
+
+@pytest.mark.parametrize("functions, hint", [
+    ({"cf_of": lambda X: (len(X), X.sum(axis=0), (X ** 2).sum(axis=0))}, "SS is not a number"),
+    ({"cf_of": lambda X: (len(X), X.mean(axis=0), float(np.sum(X * X)))}, "SUM of the points"),
+    ({"cf_merge": lambda a, b: (a[0] + b[0], (a[1] + b[1]) / 2, (a[2] + b[2]) / 2)}, "ADDS the three parts"),
+    ({"cf_merge": cf_merge_in_place}, "changed its arguments"),
+    ({"cf_radius": lambda cf: max(cf[2] / cf[0] - (cf[1] / cf[0]) @ (cf[1] / cf[0]), 0.0)}, r"that is R\^2"),
+    ({"cf_radius": lambda cf: math.sqrt(cf[2] / cf[0] - (cf[1] / cf[0]) @ (cf[1] / cf[0]))}, "return 0 in that case"),
+    ({"cf_radius": lambda cf: float(np.sqrt(cf[2] / cf[0] - (cf[1] / cf[0]) @ (cf[1] / cf[0])))},
+     "return 0 in that case"),
+    ({"cf_diameter": lambda cf: 2 * cf_radius(cf)}, "not twice the radius"),
+    ({"cf_diameter": lambda cf: math.sqrt(2) * cf_radius(cf)}, "DISTINCT points"),
+])
+def test_clustering_feature_checker(functions, hint):
+    right = {"cf_of": cf_of, "cf_merge": cf_merge, "cf_radius": cf_radius, "cf_diameter": cf_diameter}
+    exercises.check_clustering_feature(**right)
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_clustering_feature(**{**right, **functions})
+
+
+def test_clustering_feature_checker_names_an_unwritten_function():
+    def cf_diameter_stub(cf):
+        raise NotImplementedError("write cf_diameter")
+    with pytest.raises(ExerciseError, match="NotImplementedError"):
+        exercises.check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter_stub)
+
+
+def test_clustering_feature_reference_is_the_mean_over_pairs():
+    # The diameter from (N, LS, SS) that the checker expects equals the mean over the pairs of points.
+    X = np.random.default_rng(1).normal(size=(9, 4))
+    cf = ClusteringFeature.of(X)
+    pairs = [np.sum((X[i] - X[j]) ** 2) for i in range(9) for j in range(9) if i != j]
+    assert math.isclose(cf_diameter((cf.n, cf.ls, cf.ss)), math.sqrt(np.mean(pairs)), rel_tol=1e-12)
+
+
+def noisy_update(cf, x, epsilon, rng):
+    n, ls, ss = cf
+    eta = rng.laplace(0.0, 1.0 / epsilon, size=len(x) + 1)
+    return n + 1, ls + x + eta[:-1], ss + x @ x + eta[-1]
+
+
+def _update(scale=lambda d, e: 1 / e, draw="laplace", shared=False, noisy_n=False, noise_record=False):
+    def update(cf, x, epsilon, rng):
+        n, ls, ss = cf
+        s = scale(len(x), epsilon)
+        if draw == "laplace":
+            eta = rng.laplace(0.0, s, size=1 if shared else len(x) + 1)
+        else:
+            eta = rng.normal(0.0, s, size=len(x) + 1)
+        eta = np.resize(eta, len(x) + 1)
+        if noise_record:  # the record is noised, then squared for SS
+            noisy = x + eta[:-1]
+            return n + 1, ls + noisy, ss + noisy @ noisy
+        return n + 1 + (rng.laplace(0.0, s) if noisy_n else 0), ls + x + eta[:-1], ss + x @ x + eta[-1]
+    return update
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (_update(scale=lambda d, e: d / e), "scale d/eps"),
+    (_update(scale=lambda d, e: 2 / e), "2 eps in all"),
+    (_update(scale=lambda d, e: e), "shrinks as epsilon grows"),
+    (_update(draw="normal"), "Gaussian"),
+    (_update(shared=True), "not independent"),
+    (_update(noisy_n=True), "N is not exact"),
+    (_update(noise_record=True), "noise the sum"),
+    (lambda cf, x, e, rng: noisy_update((cf[0], cf[1], cf[2] - x @ x + x.sum()), x, e, rng),
+     "not the sum of x's coordinates"),
+])
+def test_dpbirch_noisy_update_checker(wrong, hint):
+    exercises.check_dpbirch_noisy_update(noisy_update)
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_dpbirch_noisy_update(wrong)
+
+
+def cf_sensitivities(lower, upper):
+    largest = np.maximum(np.abs(lower), np.abs(upper))
+    return 1.0, float(largest.sum()), float((largest ** 2).sum())
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda lo, up: (1.0, 1.0, 1.0), "ONE coordinate"),
+    (lambda lo, up: (1.0, float(np.max(np.maximum(-lo, up))), cf_sensitivities(lo, up)[2]), "not the largest one"),
+    (lambda lo, up: (1.0, float(np.sum(up - lo)), cf_sensitivities(lo, up)[2]), "REPLACED"),
+    (lambda lo, up: (1.0, cf_sensitivities(lo, up)[1], cf_sensitivities(lo, up)[1] ** 2), "square of their sum"),
+    (lambda lo, up: (1.0, cf_sensitivities(lo, up)[1], float(np.sum(up ** 2))), "l_j < 0"),
+    (lambda lo, up: (0.0, *cf_sensitivities(lo, up)[1:]), "exactly 1"),
+])
+def test_cf_sensitivities_checker(wrong, hint):
+    exercises.check_cf_sensitivities(cf_sensitivities)
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_cf_sensitivities(wrong)
+
+
+def test_cf_sensitivities_reference_is_the_largest_change_over_the_box():
+    # The library's sensitivities that the checker reads are the largest ||x||_1 and ||x||^2 over the box's corners.
+    for lower, upper in exercises._SENSITIVITY_BOXES:
+        corners = np.array(np.meshgrid(*zip(lower, upper))).reshape(len(lower), -1).T
+        want = [1.0, np.abs(corners).sum(axis=1).max(), (corners ** 2).sum(axis=1).max()]
+        assert np.allclose(exercises._public_tree_scales(lower, upper, 1.0, (1, 1, 1)) / 3, want, rtol=1e-12)
+
+
+def insertion_epsilon(h, lower, upper, epsilon):
+    _, ls, ss = cf_sensitivities(lower, upper)
+    delta_q = np.max(np.maximum(np.abs(lower), np.abs(upper)))
+    return h * (ls + ss) * epsilon / delta_q
+
+
+def _cost(f):
+    # a typical wrong answer, from the sensitivities of LS and SS, Delta q and d
+    def wrong(h, lower, upper, epsilon):
+        _, ls, ss = cf_sensitivities(lower, upper)
+        return f(h, ls, ss, np.max(np.maximum(np.abs(lower), np.abs(upper))), epsilon, len(lower))
+    return wrong
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (_cost(lambda h, L, S, q, e, d: 2 * e), "paper's claim"),
+    (_cost(lambda h, L, S, q, e, d: (L + S) * e / q), "ONE noisy CF"),
+    (_cost(lambda h, L, S, q, e, d: h * (L + S) * e), "not 1/eps"),
+    (_cost(lambda h, L, S, q, e, d: h * (L + L * L) * e / q), r"not by \(sum_j \|x_j\|\)\^2"),
+    (_cost(lambda h, L, S, q, e, d: (h - 1) * (L + S) * e / q), "leaf level"),
+    (_cost(lambda h, L, S, q, e, d: 2 * h * d * e), r"on \[0, 1\]\^d only"),
+])
+def test_dpbirch_insertion_epsilon_checker(wrong, hint):
+    exercises.check_dpbirch_insertion_epsilon(insertion_epsilon)
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_dpbirch_insertion_epsilon(wrong)
+
+
+def test_insertion_cases_cover_several_heights():
+    cases, _ = exercises._insertion_cases()
+    assert len({h for h, *_ in cases}) >= 4 and min(h for h, *_ in cases) >= 2
+
+
+def _leaf_noise(sensitivities=cf_sensitivities, shares=(0.25, 0.5, 0.25), noise_n=True, shared=False):
+    def noisy_leaves(n, ls, ss, epsilon, lower, upper, rng):
+        scales = np.asarray(sensitivities(lower, upper)) / (np.asarray(shares) * epsilon)
+        ls_noise = rng.laplace(0.0, scales[1], (len(ls), 1) if shared else ls.shape)
+        return (n + (rng.laplace(0.0, scales[0], n.shape) if noise_n else 0), ls + ls_noise,
+                ss + rng.laplace(0.0, scales[2], ss.shape))
+    return noisy_leaves
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (_leaf_noise(shares=(1, 1, 1)), "share eps"),
+    (_leaf_noise(shares=(1 / 3, 1 / 3, 1 / 3)), "equal thirds"),
+    (_leaf_noise(sensitivities=lambda lo, up: (1.0, len(lo), len(lo))), r"sensitivity of LS on \[0, 1\]\^d only"),
+    (_leaf_noise(sensitivities=lambda lo, up: (1.0, 1.0, 1.0)), "Delta q = 1"),
+    (_leaf_noise(sensitivities=lambda lo, up: (1.0, cf_sensitivities(lo, up)[1], cf_sensitivities(lo, up)[1] ** 2)),
+     "square of their sum"),
+    (_leaf_noise(noise_n=False), "N carries no noise"),
+    (_leaf_noise(shared=True), "not independent"),
+])
+def test_public_tree_leaf_noise_checker(wrong, hint):
+    exercises.check_public_tree_leaf_noise(_leaf_noise())
+    with pytest.raises(ExerciseError, match=hint):
+        exercises.check_public_tree_leaf_noise(wrong)
