@@ -225,6 +225,6 @@ def check_bounds(bounds, n_features, X=None, name="bounds"):
         if outside.any():
             i, j = (int(v) for v in np.argwhere(outside)[0])
             raise ValueError(
-                f"X[{i}, {j}]={X[i, j]!r} lies outside the declared {name} [{lower[j]}, {upper[j]}] of dimension {j}"
+                f"X[{i}, {j}]={float(X[i, j])!r} lies outside the declared {name} [{lower[j]}, {upper[j]}] of dimension {j}"
             )
     return lower, upper

@@ -12,6 +12,7 @@ from dpclust_lib import datasets, experiments, frequency, metrics, privacy
 
 X2 = np.array([[0, 1], [1, 0], [1, 1]])
 XF = np.array([[0.1, 0.2], [0.5, 0.9], [0.3, 0.4]])
+BOX = (0.0, 1.0)
 
 CASES = [
     # (id, call, exception, words the message must contain)
@@ -52,6 +53,31 @@ CASES = [
     ("ldpk rounding", lambda: dp.LDPKModes(2, rounding="floor", domain_sizes=(2, 2)).fit(X2), ValueError, ["rounding", "'floor'"]),
     ("sampling budget", lambda: dp.SamplingLDPKModes(2, budget="total", domain_sizes=(2, 2)).fit(X2), ValueError, ["budget", "'total'"]),
     ("sampling eps", lambda: dp.SamplingLDPKModes(2, epsilon=-0.1, domain_sizes=(2, 2)).fit(X2), ValueError, ["epsilon", "-0.1"]),
+    ("kmeans init", lambda: dp.KMeans(2, init="best").fit(XF), ValueError, ["init", "'best'"]),
+    ("kmeans n_init", lambda: dp.KMeans(2, n_init=0).fit(XF), ValueError, ["n_init", "0"]),
+    ("kmeans NaN", lambda: dp.KMeans(2).fit(np.array([[0.1, np.nan], [0.2, 0.3]])), ValueError, ["X", "NaN"]),
+    ("dpkmeans eps", lambda: dp.DPKMeans(2, epsilon=-1, bounds=BOX).fit(XF), ValueError, ["epsilon", "-1"]),
+    ("dpkmeans schedule", lambda: dp.DPKMeans(2, schedule="decreasing", bounds=BOX).fit(XF), ValueError,
+     ["schedule", "'decreasing'"]),
+    ("dpkmeans bounds order", lambda: dp.DPKMeans(2, bounds=(1.0, 0.0)).fit(XF), ValueError, ["bounds", "1.0", "0.0"]),
+    ("dpkmeans outside", lambda: dp.DPKMeans(2, bounds=BOX).fit(XF * 3), ValueError, ["X[1, 0]", "1.5", "bounds"]),
+    ("dpkmeans init", lambda: dp.DPKMeans(2, init="data", bounds=BOX).fit(XF), ValueError, ["init", "'data'"]),
+    ("idp split", lambda: dp.IDPKMeans(2, split="half", bounds=BOX).fit(XF), ValueError, ["split", "'half'"]),
+    ("dpkmeans++ share", lambda: dp.DPKMeansPP(2, seeding_share=1.5, bounds=BOX).fit(XF), ValueError,
+     ["seeding_share", "1.5"]),
+    ("eug grid", lambda: dp.EUGKMeans(2, grid_size=0, bounds=BOX).fit(XF), ValueError, ["grid_size", "0"]),
+    ("dpqt gamma", lambda: dp.DPQTKMeans(2, gamma=1.5, bounds=BOX).fit(XF), ValueError, ["gamma", "1.5"]),
+    ("dpqt height", lambda: dp.DPQTKMeans(2, max_height=-1, bounds=BOX).fit(XF), ValueError, ["max_height", "-1"]),
+    ("birch threshold", lambda: dp.Birch(0.0).fit(XF), ValueError, ["threshold", "0.0"]),
+    ("birch branching", lambda: dp.Birch(0.5, 1).fit(XF), ValueError, ["branching_factor", "1"]),
+    ("birch predict width", lambda: dp.Birch(0.1, 50, 2).fit(XF).predict(np.zeros((2, 3))), ValueError, ["X", "3", "2"]),
+    ("dpbirch eps", lambda: dp.DPBirch(float("nan")).fit(XF), ValueError, ["epsilon", "nan"]),
+    ("dpbirch outside", lambda: dp.DPBirch(1.0).fit(XF * 3), ValueError, ["X[1, 0]", "1.5", "bounds"]),
+    ("public tree skeleton", lambda: dp.DPBirchPublicTree(1.0, skeleton="grid").fit(XF), ValueError,
+     ["skeleton", "'grid'"]),
+    ("public tree n_skeleton", lambda: dp.DPBirchPublicTree(1.0, n_skeleton=0).fit(XF), ValueError, ["n_skeleton", "0"]),
+    ("public tree split", lambda: dp.DPBirchPublicTree(1.0, budget_split=(0.5, 0.5)).fit(XF), ValueError,
+     ["budget_split", "(0.5, 0.5)"]),
 ]
 
 
@@ -65,4 +91,4 @@ def test_bad_input_names_parameter_and_value(call, exc, words):
 
 
 def test_catalogue_is_large_enough():
-    assert len(CASES) >= 30
+    assert len(CASES) >= 55

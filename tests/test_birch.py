@@ -8,7 +8,7 @@ from scipy import stats
 from sklearn.cluster import Birch as SkBirch
 
 from dpclust_lib import Birch, DPBirch, DPBirchPublicTree, PrivacyLeakWarning, datasets, metrics
-from dpclust_lib.cluster.birch import BirchWarning, ClusteringFeature, NegativeRadiusWarning
+from dpclust_lib.cluster.birch import BirchWarning, ClusteringFeature, NegativeRadiusWarning, global_clustering
 
 from .conftest import bonferroni
 
@@ -118,16 +118,19 @@ def test_relabel_gives_the_partition_of_a_fit_with_that_k(rng):
     np.testing.assert_array_equal(est.relabel(None), est.nearest_subcluster_)
 
 
-def test_ward_cut_matches_scikit_learn_on_noisy_centroids(rng):
+def test_ward_linkage_and_cut_match_scikit_learn_on_noisy_centroids(rng):
     from scipy.cluster.hierarchy import ward
     from sklearn.cluster import AgglomerativeClustering
 
-    from dpclust_lib.cluster.birch import _ward_cut
+    from dpclust_lib.cluster.birch import _ward_cut, ward_linkage
     for trial in range(5):
         C = np.vstack([rng.laplace(0, 3.0, (300, 4)), rng.random((6, 4))])
-        Z = ward(C)
+        Z = ward_linkage(C)
+        np.testing.assert_allclose(Z[:, 2], ward(C)[:, 2], rtol=1e-10)  # the same merge heights as scipy
         for k in (2, 3, 5):
             assert metrics.adjusted_rand_index(AgglomerativeClustering(k).fit_predict(C), _ward_cut(Z, k)) == 1.0
+            assert metrics.adjusted_rand_index(AgglomerativeClustering(k).fit_predict(C),
+                                               global_clustering(C, k)) == 1.0
 
 
 def test_unfitted_predict():

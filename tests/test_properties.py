@@ -1,9 +1,9 @@
 """Property tests (hypothesis) for every estimator: random shapes, domains, epsilon and K.
 
 For every draw: the fit does not crash (or refuses with a ValueError that names
-the parameter at fault), the centres lie inside the declared domain, the
-budget spent is within the budget given, and the same seed gives the same
-result, bit for bit.
+the parameter at fault), the centres lie inside the declared domain (all but
+DPBirch's, which the paper releases unclipped), the budget spent is within the
+budget given, and the same seed gives the same result, bit for bit.
 """
 import warnings
 
@@ -99,3 +99,48 @@ def test_categorical_estimator_properties(name, data, eps, seed):
         # The budget given: epsilon, or epsilon per round for the paper's per-round accounting.
         assert fitted.epsilon_spent_ <= eps * budget_multiple * (1 + 1e-9)
     _same_seed_same_result(make, X, fitted)
+
+
+BOX = (0.0, 1.0)  # numeric_data draws from [0, 1)^d, the bounds every private estimator is given
+NUMERIC = {
+    # name: (factory, the budget multiple epsilon_spent_ must not pass; None for the non-private ones)
+    "KMeans": (lambda k, eps, seed: dp.KMeans(k, random_state=seed), None),
+    "DPKMeans": (lambda k, eps, seed: dp.DPKMeans(k, epsilon=eps, bounds=BOX, random_state=seed), 1),
+    "DPKMeans halving": (lambda k, eps, seed: dp.DPKMeans(k, epsilon=eps, schedule="halving", bounds=BOX,
+                                                          random_state=seed), 1),
+    "IDPKMeans": (lambda k, eps, seed: dp.IDPKMeans(k, epsilon=eps, bounds=BOX, random_state=seed), 1),
+    "DPKMeansPP": (lambda k, eps, seed: dp.DPKMeansPP(k, epsilon=eps, bounds=BOX, random_state=seed), 1),
+    "EUGKMeans": (lambda k, eps, seed: dp.EUGKMeans(k, epsilon=eps, bounds=BOX, random_state=seed), 1),
+    "DPQTKMeans": (lambda k, eps, seed: dp.DPQTKMeans(k, epsilon=eps, bounds=BOX, random_state=seed), 1),
+    "Birch": (lambda k, eps, seed: dp.Birch(0.2, 5, k, random_state=seed), None),
+    # The paper's accounting: epsilon on LS plus epsilon on SS (what its release guarantees is another matter).
+    "DPBirch": (lambda k, eps, seed: dp.DPBirch(eps, 0.2, 5, k, bounds=BOX, random_state=seed), 2),
+    "DPBirchPublicTree": (lambda k, eps, seed: dp.DPBirchPublicTree(eps, 0.2, 5, k, n_skeleton=200, bounds=BOX,
+                                                                    random_state=seed), 1),
+}
+
+
+@pytest.mark.parametrize("name", list(NUMERIC))
+@SETTINGS
+@given(data=numeric_data(), eps=EPSILON, seed=SEED)
+def test_numeric_estimator_properties(name, data, eps, seed):
+    factory, budget_multiple = NUMERIC[name]
+    X, k = data
+
+    def make():
+        return factory(k, eps, seed)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # BIRCH's "fewer subclusters than K" and noisy-radius notes
+        fitted = _fit_or_refuse(make, X)
+        centres = np.asarray(fitted.cluster_centers_)
+        assert centres.ndim == 2 and centres.shape[1] == X.shape[1] and 1 <= centres.shape[0]
+        assert np.all(np.isfinite(centres))
+        if name != "DPBirch":  # the paper's noisy centroids are released unclipped; every other centre is clipped
+            assert np.all((centres >= BOX[0]) & (centres <= BOX[1]))
+        assert fitted.labels_.shape == (X.shape[0],)
+        assert np.all((fitted.labels_ >= 0) & (fitted.labels_ < centres.shape[0]))
+        np.testing.assert_array_equal(fitted.predict(X[:5]), fitted.predict(X[:5]))
+        if budget_multiple is not None:
+            assert fitted.epsilon_spent_ <= eps * budget_multiple * (1 + 1e-9)
+        _same_seed_same_result(make, X, fitted)
