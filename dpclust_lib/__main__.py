@@ -1,6 +1,6 @@
 """Command line: ``python -m dpclust_lib {reproduce, sweep, data} ...``.
 
-  reproduce [--profile paper|smoke] [--jobs N] [--timeout S] [NOTEBOOK ...]
+  reproduce [--profile paper|smoke] [--jobs N] [--timeout S] [--out DIR] [NOTEBOOK ...]
       run notebooks in place with papermill and print a summary
   sweep NOTEBOOK --grid NAME=V1,V2,... [--grid ...] [-p NAME VALUE ...] --out DIR [--jobs N]
       one papermill run per grid point; the result CSVs concatenated under DIR
@@ -43,11 +43,13 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="python -m dpclust_lib", description="dpclust: run the executable papers.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    rep = sub.add_parser("reproduce", help="run notebooks in place with papermill and print a summary")
+    rep = sub.add_parser("reproduce", help="run notebooks with papermill (paper profile: in place) and print a summary")
     rep.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="paths, names or numbers (default: all)")
     rep.add_argument("--profile", choices=["paper", "smoke"], default="paper")
     rep.add_argument("--jobs", type=_positive_int, default=1, help="notebooks run side by side")
     rep.add_argument("--timeout", type=_positive_int, default=1800, help="seconds allowed per cell")
+    rep.add_argument("--out", default=None, metavar="DIR",
+                     help="where the executed notebooks go (default: in place for paper, data/results/smoke/notebooks for smoke)")
 
     sw = sub.add_parser("sweep", help="one papermill run per point of a parameter grid")
     sw.add_argument("notebook", metavar="NOTEBOOK")
@@ -73,7 +75,8 @@ def main(argv=None):
         if args.command == "reproduce":
             from .reproduce import reproduce
 
-            summary = reproduce(args.notebooks, profile=args.profile, jobs=args.jobs, timeout=args.timeout)
+            summary = reproduce(args.notebooks, profile=args.profile, jobs=args.jobs, timeout=args.timeout,
+                                output_dir=args.out)
             print(summary.to_string(index=False))
             print(f"total: {summary['seconds'].sum():.1f} s (wall time is less with --jobs > 1)")
             return 0 if (summary["status"] == "ok").all() else 1

@@ -1,7 +1,8 @@
 """Batch runs of the notebooks with papermill.
 
-:func:`reproduce` runs notebooks in place under a profile (what ``make
-reproduce`` does); :func:`sweep_notebook` runs one papermill execution per
+:func:`reproduce` runs notebooks under a profile: the paper profile in place
+(what ``make reproduce`` does), the smoke profile into
+``data/results/smoke/notebooks/`` so the committed paper-profile outputs stay; :func:`sweep_notebook` runs one papermill execution per
 point of a parameter grid into a separate folder and concatenates the result
 tables the runs wrote. ``python -m dpclust_lib`` is the command line of both.
 
@@ -24,12 +25,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from ._paths import NOTEBOOK_DIR
+from ._paths import NOTEBOOK_DIR, RESULTS_DIR
 from .experiments import PROFILE_ENV, resolve_profile
 
 __all__ = ["list_notebooks", "resolve_notebook", "run_notebook", "reproduce", "sweep_notebook", "parse_value"]
 
 DEFAULT_CELL_TIMEOUT = 1800  # seconds per cell
+OVERVIEW_PREFIX = "00_"  # the overview notebook, which reads the others' results
 
 
 def list_notebooks(folder=None):
@@ -145,13 +147,32 @@ def _run_many(calls, jobs):
         return [futures[i].result() for i in range(len(calls))]
 
 
-def reproduce(notebooks=None, profile="paper", jobs=1, timeout=DEFAULT_CELL_TIMEOUT):
-    """Run notebooks in place under a profile; return a summary table (notebook, status, seconds, error)."""
+def reproduce(notebooks=None, profile="paper", jobs=1, timeout=DEFAULT_CELL_TIMEOUT, output_dir=None):
+    """Run notebooks under a profile; return a summary table (notebook, status, seconds, error).
+
+    The executed notebooks go to ``output_dir``; by default the paper profile
+    runs in place and the smoke profile writes to ``data/results/smoke/notebooks/``.
+    """
     profile = resolve_profile(profile).name
     paths = [resolve_notebook(n) for n in notebooks] if notebooks else list_notebooks()
     if not paths:
         raise ValueError(f"no notebooks found in {NOTEBOOK_DIR}")
-    rows = _run_many([dict(notebook=p, profile=profile, timeout=timeout) for p in paths], jobs)
+    if output_dir is None and profile != "paper":
+        output_dir = RESULTS_DIR / profile / "notebooks"
+    if output_dir is not None:
+        Path(output_dir).mkdir(parents=True, exist_ok=True)
+
+    def call(path):
+        out = None if output_dir is None else Path(output_dir) / path.name
+        return dict(notebook=path, output_path=out, profile=profile, timeout=timeout)
+    # The overview gathers the other notebooks' ledgers, so in a batch with them it runs after them.
+    gatherers = [p for p in paths if p.stem.startswith(OVERVIEW_PREFIX)] if len(paths) > 1 else []
+    rest = [p for p in paths if p not in gatherers]
+    rows = []
+    for batch in (rest, gatherers):
+        rows += _run_many([call(p) for p in batch], jobs)
+    order = {p.stem: i for i, p in enumerate(paths)}
+    rows.sort(key=lambda row: order[row["notebook"]])
     return pd.DataFrame(rows)[["notebook", "status", "seconds", "error"]]
 
 

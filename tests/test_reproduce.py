@@ -51,19 +51,37 @@ def test_sweep_refuses_undeclared_parameters(tmp_path):
 
 def test_failing_notebook_reports_notebook_and_cell(tmp_path):
     nb = _notebook(tmp_path / "11_broken.ipynb", "x = 1", "raise RuntimeError('boom')")
-    summary = reproduce.reproduce([str(nb)], profile="smoke")
+    summary = reproduce.reproduce([str(nb)], profile="smoke", output_dir=tmp_path / "out")
     row = summary.iloc[0]
     assert row["notebook"] == "11_broken" and row["status"] == "failed"
     assert "cell 2" in row["error"] and "RuntimeError: boom" in row["error"]
 
 
-def test_reproduce_runs_in_place_under_the_profile(tmp_path):
+def test_reproduce_runs_the_paper_profile_in_place(tmp_path):
     nb = _notebook(tmp_path / "12_inplace.ipynb", "print(profile)")
-    summary = reproduce.reproduce([str(nb)], profile="smoke")
+    summary = reproduce.reproduce([str(nb)], profile="paper")
     assert summary["status"].tolist() == ["ok"]
     out = nbformat.read(nb, as_version=4)
-    assert out.cells[1].outputs[0]["text"].strip() == "smoke"
+    assert out.cells[1].outputs[0]["text"].strip() == "paper"
     assert not any("injected-parameters" in c.metadata.get("tags", []) for c in out.cells)
+
+
+def test_reproduce_leaves_the_notebook_alone_under_the_smoke_profile(tmp_path):
+    nb = _notebook(tmp_path / "12_smoke.ipynb", "print(profile)")
+    before = nb.read_text()
+    summary = reproduce.reproduce([str(nb)], profile="smoke", output_dir=tmp_path / "out")
+    assert summary["status"].tolist() == ["ok"] and nb.read_text() == before
+    out = nbformat.read(tmp_path / "out" / "12_smoke.ipynb", as_version=4)
+    assert out.cells[1].outputs[0]["text"].strip() == "smoke"
+
+
+def test_the_overview_runs_after_the_notebooks_whose_results_it_reads(tmp_path):
+    stamp = "import time\nfrom pathlib import Path\ntime.sleep(0.2)\nPath('{}.done').write_text(str(time.time()))"
+    paths = [_notebook(tmp_path / f"{stem}.ipynb", stamp.format(stem)) for stem in ("00_summary", "01_a", "02_b")]
+    summary = reproduce.reproduce([str(p) for p in paths], profile="paper", jobs=2)
+    assert summary["notebook"].tolist() == ["00_summary", "01_a", "02_b"] and (summary["status"] == "ok").all()
+    done = {stem: float((tmp_path / f"{stem}.done").read_text()) for stem in ("00_summary", "01_a", "02_b")}
+    assert done["00_summary"] > max(done["01_a"], done["02_b"])
 
 
 def test_resolve_notebook_by_number_and_stem():
@@ -108,6 +126,6 @@ def test_cli_data_lists_every_file():
 
 def test_executed_notebook_does_not_record_machine_paths(tmp_path):
     nb = _notebook(tmp_path / "13_paths.ipynb", "x = 1")
-    reproduce.reproduce([str(nb)], profile="smoke")
+    reproduce.reproduce([str(nb)], profile="paper")
     meta = nbformat.read(nb, as_version=4).metadata["papermill"]
     assert meta["input_path"] == "13_paths.ipynb" and meta["output_path"] == "13_paths.ipynb"
