@@ -44,7 +44,7 @@ from .._validation import (
     check_random_state,
 )
 from ..privacy import PrivacyLedger, laplace_mechanism, laplace_scale
-from .kmeans import KMeans, _fit_buckets, _numeric_input, _predict, _resolve_n, kmeans_plusplus
+from .kmeans import CentroidClusterMixin, KMeans, _fit_buckets, _numeric_input, _resolve_n, kmeans_plusplus
 
 __all__ = ["DPQTKMeans", "QuadTree", "build_dp_quadtree", "default_max_height", "default_threshold"]
 
@@ -166,7 +166,7 @@ def build_dp_quadtree(X, lower, upper, epsilon_tree, max_height, threshold, rand
                     np.concatenate(parts["parent"]), np.concatenate(parts["noisy"]), ~split, point_node, levels)
 
 
-class DPQTKMeans:
+class DPQTKMeans(CentroidClusterMixin):
     """DPQTk-means (Zhang & Cheng 2021, Alg. 1-3).
 
     Parameters
@@ -262,9 +262,3 @@ class DPQTKMeans:
         self.epsilon_spent_ = ledger.spent
         self.bounds_ = (lower, upper)
         return self
-
-    def predict(self, X):
-        return _predict(self, X)
-
-    def fit_predict(self, X, y=None):
-        return self.fit(X).labels_

@@ -140,7 +140,22 @@ def kmeans_plusplus(X, n_clusters, random_state=None, weights=None):
     return X[chosen].copy()
 
 
-class KMeans:
+class CentroidClusterMixin:
+    """predict and fit_predict of the numeric estimators: each record goes to its nearest centre."""
+
+    def predict(self, X):
+        if not hasattr(self, "cluster_centers_"):
+            raise AttributeError(f"this {type(self).__name__} instance is not fitted yet; call fit first")
+        X = check_array(X).astype(float, copy=False)
+        if X.shape[1] != self.cluster_centers_.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features but the model was fitted with {self.cluster_centers_.shape[1]}")
+        return _assign(X, self.cluster_centers_)
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+
+class KMeans(CentroidClusterMixin):
     """Weighted k-means (Lloyd) with k-means++ seeding; no privacy.
 
     Parameters
@@ -186,20 +201,8 @@ class KMeans:
         self.cluster_centers_, self.labels_, self.inertia_, self.n_iter_ = best
         return self
 
-    def predict(self, X):
-        return _predict(self, X)
-
     def fit_predict(self, X, y=None, sample_weight=None):
         return self.fit(X, sample_weight=sample_weight).labels_
-
-
-def _predict(est, X):
-    if not hasattr(est, "cluster_centers_"):
-        raise AttributeError(f"this {type(est).__name__} instance is not fitted yet; call fit first")
-    X = check_array(X).astype(float, copy=False)
-    if X.shape[1] != est.cluster_centers_.shape[1]:
-        raise ValueError(f"X has {X.shape[1]} features but the model was fitted with {est.cluster_centers_.shape[1]}")
-    return _assign(X, est.cluster_centers_)
 
 
 # ---------------------------------------------------------------------------
@@ -285,7 +288,7 @@ def _numeric_input(X, bounds):
 # Interactive methods: DPKMeans, IDPKMeans, DPKMeansPP
 # ---------------------------------------------------------------------------
 
-class _DPLloyd:
+class _DPLloyd(CentroidClusterMixin):
     """Shared fit of the interactive methods: initial centres, then noisy Lloyd releases.
 
     A subclass defines ``_start(X, k, lower, upper, eps, rng, ledger)``, which
@@ -320,12 +323,6 @@ class _DPLloyd:
         self.ledger_ = ledger
         self.epsilon_spent_ = ledger.spent
         return self
-
-    def predict(self, X):
-        return _predict(self, X)
-
-    def fit_predict(self, X, y=None):
-        return self.fit(X).labels_
 
 
 class DPKMeans(_DPLloyd):
@@ -557,7 +554,7 @@ def grid_histogram(X, lower, upper, cells_per_dim):
     return lower + (grid + 0.5) * width, counts
 
 
-class EUGKMeans:
+class EUGKMeans(CentroidClusterMixin):
     """EUGk-means (Su et al. 2016/2017): a noisy equal-width grid, then weighted k-means.
 
     The domain is cut into m cells per dimension with
@@ -617,12 +614,6 @@ class EUGKMeans:
         self.epsilon_spent_ = ledger.spent
         self.bounds_ = (lower, upper)
         return self
-
-    def predict(self, X):
-        return _predict(self, X)
-
-    def fit_predict(self, X, y=None):
-        return self.fit(X).labels_
 
 
 def _fit_buckets(est, X, bucket_centres, noisy_counts, k, start, max_iter):
