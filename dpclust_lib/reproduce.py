@@ -2,9 +2,10 @@
 
 :func:`reproduce` runs notebooks under a profile: the paper profile in place
 (what ``make reproduce`` does), the smoke profile into
-``data/results/smoke/notebooks/`` so the committed paper-profile outputs stay; :func:`sweep_notebook` runs one papermill execution per
-point of a parameter grid into a separate folder and concatenates the result
-tables the runs wrote. ``python -m dpclust_lib`` is the command line of both.
+``data/results/smoke/notebooks/``, so the committed paper-profile outputs
+stay. :func:`sweep_notebook` runs one papermill execution per point of a
+parameter grid into a separate folder and concatenates the result tables the
+runs wrote. ``python -m dpclust_lib`` is the command line of both.
 
 The kernel is the current environment's: its ``python3`` kernel resolves to
 the interpreter running this code. The profile reaches an in-place run
@@ -165,6 +166,7 @@ def reproduce(notebooks=None, profile="paper", jobs=1, timeout=DEFAULT_CELL_TIME
     def call(path):
         out = None if output_dir is None else Path(output_dir) / path.name
         return dict(notebook=path, output_path=out, profile=profile, timeout=timeout)
+
     # The overview gathers the other notebooks' ledgers, so in a batch with them it runs after them.
     gatherers = [p for p in paths if p.stem.startswith(OVERVIEW_PREFIX)] if len(paths) > 1 else []
     rest = [p for p in paths if p not in gatherers]
