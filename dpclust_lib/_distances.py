@@ -3,31 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-_CHUNK_ELEMENTS = 2_000_000  # n_chunk * K * d entries per block
+_CHUNK_ELEMENTS = 2_000_000  # entries of one Hamming count block (rows * K)
 _EXPANDED_CHUNK_ROWS = 16_384  # most rows per block of the expanded form ...
 _EXPANDED_CHUNK_ELEMENTS = 131_072  # ... and most scores per block: small products stay in cache and on one BLAS thread
-
-
-def _rows_per_chunk(n_centres, n_features):
-    return max(1, _CHUNK_ELEMENTS // max(1, n_centres * n_features))
-
-
-def pairwise(X, C, metric):
-    """(n, K) distances: ``"sqeuclidean"`` or ``"hamming"`` (number of differing attributes).
-
-    Computed exactly as sum over features of (x - c)^2 or [x != c].
-    """
-    n, d = X.shape
-    out = np.empty((n, C.shape[0]))
-    step = _rows_per_chunk(C.shape[0], d)
-    for start in range(0, n, step):
-        block = X[start:start + step, None, :]
-        if metric == "hamming":
-            out[start:start + step] = (block != C[None, :, :]).sum(axis=2)
-        else:
-            diff = block - C[None, :, :]
-            out[start:start + step] = np.einsum("nkd,nkd->nk", diff, diff)
-    return out
 
 
 def _nearest_sqeuclidean(X, C, return_distance=True):

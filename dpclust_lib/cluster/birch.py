@@ -446,7 +446,12 @@ def _ward_cut(Z, n_clusters):
 
 
 def _nearest_centre(X, centers, sq_norms, chunk=4096):
-    """Index of the nearest centre of each row: argmin ||c||^2 - 2 x.c (ties: lowest index)."""
+    """Index of the nearest centre of each row: argmin ||c||^2 - 2 x.c (ties: lowest index).
+
+    scikit-learn's Birch formula, unshifted, so that ``Birch`` labels records
+    exactly as scikit-learn does (``_distances.nearest`` shifts by the centres'
+    mean first, which can break a near-tie the other way).
+    """
     out = np.empty(X.shape[0], dtype=np.int64)
     minus_two_c = -2.0 * centers.T  # scaling by a power of two is exact: the same sums as -2 (x.c)
     for start in range(0, X.shape[0], chunk):
