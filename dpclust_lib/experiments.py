@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,12 +108,16 @@ def _as_datasets(datasets):
     raise TypeError("datasets must be a Dataset or a non-empty dict of name -> Dataset")
 
 
-def _one_fit(make_estimator, dataset, epsilon, random_state, metrics):
-    est = make_estimator(epsilon, random_state)
-    start = time.perf_counter()
-    est.fit(dataset.X)
-    seconds = time.perf_counter() - start
-    row = {name: float(fn(est, dataset)) for name, fn in metrics.items()}
+def _one_fit(make_estimator, dataset, epsilon, random_state, metrics, warning_filters):
+    # A worker process starts with the default warning filters: the caller's are applied here,
+    # so a warning silenced around the sweep stays silent whatever n_jobs.
+    with warnings.catch_warnings():
+        warnings.filters[:] = warning_filters
+        est = make_estimator(epsilon, random_state)
+        start = time.perf_counter()
+        est.fit(dataset.X)
+        seconds = time.perf_counter() - start
+        row = {name: float(fn(est, dataset)) for name, fn in metrics.items()}
     row["seconds"] = seconds
     row["epsilon_spent"] = float(getattr(est, "epsilon_spent_", np.nan))
     return row
@@ -155,7 +160,8 @@ def sweep(algorithms, datasets, epsilons, n_runs, metrics, seed=0, n_jobs=1, bac
         for alg in algorithms for name in data for eps in eps_list for run in range(n_runs)
     ]
     call = joblib.delayed(_one_fit)
-    jobs = (call(algorithms[a], data[d], e, s, metrics) for a, d, e, _, s in tasks)
+    filters = list(warnings.filters)
+    jobs = (call(algorithms[a], data[d], e, s, metrics, filters) for a, d, e, _, s in tasks)
     with joblib.parallel_config(backend=backend) if backend else contextlib.nullcontext():
         results = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
         rows = list(tqdm(results, total=len(tasks), disable=None if progress is None else not progress,

@@ -33,6 +33,22 @@ def test_cf_additivity_and_radius(rng):
     np.testing.assert_allclose(direct.centroid, X.mean(0), rtol=1e-12)
 
 
+def test_cluster_centres_are_the_cluster_cfs_centroids(rng):
+    # Sum of LS over sum of N per global cluster; a noisy N < 0 weighs 0; a cluster with no weight
+    # left takes the plain mean of its centroids.
+    from dpclust_lib.cluster.birch import _cluster_centres
+
+    centers, n = rng.normal(0, 3, (9, 2)), np.array([2.0, 1, 5, -1, 3, -2, -0.5, 4, 1])
+    labels = np.array([0, 1, 0, 2, 1, 2, 2, 0, 3])
+    want = [(2 * centers[0] + 5 * centers[2] + 4 * centers[7]) / 11, (centers[1] + 3 * centers[4]) / 4,
+            centers[[3, 5, 6]].mean(axis=0), centers[8]]
+    np.testing.assert_allclose(_cluster_centres(centers, n, labels), want, rtol=1e-12)
+    est = Birch(0.05, 10, 4).fit(_blobs(rng, n=500))
+    by_cf = [est.subcluster_ls_[est.subcluster_labels_ == g].sum(0) / est.subcluster_n_[est.subcluster_labels_ == g].sum()
+             for g in range(4)]
+    np.testing.assert_allclose(est.cluster_centers_, by_cf, rtol=1e-10)
+
+
 def test_exact_tree_is_additive_and_noisy_tree_is_not(rng):
     X = _blobs(rng)
     exact = Birch(threshold=0.05, branching_factor=5, n_clusters=None).fit(X)

@@ -1,4 +1,5 @@
 """Sweeps, seeds, profiles, result tables and ledgers."""
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,12 @@ class NoisyMean:
         self.mean_ = laplace_mechanism(X.mean(axis=0), 8.0 / len(X), self.epsilon, self.random_state)
         self.epsilon_spent_ = self.epsilon
         return self
+
+
+class WarnsAtFit(NoisyMean):
+    def fit(self, X):
+        warnings.warn("a warning raised inside the fit", UserWarning)
+        return super().fit(X)
 
 
 METRICS = {"error": lambda est, ds: float(np.abs(est.mean_ - ds.X.mean(axis=0)).sum())}
@@ -46,6 +53,20 @@ def test_same_seed_same_frame_also_in_parallel(data):
     cols = ["algorithm", "dataset", "epsilon", "run", "seed", "error", "epsilon_spent"]
     pd.testing.assert_frame_equal(one[cols], again[cols])
     pd.testing.assert_frame_equal(one[cols], two[cols])
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_the_callers_warning_filters_apply_in_every_worker(data, n_jobs):
+    # A worker process starts with default filters; the sweep hands it the caller's.
+    kwargs = dict(algorithms={"w": WarnsAtFit}, datasets=data, epsilons=[1.0], n_runs=2, metrics=METRICS, n_jobs=n_jobs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        with pytest.raises(UserWarning, match="inside the fit"):
+            experiments.sweep(**kwargs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("ignore", UserWarning)
+        experiments.sweep(**kwargs)
+    assert not caught
 
 
 def test_a_fits_seed_does_not_depend_on_the_rest_of_the_grid(data):

@@ -445,15 +445,18 @@ def _ward_cut(Z, n_clusters):
     return labels
 
 
-def _nearest_centre(X, centers, sq_norms, chunk=4096):
+def _nearest_centre(X, centers, sq_norms):
     """Index of the nearest centre of each row: argmin ||c||^2 - 2 x.c (ties: lowest index).
 
     scikit-learn's Birch formula, unshifted, so that ``Birch`` labels records
     exactly as scikit-learn does (``_distances.nearest`` shifts by the centres'
-    mean first, which can break a near-tie the other way).
+    mean first, which can break a near-tie the other way). Rows go in blocks
+    of about 2^20 scores (8 MB), which stay in cache: a noisy tree has ~18,000
+    centres, and 4,096-row blocks of 600 MB ran at half the speed.
     """
     out = np.empty(X.shape[0], dtype=np.int64)
     minus_two_c = -2.0 * centers.T  # scaling by a power of two is exact: the same sums as -2 (x.c)
+    chunk = max(8, 2 ** 20 // max(1, centers.shape[0]))
     for start in range(0, X.shape[0], chunk):
         d = X[start:start + chunk] @ minus_two_c
         d += sq_norms
@@ -473,12 +476,12 @@ def _cluster_centres(centers, n, labels):
     plain mean of its centroids.)
     """
     weights = np.clip(np.asarray(n, dtype=float), 0.0, None)
-    out = np.empty((int(labels.max()) + 1, centers.shape[1]))
-    for g in range(out.shape[0]):
-        member = labels == g
-        w = weights[member]
-        out[g] = np.average(centers[member], axis=0, weights=w if w.sum() > 0 else None)
-    return out
+    k = int(labels.max()) + 1
+    total = np.bincount(labels, weights=weights, minlength=k)
+    # A cluster without weight counts each of its centroids once (the plain mean).
+    w = np.where(total[labels] > 0, weights, 1.0)
+    sums = np.stack([np.bincount(labels, weights=w * c, minlength=k) for c in centers.T], axis=1)
+    return sums / np.bincount(labels, weights=w, minlength=k)[:, None]
 
 
 class _BirchBase:
