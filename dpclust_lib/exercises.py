@@ -20,11 +20,18 @@ Zhang & Cheng (03: DPQTk-means), which reuses the Laplace checks of 04.
 """
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
 import math
+import warnings
 
 import numpy as np
 from scipy import stats
+from scipy.spatial.distance import pdist
 
+from .cluster.birch import ClusteringFeature, DPBirch, DPBirchPublicTree, NegativeRadiusWarning
+from .cluster.birch import cf_sensitivities as library_cf_sensitivities  # the checker's argument has this name
 from .cluster.dpqt import DPQTKMeans
 from .cluster.kmeans import IDPKMeans, budget_shares, cluster_sums_counts, eug_grid_size, sum_count_sensitivity
 from .cluster.sampling_kmodes import _estimates, _tallies, report_distribution, server_estimates, user_reports
@@ -1020,17 +1027,6 @@ def check_dpqt_epsilon_spent(epsilon_spent, seed=0):
                           hint="add up the budgets of the releases: one per released level, then the leaves")
 
 # =========================================================================== Wang et al.: DPBIRCH (notebook 05)
-# A self-contained block: its own imports, its own names in __all__.
-
-import contextlib  # noqa: E402
-import functools  # noqa: E402
-import io  # noqa: E402
-import warnings  # noqa: E402
-
-from scipy.spatial.distance import pdist  # noqa: E402
-
-from .cluster.birch import ClusteringFeature, DPBirch, DPBirchPublicTree, NegativeRadiusWarning  # noqa: E402
-
 __all__ += [
     "check_clustering_feature",
     "check_dpbirch_noisy_update",
@@ -1343,28 +1339,19 @@ _SENSITIVITY_BOXES = [((0.0, -2.0, 0.0, -0.5), (1.0, 1.0, 3.0, 0.5)), ((-1.0, 0.
                       ((-2.0,), (1.0,)), ((0.0,) * 3, (1.0,) * 3), ((0.0,) * 10, (1.0,) * 10)]
 
 
-def _public_tree_scales(lower, upper, epsilon, budget_split=(0.25, 0.5, 0.25)):
-    """The Laplace scales (N, LS, SS) DPBirchPublicTree uses for data in the box [lower, upper]."""
-    lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
-    est = DPBirchPublicTree(epsilon, threshold=1.0, branching_factor=2, n_clusters=None, n_skeleton=2,
-                            budget_split=budget_split, bounds=(lower, upper), random_state=0)
-    return np.array(est.fit(((lower + upper) / 2)[None, :]).noise_scales_)
-
-
 def check_cf_sensitivities(cf_sensitivities):
     """``cf_sensitivities(lower, upper)``: the L1 sensitivities (Delta N, Delta LS, Delta SS) of one CF.
 
     Neighbouring data sets differ by adding or removing one record x of the box
-    [lower, upper]. Checked against the sensitivities ``DPBirchPublicTree``
-    calibrates its noise to (its scales with an equal budget split, times the
-    share of epsilon) on five boxes, two with negative sides (relative tolerance 1e-9).
+    [lower, upper]. Checked against ``birch.cf_sensitivities``, the sensitivities
+    ``DPBirchPublicTree`` calibrates its noise to, on five boxes, two with negative sides (relative tolerance 1e-9).
     """
     names = ("N", "LS", "SS")
     defaults = ("N counts the records", "adding or removing x moves LS by x itself: take the largest L1 norm "
                 "||x||_1 over the box", "adding or removing x moves SS by ||x||^2: take its largest value over the box")
     for lower, upper in _SENSITIVITY_BOXES:
         lo, up = np.array(lower), np.array(upper)
-        want = _public_tree_scales(lo, up, 1.0, (1, 1, 1)) / 3
+        want = np.array(library_cf_sensitivities(lo, up))
         got = _as_float(_call(cf_sensitivities, lo.copy(), up.copy()), "cf_sensitivities", (3,))
         if got.shape != (3,):
             _fail(f"cf_sensitivities({list(lower)}, {list(upper)}) has the wrong shape", "three numbers",
@@ -1478,7 +1465,7 @@ def check_public_tree_leaf_noise(noisy_leaves, epsilon=1.0, m=20_000, seed=0):
     Laplace draw of scale Delta / (share * epsilon): the L1 sensitivities of
     the box [lower, upper], the shares (1/4, 1/2, 1/4). Checked on m leaves in
     a 4-d box with negative sides, against the library's scales
-    (``DPBirchPublicTree.noise_scales_``): a Kolmogorov-Smirnov test of each
+    (``birch.cf_sensitivities`` over DPBirchPublicTree's budget shares): a Kolmogorov-Smirnov test of each
     part's noise and a correlation test of all pairs of noise columns,
     family-wise alpha = 0.001 (Bonferroni, a quarter for each).
     """
@@ -1488,7 +1475,6 @@ def check_public_tree_leaf_noise(noisy_leaves, epsilon=1.0, m=20_000, seed=0):
     n = rng.integers(0, 60, m).astype(float)
     ls = (lower + (upper - lower) * rng.random((m, d))) * n[:, None]  # exact CFs of some records in the box
     ss = np.sum(np.maximum(lower ** 2, upper ** 2)) * n * rng.random(m)
-    scales = _public_tree_scales(lower, upper, epsilon)
     out = _call(noisy_leaves, n.copy(), ls.copy(), ss.copy(), epsilon, lower.copy(), upper.copy(), rng)
     if not isinstance(out, (tuple, list)) or len(out) != 3:
         _fail("noisy_leaves did not return three arrays", "a tuple (n, ls, ss) of noisy arrays", _short(out),
@@ -1501,8 +1487,9 @@ def check_public_tree_leaf_noise(noisy_leaves, epsilon=1.0, m=20_000, seed=0):
                   "one noisy value per leaf (and per coordinate for ls); no loop, no aggregation")
         parts.append(got - exact)
     big = np.maximum(np.abs(lower), np.abs(upper))
-    share = np.array([0.25, 0.5, 0.25])
-    delta = scales * share * epsilon
+    share = np.array(DPBirchPublicTree().budget_split)
+    delta = np.array(library_cf_sensitivities(lower, upper))
+    scales = delta / (share * epsilon)
 
     def lap(scale):
         return stats.laplace(scale=scale).cdf

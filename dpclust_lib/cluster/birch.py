@@ -33,14 +33,14 @@ import numpy as np
 from .._validation import (
     PrivacyLeakWarning,
     check_array,
-    check_bounds,
     check_epsilon,
     check_int,
     check_n_clusters,
     check_positive,
     check_random_state,
 )
-from ..privacy import PrivacyLedger, laplace_scale
+from ..privacy import PrivacyLedger, laplace_mechanism, laplace_scale
+from .kmeans import _numeric_input, _weighted_means
 
 __all__ = [
     "ClusteringFeature",
@@ -153,7 +153,6 @@ class _CFTree:
     """
 
     def __init__(self, threshold, branching_factor, n_features, noise=None):
-        self.threshold = threshold
         self.sq_threshold = threshold ** 2
         self.branching_factor = branching_factor
         self.n_features = n_features
@@ -336,17 +335,22 @@ class _CFTree:
         cat = lambda name: np.concatenate([getattr(leaf, name)[: leaf.size] for leaf in leaves])  # noqa: E731
         return cat("n"), cat("ls"), cat("ss"), cat("centroids")
 
+    def _leaf_offsets(self):
+        """({id(leaf): index of its first subcluster in :meth:`leaf_cfs` order}, number of leaf subclusters)."""
+        offsets, start = {}, 0
+        for leaf in self.leaves():
+            offsets[id(leaf)] = start
+            start += leaf.size
+        return offsets, start
+
     def ancestry(self):
         """(levels - 1, leaf subclusters) array: the entry above each leaf subcluster at every level.
 
         Entries of a level are numbered from 0 in depth-first order; row 0 is
         the root's level. Leaf subclusters are in :meth:`leaf_cfs` order.
         """
-        offsets, start = {}, 0
-        for leaf in self.leaves():
-            offsets[id(leaf)] = start
-            start += leaf.size
-        out = np.zeros((self.height() - 1, start), dtype=np.int64)
+        offsets, total = self._leaf_offsets()
+        out = np.zeros((self.height() - 1, total), dtype=np.int64)
         counters = [0] * (self.height() - 1)
         stack = [(self.root, 0, ())]
         while stack:
@@ -361,20 +365,14 @@ class _CFTree:
 
     def route(self, X):
         """The leaf subcluster (index in :meth:`leaf_cfs` order) each row reaches by descending the tree."""
-        offsets, start = {}, 0
-        for leaf in self.leaves():
-            offsets[id(leaf)] = start
-            start += leaf.size
+        offsets, _ = self._leaf_offsets()
         out = np.empty(X.shape[0], dtype=np.int64)
         self._route(self.root, X, np.arange(X.shape[0]), offsets, out)
         return out
 
     def _route(self, node, X, rows, offsets, out):
         m = node.size
-        dist = X[rows] @ node.centroids[:m].T
-        dist *= -2.0
-        dist += node.sq_norms[:m]
-        closest = dist.argmin(axis=1)
+        closest = _nearest_centre(X[rows], node.centroids[:m], node.sq_norms[:m])
         if node.is_leaf:
             out[rows] = offsets[id(node)] + closest
             return
@@ -399,13 +397,14 @@ def ward_linkage(centers):
     return fastcluster.linkage_vector(np.ascontiguousarray(centers, dtype=float), method="ward")
 
 
-def global_clustering(centers, n_clusters, _stacklevel=2):
+def global_clustering(centers, n_clusters, linkage=None, _stacklevel=2):
     """Labels of the leaf subclusters after the global step (scikit-learn's, for an int K).
 
     Ward agglomerative clustering of the centroids to ``n_clusters`` groups.
     With fewer centroids than ``n_clusters`` every subcluster is its own
     cluster and a :class:`BirchWarning` says so; ``n_clusters=None`` skips the
-    global step.
+    global step. ``linkage``: a function returning the Ward linkage of
+    ``centers`` (e.g. a cached one), called only when the cut needs it.
     """
     m = centers.shape[0]
     if n_clusters is None:
@@ -416,7 +415,7 @@ def global_clustering(centers, n_clusters, _stacklevel=2):
         return np.arange(m)
     if m == 1:
         return np.zeros(1, dtype=np.int64)
-    return _ward_cut(ward_linkage(centers), n_clusters)
+    return _ward_cut(ward_linkage(centers) if linkage is None else linkage(), n_clusters)
 
 
 def _ward_cut(Z, n_clusters):
@@ -477,11 +476,32 @@ def _cluster_centres(centers, n, labels):
     """
     weights = np.clip(np.asarray(n, dtype=float), 0.0, None)
     k = int(labels.max()) + 1
-    total = np.bincount(labels, weights=weights, minlength=k)
-    # A cluster without weight counts each of its centroids once (the plain mean).
-    w = np.where(total[labels] > 0, weights, 1.0)
-    sums = np.stack([np.bincount(labels, weights=w * c, minlength=k) for c in centers.T], axis=1)
-    return sums / np.bincount(labels, weights=w, minlength=k)[:, None]
+    mass = np.bincount(labels, weights=weights, minlength=k)
+    weights = np.where(mass[labels] > 0, weights, 1.0)  # no weight left: each centroid counts once
+    return _weighted_means(centers, labels, weights, k, previous=np.zeros((k, centers.shape[1])))
+
+
+def _sum_cfs(index, n, ls, ss, m):
+    """The CFs of m groups, each the sum of the CFs (n, ls, ss) whose ``index`` points to it (additivity)."""
+    sums = np.column_stack([np.bincount(index, weights=column, minlength=m) for column in ls.T])
+    return np.bincount(index, weights=n, minlength=m), sums, np.bincount(index, weights=ss, minlength=m)
+
+
+def cf_sensitivities(lower, upper):
+    """L1 sensitivities (N, LS, SS) of one CF when one record of the box [lower, upper] is added or removed.
+
+    1 for N; sum_j max|x_j| for LS; sum_j max x_j^2 for SS (d and d on [0, 1]^d).
+    """
+    largest = np.maximum(np.abs(np.asarray(lower, dtype=float)), np.abs(np.asarray(upper, dtype=float)))
+    return 1.0, float(largest.sum()), float((largest ** 2).sum())
+
+
+def _grow_tree(points, threshold, branching_factor, noise=None):
+    """The CF tree of ``points``, inserted one by one in row order."""
+    tree = _CFTree(threshold, branching_factor, points.shape[1], noise=noise)
+    for x in points:
+        tree.insert(x)
+    return tree
 
 
 class _BirchBase:
@@ -493,6 +513,15 @@ class _BirchBase:
         if self.n_clusters is not None:
             check_n_clusters(self.n_clusters)
         return threshold, branching_factor
+
+    def _keep_tree(self, tree):
+        """Record the fitted tree, its leaf CFs and its counters; return the leaf centroids."""
+        n, ls, ss, centers = tree.leaf_cfs()
+        self.tree_ = tree
+        self.subcluster_n_, self.subcluster_ls_, self.subcluster_ss_ = n, ls, ss
+        self.height_, self.n_splits_ = tree.height(), tree.n_splits
+        self.n_threshold_tests_, self.n_negative_sq_radius_ = tree.n_threshold_tests, tree.n_negative_sq_radius
+        return centers
 
     def _finish(self, X, centers):
         self._ward_linkage = None
@@ -527,16 +556,22 @@ class _BirchBase:
         self._check_fitted()
         if n_clusters is None:
             return self.nearest_subcluster_.copy()
-        return self._subcluster_labels(check_n_clusters(n_clusters), _stacklevel=3)[self.nearest_subcluster_]
+        k = check_n_clusters(n_clusters)
+        nearest = self.nearest_subcluster_
+        if (nearest == nearest[0]).all():
+            # Every record has the same nearest leaf, so one cluster whatever the global step: Ward is skipped
+            # (an exploded noisy tree can have ~18,000 leaves).
+            return np.zeros_like(nearest)
+        return self._subcluster_labels(k, _stacklevel=3)[nearest]
 
     def _subcluster_labels(self, n_clusters, _stacklevel):
-        # The Ward linkage is built once per tree and cut at each K (fit, then relabel in a sweep over K).
-        m = self.n_subclusters_
-        if n_clusters is None or m < n_clusters or m == 1:
-            return global_clustering(self.subcluster_centers_, n_clusters, _stacklevel=_stacklevel + 1)
+        return global_clustering(self.subcluster_centers_, n_clusters, self._cached_linkage, _stacklevel + 1)
+
+    def _cached_linkage(self):
+        # Built once per tree and cut at each K (fit, then relabel in a sweep over K).
         if self._ward_linkage is None:
             self._ward_linkage = ward_linkage(self.subcluster_centers_)
-        return _ward_cut(self._ward_linkage, n_clusters)
+        return self._ward_linkage
 
     def fit_predict(self, X, y=None):
         return self.fit(X).labels_
@@ -580,22 +615,8 @@ class Birch(_BirchBase):
         X = check_array(X, "X").astype(float, copy=False)
         threshold, branching_factor = self._check_tree_params()
         check_random_state(self.random_state)
-        tree = _CFTree(threshold, branching_factor, X.shape[1])
-        for x in X:
-            tree.insert(x)
-        n, ls, ss, centers = tree.leaf_cfs()
-        self.tree_ = tree
-        self.subcluster_n_, self.subcluster_ls_, self.subcluster_ss_ = n, ls, ss
-        self.height_, self.n_splits_ = tree.height(), tree.n_splits
-        self.n_threshold_tests_, self.n_negative_sq_radius_ = tree.n_threshold_tests, tree.n_negative_sq_radius
-        self._finish(X, centers)
+        self._finish(X, self._keep_tree(_grow_tree(X, threshold, branching_factor)))
         return self
-
-
-def _private_input(X, bounds):
-    X = check_array(X, "X").astype(float, copy=False)
-    lower, upper = check_bounds(bounds, X.shape[1], X)
-    return X, lower, upper
 
 
 class _NoiseStream:
@@ -667,31 +688,24 @@ class DPBirch(_BirchBase):
     def fit(self, X, y=None):
         eps = check_epsilon(self.epsilon)
         threshold, branching_factor = self._check_tree_params()
-        X, lower, upper = _private_input(X, self.bounds)
+        X, lower, upper = _numeric_input(X, self.bounds)
         rng = check_random_state(self.random_state)
-        d = X.shape[1]
-        largest = np.maximum(np.abs(lower), np.abs(upper))
-        delta = float(largest.max())  # the paper's Delta q: 1 on [0, 1]
+        delta = float(np.maximum(np.abs(lower), np.abs(upper)).max())  # the paper's Delta q: 1 on [0, 1]
         scale = laplace_scale(delta, eps)
-        noise = _NoiseStream(rng, scale, d + 1)
-        tree = _CFTree(threshold, branching_factor, d, noise=noise)
-        for x in X:
-            tree.insert(x)
-        n, ls, ss, centers = tree.leaf_cfs()
+        noise = _NoiseStream(rng, scale, X.shape[1] + 1)
+        tree = _grow_tree(X, threshold, branching_factor, noise=noise)
+        centers = self._keep_tree(tree)
         ledger = PrivacyLedger(2 * eps)
         ledger.spend(eps, f"Laplace noise of scale {scale:.4g} on LS at every CF update (the paper's accounting)")
         ledger.spend(eps, f"Laplace noise of scale {scale:.4g} on SS at every CF update (the paper's accounting)")
-        self.tree_ = tree
-        self.subcluster_n_, self.subcluster_ls_, self.subcluster_ss_ = n, ls, ss
-        self.height_, self.n_splits_ = tree.height(), tree.n_splits
-        self.n_threshold_tests_, self.n_negative_sq_radius_ = tree.n_threshold_tests, tree.n_negative_sq_radius
         self.n_noise_draws_ = noise.count
         self.noise_scale_ = scale
         self.ledger_ = ledger
         self.epsilon_spent_ = ledger.spent
         self.epsilon_guaranteed_ = math.inf
-        # LS: L1 sensitivity sum_j max|x_j| over the d coordinates; SS: sum_j max x_j^2; per level, noise 1/scale.
-        self.epsilon_if_shape_public_ = self.height_ * (float(largest.sum()) + float((largest ** 2).sum())) / scale
+        # LS and SS of one CF per level move by their L1 sensitivities; each gets noise of this scale.
+        _, delta_ls, delta_ss = cf_sensitivities(lower, upper)
+        self.epsilon_if_shape_public_ = self.height_ * (delta_ls + delta_ss) / scale
         if tree.n_negative_sq_radius:
             warnings.warn(f"{tree.n_negative_sq_radius} of {tree.n_threshold_tests} threshold tests had a negative "
                           "noisy squared radius; each was taken as radius 0 and merged (n_negative_sq_radius_)",
@@ -742,7 +756,7 @@ class DPBirchPublicTree(_BirchBase):
     ----------
     as :class:`Birch` for the kept leaves, plus leaf_n_, leaf_ls_, leaf_ss_
     (noisy CFs of every skeleton leaf; :meth:`level_cfs` gives the whole released
-    tree), kept_ (mask), epsilon_spent_,
+    tree), kept_ (mask), min_count_ (the noisy N a leaf needs to be kept), epsilon_spent_,
     epsilon_guaranteed_, ledger_, noise_scales_ (N, LS, SS), skeleton_tree_
     (the public tree) and labels_ (from the private records, for evaluation only).
     """
@@ -789,33 +803,24 @@ class DPBirchPublicTree(_BirchBase):
         shares = self._shares()
         if self.min_count is not None:
             check_positive(self.min_count, "min_count")
-        X, lower, upper = _private_input(X, self.bounds)
+        X, lower, upper = _numeric_input(X, self.bounds)
         rng = check_random_state(self.random_state)
         points, public = self._skeleton_points(X, lower, upper, rng)
-        tree = _CFTree(threshold, branching_factor, X.shape[1])
-        for p in points:
-            tree.insert(p)
+        tree = _grow_tree(points, threshold, branching_factor)
         if public:
             # Route every record down the public skeleton: its leaf depends on the record alone.
             leaf = tree.route(X)
-            n_leaves = sum(node.size for node in tree.leaves())
-            n = np.bincount(leaf, minlength=n_leaves).astype(float)
-            ls = np.zeros((n_leaves, X.shape[1]))
-            np.add.at(ls, leaf, X)
-            ss = np.bincount(leaf, weights=np.einsum("ij,ij->i", X, X), minlength=n_leaves)
+            cfs = _sum_cfs(leaf, np.ones(len(X)), X, np.einsum("ij,ij->i", X, X), tree._leaf_offsets()[1])
         else:
-            n, ls, ss, _ = tree.leaf_cfs()  # the exact tree's own leaf CFs
-        largest = np.maximum(np.abs(lower), np.abs(upper))
-        sensitivities = (1.0, float(largest.sum()), float((largest ** 2).sum()))
+            cfs = tree.leaf_cfs()[:3]  # the exact tree's own leaf CFs
         ledger = PrivacyLedger(eps)
-        scales = []
-        for what, share, delta in zip(("N", "LS", "SS"), shares, sensitivities):
+        scales, noisy = [], []
+        for what, share, delta, exact in zip(("N", "LS", "SS"), shares, cf_sensitivities(lower, upper), cfs):
             part = eps * share
             scales.append(laplace_scale(delta, part))
             ledger.spend(part, f"Laplace noise on {what} of every leaf (L1 sensitivity {delta:g}, scale {scales[-1]:.4g})")
-        n_noisy = n + rng.laplace(0.0, scales[0], size=n.shape)
-        ls_noisy = ls + rng.laplace(0.0, scales[1], size=ls.shape)
-        ss_noisy = ss + rng.laplace(0.0, scales[2], size=ss.shape)
+            noisy.append(laplace_mechanism(exact, delta, part, rng))
+        n_noisy, ls_noisy, ss_noisy = noisy
         # Post-processing from here on: which leaves to trust, their centroids, the global step.
         min_count = math.sqrt(2.0) * scales[1] / threshold if self.min_count is None else float(self.min_count)
         kept = n_noisy >= min_count
@@ -843,12 +848,7 @@ class DPBirchPublicTree(_BirchBase):
         no budget. The last item is the leaves themselves.
         """
         self._check_fitted()
-        out = []
-        for parents in self.skeleton_tree_.ancestry():
-            m = int(parents.max()) + 1
-            ls = np.zeros((m, self.leaf_ls_.shape[1]))
-            np.add.at(ls, parents, self.leaf_ls_)
-            out.append((np.bincount(parents, weights=self.leaf_n_, minlength=m), ls,
-                        np.bincount(parents, weights=self.leaf_ss_, minlength=m)))
+        out = [_sum_cfs(parents, self.leaf_n_, self.leaf_ls_, self.leaf_ss_, int(parents.max()) + 1)
+               for parents in self.skeleton_tree_.ancestry()]
         out.append((self.leaf_n_, self.leaf_ls_, self.leaf_ss_))
         return out
