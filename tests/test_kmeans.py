@@ -380,9 +380,9 @@ def test_bucket_lloyd_ignores_zero_weight_buckets_and_survives_all_zero(rng):
     noisy = rng.laplace(0, 3.0, size=300)
     start = buckets[:4].copy()
     est = SimpleNamespace()
-    _fit_buckets(est, buckets, buckets, noisy, 4, start, 300)
+    _fit_buckets(est, buckets, buckets, noisy, start, 300)
     full = lloyd(buckets, start, np.maximum(noisy, 0), 300)[0]
     np.testing.assert_allclose(est.cluster_centers_, full, rtol=1e-12)
-    _fit_buckets(est, buckets, buckets, -np.abs(noisy), 4, start, 300)
+    _fit_buckets(est, buckets, buckets, -np.abs(noisy), start, 300)
     np.testing.assert_array_equal(est.cluster_centers_, start)
     assert est.n_iter_ == 0

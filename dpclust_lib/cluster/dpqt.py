@@ -254,7 +254,7 @@ class DPQTKMeans(CentroidClusterMixin):
             start = KMeans(k, max_iter=max_iter, random_state=rng).fit(X).cluster_centers_
         else:
             start = kmeans_plusplus(buckets, k, rng, np.maximum(noisy, 0.0))
-        _fit_buckets(self, X, buckets, noisy, k, start, max_iter)
+        _fit_buckets(self, X, buckets, noisy, start, max_iter)
         self.tree_ = tree
         self.max_height_ = max_height
         self.threshold_ = threshold

@@ -267,12 +267,12 @@ def noisy_centres(X, labels, n_clusters, lower, upper, epsilon, previous, random
     return np.clip(centres, lower, upper)
 
 
-def _resolve_n(n_public, X, name="n_public"):
+def _resolve_n(n_public, X):
     """The record count used to size a grid or a tree: public if given, else the true N (with a warning)."""
     if n_public is not None:
-        return check_int(n_public, name, minimum=1)
+        return check_int(n_public, "n_public", minimum=1)
     warnings.warn(
-        f"{name} not given: the grid/tree is sized from the true number of records N={X.shape[0]}, which is "
+        f"n_public not given: the grid/tree is sized from the true number of records N={X.shape[0]}, which is "
         "not covered by the privacy guarantee (the papers treat N as public). Pass n_public=... to say so.",
         PrivacyLeakWarning, stacklevel=3)
     return X.shape[0]
@@ -602,13 +602,13 @@ class EUGKMeans(CentroidClusterMixin):
         if self.grid_size is not None:
             m = check_int(self.grid_size, "grid_size", minimum=1)
         else:
-            m = eug_grid_size(_resolve_n(self.n_public, X, "n_public"), eps, X.shape[1])
+            m = eug_grid_size(_resolve_n(self.n_public, X), eps, X.shape[1])
         rng = check_random_state(self.random_state)
         ledger = PrivacyLedger(eps)
         cells, counts = grid_histogram(X, lower, upper, m)
         ledger.spend(eps, f"grid histogram of {m}^{X.shape[1]} cells, L1 sensitivity 1, Laplace scale {1 / eps:.4g}")
         noisy = laplace_mechanism(counts, 1.0, eps, rng)
-        _fit_buckets(self, X, cells, noisy, k, kmeans_plusplus(cells, k, rng, np.maximum(noisy, 0.0)), max_iter)
+        _fit_buckets(self, X, cells, noisy, kmeans_plusplus(cells, k, rng, np.maximum(noisy, 0.0)), max_iter)
         self.grid_size_ = m
         self.ledger_ = ledger
         self.epsilon_spent_ = ledger.spent
@@ -616,7 +616,7 @@ class EUGKMeans(CentroidClusterMixin):
         return self
 
 
-def _fit_buckets(est, X, bucket_centres, noisy_counts, k, start, max_iter):
+def _fit_buckets(est, X, bucket_centres, noisy_counts, start, max_iter):
     """Weighted Lloyd on the buckets (weights: noisy counts, negatives as 0); store the results on ``est``.
 
     Buckets of weight 0 move no centre, so Lloyd runs on the others only (same centres, less work).

@@ -180,6 +180,20 @@ class KModes(CategoricalClusterMixin):
         return self.fit(X, sample_weight=sample_weight).labels_
 
 
+def _domain_centres(sizes, k, rng):
+    """K distinct points drawn uniformly from the declared domain (no budget: it does not read the data)."""
+    cells = math.prod(sizes)
+    if k > cells:
+        raise ValueError(f"n_clusters={k} is larger than the number of points in the domain ({cells})")
+    centres, seen = [], set()
+    while len(centres) < k:  # distinct points; cells >= k, so this ends
+        point = tuple(int(v) for v in rng.integers(0, sizes))
+        if point not in seen:
+            seen.add(point)
+            centres.append(point)
+    return np.array(centres, dtype=np.int64)
+
+
 class DPKModes(CategoricalClusterMixin):
     """DP-modes-Lloyd: k-modes whose every update is epsilon-DP (Nguyen 2018).
 
@@ -226,16 +240,7 @@ class DPKModes(CategoricalClusterMixin):
                           "by epsilon. init='domain' draws them from the public domain instead.",
                           PrivacyLeakWarning, stacklevel=3)
             return _distinct_weighted_rows(rows, multiplicity, k, rng)
-        cells = math.prod(sizes)
-        if k > cells:
-            raise ValueError(f"n_clusters={k} is larger than the number of points in the domain ({cells})")
-        centres, seen = [], set()
-        while len(centres) < k:  # distinct points; cells >= k, so this ends
-            point = tuple(int(v) for v in rng.integers(0, sizes))
-            if point not in seen:
-                seen.add(point)
-                centres.append(point)
-        return np.array(centres, dtype=np.int64)
+        return _domain_centres(sizes, k, rng)
 
     def fit(self, X, y=None):
         eps = check_epsilon(self.epsilon)

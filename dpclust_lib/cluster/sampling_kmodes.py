@@ -27,7 +27,6 @@ budget explicitly (``budget="per_round"`` or ``"split"``).
 """
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 
@@ -46,7 +45,7 @@ from .._validation import (
 )
 from ..privacy import PrivacyLedger, grr_perturb, grr_probabilities, oue_pq, ue_perturb, unary_encode
 from ._common import CategoricalClusterMixin, categorical_input
-from .kmodes import _distinct_weighted_rows
+from .kmodes import _distinct_weighted_rows, _domain_centres
 
 # Exported at the package top level (star import): the estimator and its report type. The protocol
 # functions keep their module namespace, dpclust_lib.cluster.sampling_kmodes, where their names are clear.
@@ -259,20 +258,6 @@ def _server_side(reports, C, sizes, eps, index_eps):
     g = _estimates(S, M, sizes, eps, index_eps)
     new = np.column_stack([ga.argmax(axis=1) for ga in g]).astype(np.int64)
     return np.where(M > 0, new, C)  # M: reports received per (label, attribute), before any correction
-
-
-def _domain_centres(sizes, k, rng):
-    """K distinct points drawn uniformly from the declared domain (the draw of DPKModes(init="domain"))."""
-    cells = math.prod(sizes)
-    if k > cells:
-        raise ValueError(f"n_clusters={k} is larger than the number of points in the domain ({cells})")
-    centres, seen = [], set()
-    while len(centres) < k:
-        point = tuple(int(v) for v in rng.integers(0, sizes))
-        if point not in seen:
-            seen.add(point)
-            centres.append(point)
-    return np.array(centres, dtype=np.int64)
 
 
 class SamplingLDPKModes(CategoricalClusterMixin):
