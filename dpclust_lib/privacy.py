@@ -20,6 +20,8 @@ code for studying algorithms, not a hardened DP library.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from dataclasses import dataclass, field
 from math import comb
 
@@ -40,6 +42,7 @@ __all__ = [
     "PrivacyLedger",
     "laplace_scale",
     "laplace_mechanism",
+    "observe_laplace",
     "grr_probabilities",
     "grr_matrix",
     "grr_perturb",
@@ -57,6 +60,27 @@ __all__ = [
 # ---------------------------------------------------------------------------
 # Central DP: the Laplace mechanism
 # ---------------------------------------------------------------------------
+
+# The audit (dpclust_lib.audit) couples two runs of an estimator by watching every Laplace
+# release; ``None`` (the default) means nobody watches.
+_LAPLACE_OBSERVER = contextvars.ContextVar("laplace_observer", default=None)
+
+
+@contextlib.contextmanager
+def observe_laplace(observer):
+    """Route every :func:`laplace_mechanism` release through ``observer`` (for audits).
+
+    ``observer(value, scale, noisy)`` gets the exact value (ndarray), the Laplace
+    scale and the noisy release just drawn, and returns the release to use
+    instead (an array of the same shape). The noise is drawn in any case, so the
+    random stream of the run is the same with or without an observer.
+    """
+    token = _LAPLACE_OBSERVER.set(observer)
+    try:
+        yield
+    finally:
+        _LAPLACE_OBSERVER.reset(token)
+
 
 def laplace_scale(sensitivity, epsilon):
     """The scale b = sensitivity / epsilon of the Laplace mechanism."""
@@ -90,6 +114,9 @@ def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
     if arr.size and not np.all(np.isfinite(arr)):
         raise ValueError(f"value must be finite, got NaN or inf in value={value!r:.60}")
     noisy = arr + rng.laplace(0.0, scale, size=arr.shape)
+    observer = _LAPLACE_OBSERVER.get()
+    if observer is not None:
+        noisy = np.asarray(observer(arr, scale, noisy), dtype=float)
     return float(noisy) if noisy.ndim == 0 else noisy
 
 

@@ -1,0 +1,9 @@
+"""Audits of the privacy accounting: is what a release really loses at most what it claims?
+
+``local``     exact audits of the local (LDP) mechanisms: worst-case output-probability
+              ratios from closed forms, a chi-squared check of each sampler against them, and
+              empirical lower bounds on epsilon from samples (Clopper-Pearson)
+``coupling``  the coupling audit of the central (Laplace) estimators: run on D and on a
+              neighbour D' with every Laplace release forced equal, then compare the outputs
+              and add up the shift each release needed
+"""
