@@ -42,6 +42,7 @@ __all__ = [
     "load_published",
     "VERDICTS",
     "Ledger",
+    "load_dataset",
 ]
 
 PROFILES = ("paper", "smoke")
@@ -205,29 +206,82 @@ def load_published(notebook):
     return pd.read_csv(path)
 
 
-VERDICTS = ("reproduced", "partly", "not reproduced", "not run")
+VERDICTS = ("reproduced", "partly", "not reproduced", "not testable", "not run")
+"""``not testable``: a claim that restates another, or that cannot hold or fail by construction
+under the reading it is graded under. ``not run``: the data is absent."""
+
+LEDGER_COLUMNS = ["paper", "claim_id", "claim", "published", "ours", "verdict", "reading", "depends_on",
+                  "evidence"]
+READING_COLUMNS = ["choice", "reading", "support", "used_for", "best_case"]
+
+
+def _ids(value):
+    """Claim ids given as one string or a sequence, stored as ``"a; b"``."""
+    if value is None or value == "":
+        return ""
+    return value if isinstance(value, str) else "; ".join(str(v) for v in value)
 
 
 @dataclass
 class Ledger:
     """A notebook's reproduction ledger: one row per published claim or number.
 
-    Rows are added with :meth:`add` from computed results (never typed in), and
-    saved as ``ledger.csv`` beside the notebook's other results.
+    Rows are added with :meth:`add` from computed results (never typed in). The
+    choices the paper leaves open are declared with :meth:`reading`: one row per
+    (choice, reading), with the paper's text that supports it. A claim is graded
+    under the paper's best case (the reading, consistent with its text, under
+    which it comes closest to holding) and ``reading`` names it; stricter variants
+    are reported beside it. :meth:`save` writes ``ledger.csv`` and ``readings.csv``.
     """
 
     paper: str
+    notebook: str | None = None
     rows: list = field(default_factory=list)
+    readings: list = field(default_factory=list)
 
-    def add(self, claim, published, ours, verdict, evidence=""):
+    def reading(self, choice, reading, support, used_for=(), best_case=False):
+        """Declare one reading of a choice the paper leaves open."""
+        if not isinstance(best_case, (bool, np.bool_)):
+            raise TypeError(f"best_case must be a bool, got best_case={best_case!r}")
+        self.readings.append({"choice": choice, "reading": reading, "support": support,
+                              "used_for": _ids(used_for), "best_case": bool(best_case)})
+        return self
+
+    def add(self, claim_id, claim, published, ours, verdict, reading="", depends_on=(), evidence=""):
+        """Add the row of one claim; ``depends_on`` names the claims it rests on."""
         if verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got verdict={verdict!r}")
-        self.rows.append({"paper": self.paper, "claim": claim, "published": published, "ours": ours,
-                          "verdict": verdict, "evidence": evidence})
+        if any(r["claim_id"] == claim_id for r in self.rows):
+            raise ValueError(f"claim_id={claim_id!r} is already in the ledger")
+        self.rows.append({"paper": self.paper, "claim_id": claim_id, "claim": claim, "published": published,
+                          "ours": ours, "verdict": verdict, "reading": reading,
+                          "depends_on": _ids(depends_on), "evidence": evidence})
         return self
 
     def frame(self):
-        return pd.DataFrame(self.rows, columns=["paper", "claim", "published", "ours", "verdict", "evidence"])
+        return pd.DataFrame(self.rows, columns=LEDGER_COLUMNS)
 
-    def save(self, notebook, results_dir=None):
-        return save_results(self.frame(), notebook, "ledger", results_dir)
+    def readings_frame(self):
+        return pd.DataFrame(self.readings, columns=READING_COLUMNS)
+
+    def save(self, results_dir=None):
+        """Write ``ledger.csv`` and ``readings.csv``; return the ledger's path."""
+        if self.notebook is None:
+            raise ValueError("Ledger.notebook is needed to save: Ledger(paper, notebook)")
+        save_results(self.readings_frame(), self.notebook, "readings", results_dir)
+        return save_results(self.frame(), self.notebook, "ledger", results_dir)
+
+
+def load_dataset(name, variant=None, **kwargs):
+    """``datasets.load(name, variant)``, or None after one clear message when the file is absent.
+
+    A notebook calls this for each experiment's data and, on None, adds ``not run``
+    rows to its ledger instead of failing.
+    """
+    from . import datasets
+
+    try:
+        return datasets.load(name, variant, **kwargs) if variant is not None else datasets.load(name, **kwargs)
+    except datasets.DataNotFoundError as exc:
+        print(f"not run: data set {name!r} is absent ({exc})")
+        return None

@@ -37,7 +37,7 @@ CASES = [
     ("load variant", lambda: datasets.load("car", "binary"), ValueError, ["variant", "'binary'"]),
     ("uniform n", lambda: datasets.make_uniform_square(0), ValueError, ["n_samples", "0"]),
     ("profile", lambda: experiments.resolve_profile("fast"), ValueError, ["profile", "'fast'"]),
-    ("ledger verdict", lambda: experiments.Ledger("p").add("c", 1, 1, "ok"), ValueError, ["verdict", "'ok'"]),
+    ("ledger verdict", lambda: experiments.Ledger("p").add("c1", "c", 1, 1, "ok"), ValueError, ["verdict", "'ok'"]),
     ("fit_seed run", lambda: experiments.fit_seed(0, 1.0, -1), ValueError, ["run", "-1"]),
     ("kmodes K 0", lambda: dp.KModes(0).fit(X2), ValueError, ["n_clusters", "0"]),
     ("kmodes K float", lambda: dp.KModes(2.5).fit(X2), TypeError, ["n_clusters", "2.5"]),

@@ -106,9 +106,18 @@ def test_profiles(monkeypatch):
 def test_save_results_and_ledger(tmp_path):
     path = experiments.save_results(pd.DataFrame({"x": [1]}), "99_demo", "table", results_dir=tmp_path)
     assert path == tmp_path / "table.csv" and path.is_file()
-    ledger = experiments.Ledger("Demo et al.").add("claim", "0.5", "0.49", "reproduced", "table.csv")
-    saved = ledger.save("99_demo", results_dir=tmp_path)
-    assert pd.read_csv(saved)["verdict"].tolist() == ["reproduced"]
+    ledger = experiments.Ledger("Demo et al.", "99_demo")
+    ledger.reading("scaling", "min-max", "Sec. 4: 'normalised'", used_for=["T1"], best_case=True)
+    ledger.add("T1", "claim", "0.5", "0.49", "reproduced", reading="min-max", evidence="table.csv")
+    ledger.add("T2", "restates T1", "0.5", "", "not testable", depends_on=["T1"])
+    saved = ledger.save(results_dir=tmp_path)
+    frame = pd.read_csv(saved, keep_default_na=False)
+    assert frame["verdict"].tolist() == ["reproduced", "not testable"]
+    assert frame["depends_on"].tolist() == ["", "T1"]
+    readings = pd.read_csv(tmp_path / "readings.csv")
+    assert readings["best_case"].tolist() == [True] and readings["used_for"].tolist() == ["T1"]
+    with pytest.raises(ValueError, match="claim_id"):
+        ledger.add("T1", "again", "", "", "partly")
 
 
 @pytest.mark.parametrize("call, exc, needle", [
@@ -119,7 +128,8 @@ def test_save_results_and_ledger(tmp_path):
     (lambda d: experiments.sweep({"a": NoisyMean}, d.X, [1.0], 1, METRICS), TypeError, "datasets"),
     (lambda d: experiments.sweep({"a": NoisyMean}, d, [1.0], 1, None), TypeError, "metrics"),
     (lambda d: experiments.fit_seed(-1, 1.0, 0), ValueError, "seed"),
-    (lambda d: experiments.Ledger("x").add("c", 1, 1, "confirmed"), ValueError, "verdict"),
+    (lambda d: experiments.Ledger("x").add("c1", "c", 1, 1, "confirmed"), ValueError, "verdict"),
+    (lambda d: experiments.Ledger("x").save(), ValueError, "notebook"),
 ])
 def test_experiments_bad_input(data, call, exc, needle):
     with pytest.raises(exc, match=needle):
