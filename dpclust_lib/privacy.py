@@ -161,7 +161,8 @@ def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
     scale = laplace_scale(sensitivity, epsilon)
     rng = check_random_state(random_state)
     arr = _laplace_value(value)
-    noisy = arr + rng.laplace(0.0, scale, size=arr.shape)
+    with np.errstate(over="ignore"):  # checked just below
+        noisy = arr + rng.laplace(0.0, scale, size=arr.shape)
     if not np.all(np.isfinite(noisy)):
         # Only a value near the float limit gets here; the check reads the noisy release only.
         raise ValueError("value + noise overflows to inf: value is too close to the largest float")
