@@ -110,7 +110,7 @@ class Tally:
 
     def __add__(self, other):
         if not isinstance(other, Tally):
-            return NotImplemented
+            raise TypeError(f"only a Tally can be added to a Tally, got {type(other).__name__}")
         if other.counts.shape != self.counts.shape:
             raise ValueError(f"cannot merge tallies of shapes {self.counts.shape} and {other.counts.shape}")
         return Tally(self.counts + other.counts, self.n + other.n)
@@ -356,6 +356,10 @@ def aggregate_stream(oracle, report_chunks):
     Returns the total :class:`Tally`; ``oracle.estimate(tally)`` gives the same
     estimate as aggregating all reports at once.
     """
+    if not isinstance(oracle, _Oracle):
+        raise TypeError(f"oracle must be a frequency oracle (GRR, UnaryEncoding, LDPFO), got {type(oracle).__name__}")
+    if isinstance(report_chunks, np.ndarray) or not hasattr(report_chunks, "__iter__"):
+        raise TypeError("report_chunks must be an iterable of report batches (e.g. a list or generator of arrays)")
     total = None
     for chunk in report_chunks:
         tally = oracle.count(chunk)
@@ -370,7 +374,13 @@ def aggregate_stream(oracle, report_chunks):
 # ---------------------------------------------------------------------------
 
 def _check_estimate_and_n(estimate, n):
-    est = np.asarray(estimate, dtype=float)
+    try:
+        raw = np.asarray(estimate)
+    except Exception as exc:  # ragged input
+        raise TypeError("estimate must be an array of numbers") from exc
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"estimate must hold numbers, got dtype {raw.dtype}")
+    est = raw.astype(float)
     if est.size == 0 or not np.all(np.isfinite(est)):
         raise ValueError("estimate must be a non-empty array of finite numbers")
     n = check_int(n, "n", minimum=1)

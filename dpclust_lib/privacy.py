@@ -193,16 +193,17 @@ def grr_probabilities(k, epsilon):
     each other value with q = (1 - p) / (k - 1); p / q = e^epsilon.
 
     Computed as p = 1 / (1 + (k - 1) e^-eps), q = e^-eps p, which neither
-    overflows nor cancels. Numerically safe range: q >= 2^-40 and
-    p >= 2^-40, i.e. epsilon <= ln(2^40 - k + 1) (about 27.7; k < 2^40);
+    overflows nor cancels. Numerically safe range: q >= 2^-40, i.e.
+    epsilon <= ln(2^40 - k + 1) (about 27.7; k <= 2^32);
     outside it ValueError names ``epsilon``.
     """
-    k = check_int(k, "k", minimum=2)
+    # k <= 2^32 keeps p >= 1/k far above 2^-40, so only epsilon can leave the safe range.
+    k = check_int(k, "k", minimum=2, maximum=2**32)
     eps = check_epsilon(epsilon)
     t = math.exp(-eps)
     p = 1.0 / (1.0 + (k - 1) * t)
     q = t * p
-    largest = math.log(2.0 ** 40 - k + 1) if k < 2 ** 40 else float("nan")
+    largest = math.log(2.0 ** 40 - k + 1)
     _check_probabilities(f"{k}-ary randomized response", eps, largest, {"p": p, "q": q, "1 - p": (k - 1) * q})
     return p, q
 
