@@ -87,7 +87,8 @@ def nicv(X, centers, metric="sqeuclidean", sample_weight=None, labels=None):
     else:  # Hamming distance compares category codes: a non-integral float is not one
         for name, arr in (("X", X), ("centers", C)):
             if arr.dtype.kind == "f" and not np.all(arr == np.round(arr)):
-                raise TypeError(f"{name} must hold integer category codes for metric='hamming', got non-integral floats")
+                raise TypeError(f"{name} must hold integer category codes for metric='hamming', "
+                                "got non-integral floats")
     if labels is None:
         _, dist = nearest(X, C, metric)
     else:

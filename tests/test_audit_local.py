@@ -130,3 +130,10 @@ def test_exact_ratio_at_large_epsilon_is_finite_and_tight(eps):
     assert math.isclose(frequency.LDPFO((2, 3), eps).ldp_epsilon, 2 * eps)
     assert math.isclose(local.exact_epsilon(local.LocalMechanism("OUE", "", eps, local.oue_log_p(3, eps), None)),
                         eps, rel_tol=1e-9)
+
+
+def test_public_names_are_exported_by_the_audit_package():
+    import dpclust_lib.audit as audit
+
+    assert audit.local_audit_table is local.local_audit_table
+    assert audit.exact_epsilon is local.exact_epsilon

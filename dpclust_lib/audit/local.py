@@ -140,7 +140,10 @@ def _grr_sampler(k, epsilon):
 
 def _ue_sampler(k, p, q):
     weights = 2 ** np.arange(k)
-    return lambda x, n, rng: privacy.ue_perturb(privacy.unary_encode(np.full(n, x), k), p, q, rng).astype(np.int64) @ weights
+    def sample(x, n, rng):
+        bits = privacy.ue_perturb(privacy.unary_encode(np.full(n, x), k), p, q, rng)
+        return bits.astype(np.int64) @ weights
+    return sample
 
 
 def _record_sampler(perturb, sizes):
