@@ -16,9 +16,17 @@ Oracles: :class:`GRR` (k-ary randomized response), :class:`UnaryEncoding`
 former), and :class:`LDPFO`, the Hamming-distance randomized response over
 a multi-attribute domain whose aggregation uses the Kronecker structure of
 its transition matrix and never builds the prod(k_j) x prod(k_j) matrix.
+
+Limits, checked before anything is allocated: a domain (k, or prod(k_j) for
+LDPFO) has at most ``MAX_CELLS`` = 2^22 cells, since the server's histogram and
+the estimate's intermediate tensors hold a few doubles per cell (32 MiB each),
+and an attribute of LDPFO at most ``privacy.MAX_DENSE_CELLS`` values (its k x k
+GRR inverse is dense). The numerically safe epsilon ranges are those of
+:mod:`dpclust_lib.privacy` (about 27.7 for GRR, OUE and LDPFO, 55.5 for SUE).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +39,7 @@ from ._validation import (
     check_int,
 )
 from .privacy import (
+    MAX_DENSE_CELLS,
     grr_matrix,
     grr_perturb,
     grr_probabilities,
@@ -43,6 +52,7 @@ from .privacy import (
 )
 
 __all__ = [
+    "MAX_CELLS",
     "Tally",
     "GRR",
     "UnaryEncoding",
@@ -54,6 +64,37 @@ __all__ = [
     "clip_and_normalise",
     "norm_sub",
 ]
+
+
+# Largest domain an oracle tallies (cells of its histogram); see the module docstring.
+MAX_CELLS = 2 ** 22
+
+
+def _check_cells(cells, what):
+    if cells > MAX_CELLS:
+        raise ValueError(
+            f"{what} gives {cells} cells, more than the cap of {MAX_CELLS} (frequency.MAX_CELLS): the "
+            "histogram and the estimate would not fit in a reasonable memory; coarsen the domain"
+        )
+    return cells
+
+
+def _check_true_counts(true_counts, n, shape):
+    """True counts for a variance: finite, >= 0, of the oracle's shape, summing to n."""
+    try:
+        c = np.asarray(true_counts)
+    except Exception as exc:
+        raise TypeError("true_counts must be an array of numbers") from exc
+    if c.dtype.kind not in "iuf":
+        raise TypeError(f"true_counts must hold numbers, got dtype {c.dtype}")
+    if c.shape != tuple(shape):
+        raise ValueError(f"true_counts must have shape {tuple(shape)} (one count per cell), got shape {c.shape}")
+    c = c.astype(float)
+    if not np.all(np.isfinite(c)) or np.any(c < 0):
+        raise ValueError("true_counts must be finite and >= 0")
+    if not np.isclose(c.sum(), n, rtol=1e-9, atol=1e-9):
+        raise ValueError(f"true_counts sums to {c.sum():g}, but n={n}: they must be the counts of all n users")
+    return c
 
 
 @dataclass(frozen=True)
@@ -69,7 +110,7 @@ class Tally:
 
     def __add__(self, other):
         if not isinstance(other, Tally):
-            return NotImplemented
+            raise TypeError(f"only a Tally can be added to a Tally, got {type(other).__name__}")
         if other.counts.shape != self.counts.shape:
             raise ValueError(f"cannot merge tallies of shapes {self.counts.shape} and {other.counts.shape}")
         return Tally(self.counts + other.counts, self.n + other.n)
@@ -145,7 +186,7 @@ class GRR(_Oracle):
     """
 
     def __init__(self, k, epsilon):
-        self.k = check_int(k, "k", minimum=2)
+        self.k = check_int(k, "k", minimum=2, maximum=MAX_CELLS)
         self.epsilon = check_epsilon(epsilon)
         self.p, self.q = grr_probabilities(self.k, self.epsilon)
 
@@ -170,12 +211,12 @@ class GRR(_Oracle):
     def variance(self, n, true_counts=None):
         """Variance of each count estimate.
 
-        With ``true_counts`` the exact value
+        With ``true_counts`` (shape (k,), >= 0, summing to n) the exact value
         [c p(1-p) + (n-c) q(1-q)] / (p-q)^2 per cell; without, the usual
         approximation for a rare value (c = 0): n q(1-q) / (p-q)^2.
         """
         n = check_int(n, "n", minimum=1)
-        c = 0.0 if true_counts is None else np.asarray(true_counts, dtype=float)
+        c = 0.0 if true_counts is None else _check_true_counts(true_counts, n, (self.k,))
         p, q = self.p, self.q
         return (c * p * (1 - p) + (n - c) * q * (1 - q)) / (p - q) ** 2
 
@@ -190,7 +231,7 @@ class UnaryEncoding(_Oracle):
     """
 
     def __init__(self, k, p, q):
-        self.k = check_int(k, "k", minimum=2)
+        self.k = check_int(k, "k", minimum=2, maximum=MAX_CELLS)
         self.epsilon = ue_epsilon(p, q)
         self.p, self.q = float(p), float(q)
 
@@ -219,9 +260,12 @@ class UnaryEncoding(_Oracle):
         return (tally.counts - tally.n * self.q) / (self.p - self.q)
 
     def variance(self, n, true_counts=None):
-        """[c p(1-p) + (n-c) q(1-q)] / (p-q)^2 per cell (c = 0 when not given)."""
+        """[c p(1-p) + (n-c) q(1-q)] / (p-q)^2 per cell (c = 0 when not given).
+
+        ``true_counts``: shape (k,), >= 0, summing to n.
+        """
         n = check_int(n, "n", minimum=1)
-        c = 0.0 if true_counts is None else np.asarray(true_counts, dtype=float)
+        c = 0.0 if true_counts is None else _check_true_counts(true_counts, n, (self.k,))
         p, q = self.p, self.q
         return (c * p * (1 - p) + (n - c) * q * (1 - q)) / (p - q) ** 2
 
@@ -242,14 +286,21 @@ class LDPFO(_Oracle):
 
     Parameters
     ----------
-    domain_sizes : sequence of m integers >= 2
-    epsilon : float > 0, privacy per unit of Hamming distance. Two records that
+    domain_sizes : sequence of m integers >= 2, at most MAX_CELLS = 2^22 cells in all
+    epsilon : float > 0, privacy per unit of Hamming distance (numerically safe up
+        to ln(2^40 - max k_j + 1), about 27.7). Two records that
         differ in all m attributes are only ``m * epsilon`` apart: that is the
         plain LDP level of a report (:attr:`ldp_epsilon`).
     """
 
     def __init__(self, domain_sizes, epsilon):
         self.domain_sizes = check_domain_sizes(domain_sizes)
+        # Before any allocation; Python ints, since np.prod wraps around silently.
+        _check_cells(math.prod(self.domain_sizes), f"domain_sizes={self.domain_sizes}")
+        if max(self.domain_sizes) > MAX_DENSE_CELLS:
+            j = self.domain_sizes.index(max(self.domain_sizes))
+            raise ValueError(f"domain_sizes[{j}]={self.domain_sizes[j]} exceeds {MAX_DENSE_CELLS} "
+                             "(privacy.MAX_DENSE_CELLS): each attribute's GRR inverse is a dense matrix")
         self.epsilon = check_epsilon(epsilon)
         self._matrices = [grr_matrix(k, self.epsilon) for k in self.domain_sizes]
         # GRR: P = (p - q) I + q J, so (P^T)^{-1} = (I - q J) / (p - q).
@@ -260,7 +311,7 @@ class LDPFO(_Oracle):
 
     @property
     def n_cells(self):
-        return int(np.prod(self.domain_sizes))
+        return math.prod(self.domain_sizes)
 
     @property
     def ldp_epsilon(self):
@@ -294,9 +345,7 @@ class LDPFO(_Oracle):
                 "true_counts is required: the variance of an LDPFO estimate depends on the true "
                 "distribution over the whole domain"
             )
-        c = np.asarray(true_counts, dtype=float).reshape(self.domain_sizes)
-        if not np.isclose(c.sum(), n):
-            raise ValueError(f"true_counts sums to {c.sum():g}, but n={n}")
+        c = _check_true_counts(true_counts, n, self.domain_sizes)
         return _variance_from_kernel(c, self._inverses, self._matrices)
 
 
@@ -307,6 +356,10 @@ def aggregate_stream(oracle, report_chunks):
     Returns the total :class:`Tally`; ``oracle.estimate(tally)`` gives the same
     estimate as aggregating all reports at once.
     """
+    if not isinstance(oracle, _Oracle):
+        raise TypeError(f"oracle must be a frequency oracle (GRR, UnaryEncoding, LDPFO), got {type(oracle).__name__}")
+    if isinstance(report_chunks, np.ndarray) or not hasattr(report_chunks, "__iter__"):
+        raise TypeError("report_chunks must be an iterable of report batches (e.g. a list or generator of arrays)")
     total = None
     for chunk in report_chunks:
         tally = oracle.count(chunk)
@@ -321,7 +374,13 @@ def aggregate_stream(oracle, report_chunks):
 # ---------------------------------------------------------------------------
 
 def _check_estimate_and_n(estimate, n):
-    est = np.asarray(estimate, dtype=float)
+    try:
+        raw = np.asarray(estimate)
+    except Exception as exc:  # ragged input
+        raise TypeError("estimate must be an array of numbers") from exc
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"estimate must hold numbers, got dtype {raw.dtype}")
+    est = raw.astype(float)
     if est.size == 0 or not np.all(np.isfinite(est)):
         raise ValueError("estimate must be a non-empty array of finite numbers")
     n = check_int(n, "n", minimum=1)

@@ -20,7 +20,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ._distances import nearest
-from ._validation import check_array, check_choice, check_sample_weight
+from ._validation import check_array, check_choice, check_positive, check_sample_weight
 
 __all__ = [
     "contingency_table",
@@ -35,10 +35,22 @@ __all__ = [
 ]
 
 
+def _labels(labels, name):
+    """Labels as a 1-D array; a list mixing numbers and strings is refused (numpy would cast all to str)."""
+    if labels is None or isinstance(labels, (str, bytes)):
+        raise TypeError(f"{name} must be a 1-D sequence of labels, got {type(labels).__name__}")
+    arr = np.asarray(labels)
+    if arr.dtype.kind in "USO":
+        kinds = {isinstance(v, (str, bytes, np.str_)) for v in np.asarray(labels, dtype=object).ravel()}
+        if len(kinds) > 1:
+            raise TypeError(f"{name} mixes strings and other values; use one type of label")
+    return arr
+
+
 def contingency_table(labels_true, labels_pred):
     """Counts n[i, j] = |class i and cluster j| (rows: classes, columns: clusters)."""
-    a = np.asarray(labels_true)
-    b = np.asarray(labels_pred)
+    a = _labels(labels_true, "labels_true")
+    b = _labels(labels_pred, "labels_pred")
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(f"labels must be 1-D, got shapes {a.shape} and {b.shape}")
     if a.shape[0] != b.shape[0]:
@@ -72,6 +84,11 @@ def nicv(X, centers, metric="sqeuclidean", sample_weight=None, labels=None):
     w = check_sample_weight(sample_weight, X.shape[0])
     if metric == "sqeuclidean":
         X, C = X.astype(float, copy=False), C.astype(float, copy=False)
+    else:  # Hamming distance compares category codes: a non-integral float is not one
+        for name, arr in (("X", X), ("centers", C)):
+            if arr.dtype.kind == "f" and not np.all(arr == np.round(arr)):
+                raise TypeError(f"{name} must hold integer category codes for metric='hamming', "
+                                "got non-integral floats")
     if labels is None:
         _, dist = nearest(X, C, metric)
     else:
@@ -114,6 +131,7 @@ def f_measure_best_match(labels_true, labels_pred, beta=1.0):
     F(i, j) = (1 + beta^2) P R / (beta^2 P + R); the score is
     sum_i (n_i / N) max_j F(i, j).
     """
+    beta = check_positive(beta, "beta")
     table = contingency_table(labels_true, labels_pred).astype(float)
     n_i = table.sum(axis=1, keepdims=True)
     n_j = table.sum(axis=0, keepdims=True)
@@ -138,7 +156,8 @@ def entropy(labels_true, labels_pred, base=2.0):
     p_ij is the share of class i in cluster j. The paper does not state the
     base of the logarithm; the default is 2 (bits), ``base=np.e`` gives nats.
     """
-    if not float(base) > 1:
+    base = check_positive(base, "base")
+    if not base > 1:
         raise ValueError(f"base must be > 1, got base={base!r}")
     table = contingency_table(labels_true, labels_pred).astype(float)
     size_j = table.sum(axis=0)
@@ -185,9 +204,17 @@ def rcp(nicv_reference, nicv_method):
 
     Positive when the method has the lower (better) NICV.
     """
-    ref = np.asarray(nicv_reference, dtype=float)
-    other = np.asarray(nicv_method, dtype=float)
+    ref, other = np.asarray(nicv_reference), np.asarray(nicv_method)
+    for name, arr in (("nicv_reference", ref), ("nicv_method", other)):
+        if arr.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must be a number or an array of numbers, got dtype {arr.dtype}")
+    ref, other = ref.astype(float), other.astype(float)
     if np.any(ref <= 0) or not np.all(np.isfinite(ref)) or not np.all(np.isfinite(other)):
         raise ValueError("nicv_reference must be finite and > 0, nicv_method finite")
+    try:
+        np.broadcast_shapes(ref.shape, other.shape)
+    except ValueError:
+        raise ValueError(f"nicv_reference (shape {ref.shape}) and nicv_method (shape {other.shape}) "
+                         "must have the same shape (or one be a scalar)") from None
     out = (ref - other) / ref
     return float(out) if out.ndim == 0 else out

@@ -13,6 +13,17 @@ Conventions: categories are coded ``0 .. k-1``; a transition matrix ``P`` has
 one row per true input and one column per output, ``P[x, y] = Pr[M(x) = y]``,
 so every row sums to one.
 
+Numerical limits (fail closed): every probability a local sampler realises, and
+its complement, must be at least ``MIN_PROBABILITY`` = 2^-40. The samplers
+compare a uniform double (resolution 2^-53) with the probability, so a
+probability near 2^-53 is realised with a relative error near 100% and one
+below it not at all (``grr_perturb`` at epsilon=710 once reported the truth
+every time); at 2^-40 the realised epsilon exceeds the stated one by less than
+2^-12. That caps epsilon at ln(2^40 - k + 1) ~ 27.7 for k-ary GRR and the
+Hamming-distance RR (per attribute, max k), ln(2^40 - 1) ~ 27.7 for OUE and
+2 ln(2^40 - 1) ~ 55.5 for SUE; a larger epsilon raises ValueError naming it.
+Dense matrices are built up to ``MAX_DENSE_CELLS`` rows (4096).
+
 Floating point: the samplers draw from numpy's double-precision Laplace and
 uniform generators. Textbook floating-point Laplace sampling is known to leak
 through the low-order bits of its output (Mironov, CCS 2012); this is research
@@ -22,8 +33,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
+import numbers
 from dataclasses import dataclass, field
-from math import comb
 
 import numpy as np
 import pandas as pd
@@ -38,6 +50,8 @@ from ._validation import (
 )
 
 __all__ = [
+    "MIN_PROBABILITY",
+    "MAX_DENSE_CELLS",
     "BudgetExceededError",
     "PrivacyLedger",
     "laplace_scale",
@@ -55,6 +69,12 @@ __all__ = [
     "hamming_rr_matrix",
     "hamming_rr_perturb",
 ]
+
+
+# Smallest probability (and complement) a local sampler is asked to realise; see the module docstring.
+MIN_PROBABILITY = 2.0 ** -40
+# Largest side of a dense transition matrix (4096^2 doubles = 128 MiB).
+MAX_DENSE_CELLS = 4096
 
 
 # ---------------------------------------------------------------------------
@@ -83,8 +103,41 @@ def observe_laplace(observer):
 
 
 def laplace_scale(sensitivity, epsilon):
-    """The scale b = sensitivity / epsilon of the Laplace mechanism."""
-    return check_positive(sensitivity, "sensitivity") / check_epsilon(epsilon)
+    """The scale b = sensitivity / epsilon of the Laplace mechanism.
+
+    Raises ValueError when b is not a finite number > 0 (it overflows to inf,
+    or underflows to 0, which would release the exact value).
+    """
+    sensitivity = check_positive(sensitivity, "sensitivity")
+    epsilon = check_epsilon(epsilon)
+    scale = sensitivity / epsilon
+    if not (np.isfinite(scale) and scale > 0):
+        raise ValueError(
+            f"the Laplace scale sensitivity / epsilon = {sensitivity!r} / {epsilon!r} is {scale!r}, not a finite "
+            "number > 0; rescale the query so that sensitivity and epsilon are of moderate size"
+        )
+    return scale
+
+
+def _laplace_value(value):
+    """The exact query answer as a float array. Strings, bools and objects are refused, not cast;
+    the message names the parameter but never shows the value (it may be a record's)."""
+    if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
+        raise TypeError(f"value must be a number or an array of numbers, got a {type(value).__name__}")
+    if isinstance(value, numbers.Real):
+        arr = np.asarray(float(value))
+    else:
+        try:
+            raw = np.asarray(value)
+        except Exception as exc:  # ragged nested lists
+            raise TypeError("value must be a number or a rectangular array of numbers") from exc
+        if raw.dtype.kind not in "iuf":
+            raise TypeError(f"value must be a number or an array of numbers, got an array of dtype {raw.dtype}")
+        arr = raw.astype(float)
+    if arr.size and not np.all(np.isfinite(arr)):
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr.reshape(arr.shape or (1,))))[0])
+        raise ValueError(f"value must be finite, got NaN or inf (first at index {bad})")
+    return arr
 
 
 def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
@@ -107,13 +160,12 @@ def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
     """
     scale = laplace_scale(sensitivity, epsilon)
     rng = check_random_state(random_state)
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"value must be a number or an array of numbers, got {value!r:.60}") from exc
-    if arr.size and not np.all(np.isfinite(arr)):
-        raise ValueError(f"value must be finite, got NaN or inf in value={value!r:.60}")
-    noisy = arr + rng.laplace(0.0, scale, size=arr.shape)
+    arr = _laplace_value(value)
+    with np.errstate(over="ignore"):  # checked just below
+        noisy = arr + rng.laplace(0.0, scale, size=arr.shape)
+    if not np.all(np.isfinite(noisy)):
+        # Only a value near the float limit gets here; the check reads the noisy release only.
+        raise ValueError("value + noise overflows to inf: value is too close to the largest float")
     observer = _LAPLACE_OBSERVER.get()
     if observer is not None:
         noisy = np.asarray(observer(arr, scale, noisy), dtype=float)
@@ -124,16 +176,41 @@ def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
 # Local DP: k-ary randomized response
 # ---------------------------------------------------------------------------
 
+def _check_probabilities(mechanism, epsilon, largest, probabilities):
+    """Refuse an epsilon at which a probability the sampler realises (``{name: value}``, complements
+    included) falls below MIN_PROBABILITY; ``largest`` is the mechanism's epsilon cap, for the message."""
+    for name, value in probabilities.items():
+        if not value >= MIN_PROBABILITY:
+            raise ValueError(
+                f"epsilon={epsilon!r} is outside the numerically safe range of {mechanism} (epsilon <= "
+                f"{largest:.4g}): the probability {name} = {value:.3g} is below 2^-40, which the sampler "
+                "cannot realise faithfully (see privacy.MIN_PROBABILITY)"
+            )
+
+
 def grr_probabilities(k, epsilon):
     """(p, q) of k-ary randomized response: keep the true value with p, report
-    each other value with q = (1 - p) / (k - 1); p / q = e^epsilon."""
-    k = check_int(k, "k", minimum=2)
-    e = np.exp(check_epsilon(epsilon))
-    return e / (e + k - 1), 1.0 / (e + k - 1)
+    each other value with q = (1 - p) / (k - 1); p / q = e^epsilon.
+
+    Computed as p = 1 / (1 + (k - 1) e^-eps), q = e^-eps p, which neither
+    overflows nor cancels. Numerically safe range: q >= 2^-40, i.e.
+    epsilon <= ln(2^40 - k + 1) (about 27.7; k <= 2^32);
+    outside it ValueError names ``epsilon``.
+    """
+    # k <= 2^32 keeps p >= 1/k far above 2^-40, so only epsilon can leave the safe range.
+    k = check_int(k, "k", minimum=2, maximum=2**32)
+    eps = check_epsilon(epsilon)
+    t = math.exp(-eps)
+    p = 1.0 / (1.0 + (k - 1) * t)
+    q = t * p
+    largest = math.log(2.0 ** 40 - k + 1)
+    _check_probabilities(f"{k}-ary randomized response", eps, largest, {"p": p, "q": q, "1 - p": (k - 1) * q})
+    return p, q
 
 
 def grr_matrix(k, epsilon):
-    """The k x k transition matrix of GRR (row = input, column = output)."""
+    """The k x k transition matrix of GRR (row = input, column = output); k <= MAX_DENSE_CELLS."""
+    k = check_int(k, "k", minimum=2, maximum=MAX_DENSE_CELLS)
     p, q = grr_probabilities(k, epsilon)
     return np.full((k, k), q) + np.eye(k) * (p - q)
 
@@ -164,10 +241,24 @@ def grr_perturb(values, k, epsilon, random_state=None):
 # Local DP: unary encoding (SUE = basic RAPPOR, OUE = optimised)
 # ---------------------------------------------------------------------------
 
+# Largest n * k of a unary-encoded batch: the sampler holds ~17 bytes per bit (uniforms, thresholds, bits).
+MAX_REPORT_BITS = 2 ** 24
+
+
+def _check_report_bits(n, k):
+    if n * k > MAX_REPORT_BITS:
+        raise ValueError(
+            f"values has {n} entries and k={k}: {n * k} report bits exceed the cap of {MAX_REPORT_BITS} "
+            "(privacy.MAX_REPORT_BITS); perturb the users in chunks"
+        )
+
+
 def unary_encode(values, k):
-    """One-hot encode codes {0..k-1} into an (n, k) uint8 array."""
+    """One-hot encode codes {0..k-1} into an (n, k) uint8 array (n * k <= MAX_REPORT_BITS)."""
+    k = check_int(k, "k", minimum=2)
     if np.ndim(values) != 1:
         raise ValueError(f"values must be a 1-D array of category codes, got shape {np.shape(values)}")
+    _check_report_bits(np.shape(values)[0], k)
     x = _check_codes(values, k)
     out = np.zeros((x.shape[0], k), dtype=np.uint8)
     out[np.arange(x.shape[0]), x] = 1
@@ -175,20 +266,38 @@ def unary_encode(values, k):
 
 
 def sue_pq(epsilon):
-    """Symmetric unary encoding: p = e^{eps/2} / (e^{eps/2} + 1), q = 1 - p."""
-    e = np.exp(check_epsilon(epsilon) / 2.0)
-    return e / (e + 1.0), 1.0 / (e + 1.0)
+    """Symmetric unary encoding: p = e^{eps/2} / (e^{eps/2} + 1), q = 1 - p.
+
+    Computed as p = 1 / (1 + e^{-eps/2}), q = e^{-eps/2} p. Numerically safe
+    range: q >= 2^-40, i.e. epsilon <= 2 ln(2^40 - 1) (about 55.5).
+    """
+    eps = check_epsilon(epsilon)
+    t = math.exp(-eps / 2.0)
+    p = 1.0 / (1.0 + t)
+    q = t * p
+    _check_probabilities("symmetric unary encoding", eps, 2 * math.log(2.0 ** 40 - 1), {"q = 1 - p": q})
+    return p, q
 
 
 def oue_pq(epsilon):
-    """Optimised unary encoding (Wang et al., USENIX Security 2017): p = 1/2, q = 1/(e^eps + 1)."""
-    return 0.5, 1.0 / (np.exp(check_epsilon(epsilon)) + 1.0)
+    """Optimised unary encoding (Wang et al., USENIX Security 2017): p = 1/2, q = 1/(e^eps + 1).
+
+    Computed as q = e^-eps / (1 + e^-eps). Numerically safe range: q >= 2^-40,
+    i.e. epsilon <= ln(2^40 - 1) (about 27.7).
+    """
+    eps = check_epsilon(epsilon)
+    t = math.exp(-eps)
+    q = t / (1.0 + t)
+    _check_probabilities("optimised unary encoding", eps, math.log(2.0 ** 40 - 1), {"q": q})
+    return 0.5, q
 
 
 def _check_pq(p, q):
     for name, v in (("p", p), ("q", q)):
-        if not (0.0 < float(v) < 1.0):
-            raise ValueError(f"{name} must lie in (0, 1), got {name}={v!r}")
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{name} must be a real number, got {name}={v!r}")
+        if not (MIN_PROBABILITY <= float(v) <= 1.0 - MIN_PROBABILITY):
+            raise ValueError(f"{name} must lie in [2^-40, 1 - 2^-40] (the sampler's safe range), got {name}={v!r}")
     if not float(p) > float(q):
         raise ValueError(f"p must exceed q for the report to carry information, got p={p!r}, q={q!r}")
     return float(p), float(q)
@@ -212,6 +321,7 @@ def ue_perturb(bits, p, q, random_state=None):
         raise ValueError(f"bits must be a non-empty 2-D 0/1 array (users x bits), got shape {b.shape}")
     if b.dtype.kind not in "biu" or np.any((b != 0) & (b != 1)):
         raise ValueError("bits must hold only 0 and 1")
+    _check_report_bits(*b.shape)
     rng = check_random_state(random_state)
     threshold = np.where(b == 1, p, q)
     return (rng.random(b.shape) < threshold).astype(np.uint8)
@@ -225,13 +335,18 @@ def hamming_rr_distance_pmf(m, k, epsilon):
     """Eq. 4 of Peng et al.: Pr[d(X, Y) = z] for z = 0..m, equal domains of size k.
 
     Pr[z] = e^{eps (m - z)} C(m, z) (k - 1)^z / sum_j e^{eps j} C(m, j) (k - 1)^{m - j}.
+
+    Computed in logs (e^{eps m} overflows for large m * eps). The mechanism is m
+    k-ary randomized responses, so it has their numerically safe range:
+    epsilon <= ln(2^40 - k + 1); m <= 10^6.
     """
-    m = check_int(m, "m", minimum=1)
+    m = check_int(m, "m", minimum=1, maximum=10**6)
     k = check_int(k, "k", minimum=2)
     eps = check_epsilon(epsilon)
+    grr_probabilities(k, eps)  # the safe-range check
     z = np.arange(m + 1)
-    # Work in logs: e^{eps m} overflows for large m * eps.
-    log_num = eps * (m - z) + np.log([comb(m, int(i)) for i in z]) + z * np.log(k - 1.0)
+    log_comb = np.array([math.lgamma(m + 1) - math.lgamma(i + 1) - math.lgamma(m - i + 1) for i in range(m + 1)])
+    log_num = eps * (m - z) + log_comb + z * math.log(k - 1.0)
     log_num -= log_num.max()
     num = np.exp(log_num)
     return num / num.sum()
@@ -245,11 +360,11 @@ def hamming_rr_matrix(domain_sizes, epsilon):
     P = P_1 (x) P_2 (x) ... (x) P_m, the Kronecker product of GRR matrices.
     """
     sizes = check_domain_sizes(domain_sizes)
-    cells = int(np.prod(sizes))
-    if cells > 4096:
+    cells = math.prod(sizes)  # Python ints: np.prod would wrap around silently
+    if cells > MAX_DENSE_CELLS:
         raise ValueError(
             f"domain_sizes={sizes} give {cells} cells; the dense matrix is for small domains "
-            "(<= 4096 cells). Use frequency.LDPFO, which never builds it."
+            f"(<= {MAX_DENSE_CELLS} cells). Use frequency.LDPFO, which never builds it."
         )
     P = np.ones((1, 1))
     for k in sizes:
@@ -270,7 +385,8 @@ def hamming_rr_perturb(X, domain_sizes, epsilon, random_state=None):
     ----------
     X : array of shape (n, m), integer codes, X[:, j] in {0..k_j - 1}
     domain_sizes : sequence of m integers >= 2
-    epsilon : float, the per-unit-distance privacy parameter
+    epsilon : float, the per-unit-distance privacy parameter; numerically safe
+        up to ln(2^40 - max(domain_sizes) + 1) (see :func:`grr_probabilities`)
 
     Returns
     -------
@@ -282,8 +398,7 @@ def hamming_rr_perturb(X, domain_sizes, epsilon, random_state=None):
     rng = check_random_state(random_state)
     n, m = X.shape
     k = np.asarray(sizes)
-    e = np.exp(eps)
-    p_keep = e / (e + k - 1)
+    p_keep = np.array([grr_probabilities(kj, eps)[0] for kj in sizes])
     keep = rng.random((n, m)) < p_keep
     other = np.floor(rng.random((n, m)) * (k - 1)).astype(np.int64)
     other = other + (other >= X)

@@ -242,3 +242,48 @@ def test_streamed_aggregation_equals_aggregating_everything():
     np.testing.assert_allclose(oracle.estimate(tally), oracle.aggregate(reports))
     with pytest.raises(ValueError, match="empty"):
         frequency.aggregate_stream(oracle, iter([]))
+
+
+# --------------------------------------------------------------------------- limits and true counts
+
+@pytest.mark.parametrize("sizes", [(2**12, 2**11), (2**32, 2**32), (2,) * 23])
+def test_ldpfo_domain_cap_refused_before_allocating(sizes):
+    """(2**32, 2**32) has 2^64 cells, which np.prod wraps to 0: the cap must count in Python ints."""
+    with pytest.raises(ValueError, match="domain_sizes.*MAX_CELLS"):
+        LDPFO(sizes, 1.0)
+
+
+def test_ldpfo_largest_allowed_domain_and_wide_attribute():
+    assert LDPFO((2,) * 22, 1.0).n_cells == frequency.MAX_CELLS
+    with pytest.raises(ValueError, match=r"domain_sizes\[1\]=5000"):
+        LDPFO((2, 5000), 1.0)
+
+
+@pytest.mark.parametrize("make", [lambda e: GRR(3, e), lambda e: OUE(3, e), lambda e: UnaryEncoding.sue(3, e),
+                                  lambda e: LDPFO((2, 3), e)])
+def test_oracles_refuse_epsilon_past_the_safe_range(make):
+    with pytest.raises(ValueError, match="epsilon=710"):
+        make(710.0)
+    with pytest.raises(ValueError, match="epsilon=60"):
+        make(60.0)
+
+
+@pytest.mark.parametrize("oracle", [GRR(3, 1.0), OUE(3, 1.0)], ids=["GRR", "OUE"])
+@pytest.mark.parametrize("true_counts, exc, needle", [
+    ([5, 5], ValueError, r"shape \(3,\)"),
+    ([[5, 3, 2]], ValueError, "shape"),
+    ([5, 7, -2], ValueError, ">= 0"),
+    ([5, np.nan, 5], ValueError, "finite"),
+    ([5, 3, 3], ValueError, "sums to 11"),
+    (["5", "3", "2"], TypeError, "true_counts"),
+])
+def test_variance_checks_true_counts(oracle, true_counts, exc, needle):
+    with pytest.raises(exc, match=needle):
+        oracle.variance(10, true_counts)
+
+
+def test_ldpfo_variance_checks_the_shape_of_true_counts():
+    oracle = LDPFO((2, 3), 1.0)
+    with pytest.raises(ValueError, match=r"shape \(2, 3\)"):
+        oracle.variance(6, np.ones(6))
+    assert oracle.variance(6, np.ones((2, 3))).shape == (2, 3)

@@ -310,3 +310,116 @@ def test_ledger_bad_spend():
         ledger.spend(0.0, "nothing")
     with pytest.raises(TypeError, match="what"):
         ledger.spend(0.1, "")
+
+
+# --------------------------------------------------------------------------- numerical safety
+
+def test_grr_at_epsilon_710_is_refused_not_silently_truthful():
+    """Once: e^710 overflowed to inf, p = inf/inf = NaN, and every report was the truth."""
+    with pytest.raises(ValueError, match="epsilon=710.0"):
+        privacy.grr_perturb(np.zeros(10**5, int), 3, 710.0, 0)
+
+
+# The caps written out from 1 / (e^eps + k - 1) >= 2^-40 (GRR, per attribute for the
+# Hamming RR), 1 / (e^eps + 1) >= 2^-40 (OUE) and 1 / (e^{eps/2} + 1) >= 2^-40 (SUE).
+CAPS = [
+    ("grr k=3", lambda e: privacy.grr_probabilities(3, e), math.log(2.0**40 - 2)),
+    ("grr k=1000", lambda e: privacy.grr_probabilities(1000, e), math.log(2.0**40 - 999)),
+    ("oue", privacy.oue_pq, math.log(2.0**40 - 1)),
+    ("sue", privacy.sue_pq, 2 * math.log(2.0**40 - 1)),
+    ("hamming pmf", lambda e: privacy.hamming_rr_distance_pmf(4, 3, e), math.log(2.0**40 - 2)),
+    ("hamming perturb", lambda e: privacy.hamming_rr_perturb(np.zeros((5, 2), int), (2, 7), e, 0),
+     math.log(2.0**40 - 6)),
+    ("hamming matrix", lambda e: privacy.hamming_rr_matrix((2, 3), e), math.log(2.0**40 - 2)),
+]
+
+
+@pytest.mark.parametrize("name, call, cap", CAPS, ids=[c[0] for c in CAPS])
+def test_epsilon_cap_is_where_the_docstring_says(name, call, cap):
+    out = call(cap * (1 - 1e-9))  # just inside: finite, no NaN
+    assert all(np.all(np.isfinite(np.asarray(v, dtype=float))) for v in (out if isinstance(out, tuple) else (out,)))
+    for eps in (cap * (1 + 1e-9), 100.0, 710.0, 1e308):
+        with pytest.raises(ValueError, match=r"epsilon=.*numerically safe range"):
+            call(eps)
+
+
+@pytest.mark.parametrize("k", [2, 3, 50])
+@pytest.mark.parametrize("eps", [1e-8, 0.5, 5.0, 20.0, 27.0])
+def test_grr_probabilities_stable_over_the_safe_range(k, eps):
+    p, q = privacy.grr_probabilities(k, eps)
+    assert math.isclose(math.log(p) - math.log(q), eps, rel_tol=1e-12, abs_tol=1e-15)
+    assert math.isclose(p + (k - 1) * q, 1.0, rel_tol=1e-15)
+
+
+@pytest.mark.parametrize("eps", [1e-8, 1.0, 20.0, 27.0])
+def test_unary_encoding_epsilon_stable_over_the_safe_range(eps):
+    assert math.isclose(privacy.ue_epsilon(*privacy.oue_pq(eps)), eps, rel_tol=1e-7, abs_tol=1e-12)
+    assert math.isclose(privacy.ue_epsilon(*privacy.sue_pq(eps)), eps, rel_tol=1e-7, abs_tol=1e-12)
+
+
+def test_grr_sampler_at_large_epsilon_still_lies_sometimes():
+    """At eps = ln(1e4) with k = 2 the lie rate is 1/(1e4 + 1): a million reports hold ~100 lies."""
+    reports = privacy.grr_perturb(np.zeros(10**6, int), 2, math.log(1e4), 3)
+    lies = int(reports.sum())
+    lo, hi = stats.binom.ppf([ALPHA / 2, 1 - ALPHA / 2], 10**6, 1 / (1e4 + 1))
+    assert lo <= lies <= hi
+
+
+def test_hamming_pmf_in_logs_for_large_m():
+    pmf = privacy.hamming_rr_distance_pmf(2000, 5, 3.0)
+    assert np.all(np.isfinite(pmf)) and math.isclose(pmf.sum(), 1.0, rel_tol=1e-12)
+    # Mode of Binomial(m, 1 - p): each attribute changes with 1 - p = 4 / (e^3 + 4).
+    assert abs(int(np.argmax(pmf)) - 2000 * 4 / (math.exp(3) + 4)) <= 1
+
+
+@pytest.mark.parametrize("p, q", [(0.5, 1e-13), (1 - 1e-13, 0.5), (0.5, 0.0), (1.0, 0.5)])
+def test_ue_probabilities_outside_the_safe_range_refused(p, q):
+    with pytest.raises(ValueError, match="safe range"):
+        privacy.ue_perturb(np.eye(2, dtype=int), p, q)
+
+
+def test_unary_report_size_capped_before_allocating():
+    values = np.zeros(2**20, dtype=np.int64)
+    with pytest.raises(ValueError, match="MAX_REPORT_BITS"):
+        privacy.unary_encode(values, 32)
+
+
+def test_dense_matrix_cap_counts_cells_without_wrapping():
+    """np.prod((2**32, 2**32)) wraps to 0 in int64; the cap must still refuse it."""
+    with pytest.raises(ValueError, match="cells"):
+        privacy.hamming_rr_matrix((2**32, 2**32), 1.0)
+    with pytest.raises(ValueError, match="k"):
+        privacy.grr_matrix(privacy.MAX_DENSE_CELLS + 1, 1.0)
+
+
+@pytest.mark.parametrize("sensitivity, epsilon, word", [(1e300, 1e-10, "inf"), (1e-300, 1e300, "0.0")])
+def test_laplace_scale_must_be_finite_and_positive(sensitivity, epsilon, word):
+    with pytest.raises(ValueError, match=f"scale.*{word}"):
+        privacy.laplace_mechanism(1.0, sensitivity, epsilon, 0)
+
+
+@pytest.mark.parametrize("value", ["1.5", b"1", True, None, ["1.5", "2"], [1, "a"], {"a": 1}, 1 + 2j,
+                                   np.array([1, 2], dtype=object), [[1, 2], [3]]])
+def test_laplace_value_must_be_numeric_not_cast(value):
+    with pytest.raises(TypeError, match="value"):
+        privacy.laplace_mechanism(value, 1.0, 1.0, 0)
+
+
+def test_laplace_errors_do_not_echo_the_value():
+    secret = 12345.678
+    with pytest.raises(ValueError) as err:
+        privacy.laplace_mechanism([secret, np.inf], 1.0, 1.0, 0)
+    assert "12345" not in str(err.value) and "index (1,)" in str(err.value)
+    with pytest.raises(TypeError) as err:
+        privacy.laplace_mechanism([str(secret)], 1.0, 1.0, 0)
+    assert "12345" not in str(err.value)
+
+
+def test_laplace_overflowing_release_refused():
+    with pytest.raises(ValueError, match="overflow"):
+        privacy.laplace_mechanism(np.full(1000, 1.7e308), 1e307, 1.0, 0)
+
+
+def test_laplace_integer_and_empty_values_accepted():
+    assert privacy.laplace_mechanism(np.array([1, 2], dtype=np.int32), 1.0, 1.0, 0).dtype == float
+    assert privacy.laplace_mechanism(np.zeros(0), 1.0, 1.0, 0).shape == (0,)

@@ -7,3 +7,6 @@
               neighbour D' with every Laplace release forced equal, then compare the outputs
               and add up the shift each release needed
 """
+from . import local
+from .local import (LocalMechanism, chi2_sampler_test, empirical_epsilon_lower_bound, exact_distance_epsilon,
+                    exact_epsilon, local_audit_table, local_mechanisms)
