@@ -7,3 +7,5 @@
               neighbour D' with every Laplace release forced equal, then compare the outputs
               and add up the shift each release needed
 """
+from . import coupling
+from .coupling import CouplingResult, audit_neighbours, audit_table, coupled_loss
