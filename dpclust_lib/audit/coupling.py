@@ -38,8 +38,9 @@ What the audit can see, and what it cannot
   gets the verdict ``"unobserved"``, since a zero loss would then mean nothing.
 * Per-record randomness couples only for some neighbours. IDP k-means' random split draws one
   part per record with ``rng.integers(0, K, size=n)``; numpy draws such bounded integers two to a
-  64-bit word, so n and n + 1 draws leave the stream in the same state when n is odd, and the
-  first n parts are the same. With the added (or removed) record last and the smaller data set of
+  64-bit word, so n and n + 1 draws leave the stream at the same 64-bit word when n is odd (only
+  the buffered half word differs, which the doubles drawn next do not read), and the first n
+  parts are the same. With the added (or removed) record last and the smaller data set of
   odd size, the two runs couple naturally; otherwise the stream diverges and the audit says so.
   :func:`neighbours` always adds, removes or replaces the *last* record for this reason (it is
   also the natural choice for an estimator that reads records in order, like DPBirch).
@@ -166,7 +167,17 @@ class _Release:
 
 
 def _stream_state(rng):
-    return None if rng is None else rng.bit_generator.state
+    """The position in the stream of 64-bit words (without the half word numpy buffers for 32-bit draws).
+
+    Doubles (uniform, Laplace) read whole words, so two runs at the same position draw the same
+    doubles next; a later bounded-integer draw may still differ by the buffered half word.
+    """
+    if rng is None:
+        return None
+    state = dict(rng.bit_generator.state)
+    state.pop("has_uint32", None)
+    state.pop("uinteger", None)
+    return state
 
 
 class _Recorder:
@@ -218,7 +229,7 @@ def _fit(template, X, seed, observer_factory):
         warnings.simplefilter("always")
         est.fit(X)
     # A Generator the estimator did not use (it made its own) cannot be watched.
-    used = rng.bit_generator.state != np.random.default_rng(seed).bit_generator.state
+    used = _stream_state(rng) != _stream_state(np.random.default_rng(seed))
     return est, observer, (rng if used else None), tuple(w.category.__name__ for w in caught)
 
 
