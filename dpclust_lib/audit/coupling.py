@@ -67,6 +67,8 @@ __all__ = [
     "DIAGNOSTICS",
     "CouplingResult",
     "coupled_loss",
+    "public_attributes",
+    "public_differences",
     "neighbours",
     "domain_points",
     "audit_neighbours",
