@@ -487,7 +487,7 @@ def audit_cases():
          X, quick),
         ("DPKModes", "private", DPKModes(n_clusters=2, epsilon=1.0, max_iter=3, domain_sizes=sizes), C, cat),
         ("DPKModes", "init='records'", DPKModes(n_clusters=2, epsilon=1.0, max_iter=3, domain_sizes=sizes,
-                                                init="records"), C, cat[:4]),
+                                                init="records"), C[C[:, 1] < 3], cat),
         ("DPKModes", "domain sizes from data", DPKModes(n_clusters=2, epsilon=1.0, max_iter=3,
                                                         domain_sizes=FROM_DATA), C[C[:, 1] < 3], cat[:4]),
         ("DPBirchPublicTree", "private", DPBirchPublicTree(epsilon=1.0, n_skeleton=100, bounds=unit, **birch),
