@@ -103,6 +103,7 @@ def test_private_add_remove_loss_is_the_analysis(name, est, data, points, expect
     frame = audit_neighbours(est, data, points, relations=("add", "remove"), seeds=SEEDS)
     _xfail_unrouted(name, frame)
     assert (frame["verdict"] == "ok").all(), frame[frame["verdict"] != "ok"].to_string()
+    assert not frame["warnings"].str.contains("PrivacyLeakWarning|RuntimeWarning").any()
     assert (frame["loss"] <= frame["epsilon_spent"] * (1 + REL)).all()
     for row in frame.itertuples():
         x = dict(points)[row.point]

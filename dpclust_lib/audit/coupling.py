@@ -61,7 +61,6 @@ import numpy as np
 import pandas as pd
 
 from .. import privacy
-from .._validation import PrivacyLeakWarning
 
 __all__ = [
     "DIAGNOSTICS",
@@ -121,6 +120,8 @@ class CouplingResult:
         The loss of each release, in order.
     warnings : tuple of str
         Names of the warning categories the two fits raised (PrivacyLeakWarning among them).
+        The audit records the fits' warnings instead of letting them through, so a
+        RuntimeWarning shows here, not as an error.
     """
 
     loss: float
@@ -416,7 +417,8 @@ def audit_neighbours(estimator, X, points, *, relations=("add", "remove"), seeds
     Returns
     -------
     DataFrame with columns relation, point, seed, n_releases, loss, epsilon_spent,
-    epsilon_guaranteed, bound (epsilon_spent, twice that for "replace"), verdict, detail.
+    epsilon_guaranteed, bound (epsilon_spent, twice that for "replace"), verdict, detail,
+    warnings (the warning categories the fits raised, comma-separated).
     """
     rows = []
     for seed in seeds:
@@ -427,7 +429,8 @@ def audit_neighbours(estimator, X, points, *, relations=("add", "remove"), seeds
                 detail = r.explain()
                 rows.append(dict(relation=relation, point=name, seed=seed, n_releases=r.n_releases, loss=r.loss,
                                  epsilon_spent=r.epsilon_spent, epsilon_guaranteed=r.epsilon_guaranteed,
-                                 bound=bound, verdict=r.verdict(bound), detail=detail))
+                                 bound=bound, verdict=r.verdict(bound), detail=detail,
+                                 warnings=", ".join(r.warnings)))
     return pd.DataFrame(rows)
 
 
