@@ -44,13 +44,16 @@ def _categorical(n=41, seed=7):
 X = _numeric()
 C = _categorical()
 BOX = domain_points([0.0, 0.0], [1.0, 1.0])
+WIDE = (-1.0, 2.0)  # bounds off the unit box: scaled sums, and |x| up to 2
+XW = 3.0 * X - 1.0
+BOXW = domain_points([-1.0, -1.0], [2.0, 2.0])
 CAT = domain_points([0, 0, 0], [k - 1 for k in SIZES], integer=True)
 BIRCH = dict(threshold=0.2, branching_factor=4, n_clusters=2)
 
 
-def _u1(x):
-    """L1 norm of the record scaled to [0, 1]^d by the unit bounds."""
-    return float(np.abs(np.asarray(x, dtype=float)).sum())
+def _u1(x, lower=0.0, upper=1.0):
+    """L1 norm of the record scaled to [0, 1]^d by the bounds, u = (x - lower) / (upper - lower)."""
+    return float(np.abs((np.asarray(x, dtype=float) - lower) / (upper - lower)).sum())
 
 
 def _quadtree_loss(est, x, gamma):
@@ -70,6 +73,10 @@ def _quadtree_loss(est, x, gamma):
 PRIVATE = [
     ("DPKMeans", DPKMeans(n_clusters=2, epsilon=EPS, max_iter=3, bounds=UNIT), X, BOX,
      lambda est, x: (_u1(x) + 1) / 3 * EPS),
+    ("DPKMeans halving", DPKMeans(n_clusters=2, epsilon=EPS, max_iter=3, schedule="halving", bounds=UNIT), X, BOX,
+     lambda est, x: (_u1(x) + 1) / 3 * EPS * (1 - 2.0 ** -3)),
+    ("DPKMeans wide bounds", DPKMeans(n_clusters=2, epsilon=EPS, max_iter=3, bounds=WIDE), XW, BOXW,
+     lambda est, x: (_u1(x, *WIDE) + 1) / 3 * EPS),
     ("IDPKMeans", IDPKMeans(n_clusters=2, epsilon=EPS, max_iter=3, bounds=UNIT), X, BOX,
      lambda est, x: (_u1(x) + 1) / 3 * EPS),
     ("DPKMeansPP", DPKMeansPP(n_clusters=2, epsilon=EPS, max_iter=2, bounds=UNIT, n_public=41), X, BOX,
@@ -82,6 +89,9 @@ PRIVATE = [
     ("DPBirchPublicTree", DPBirchPublicTree(epsilon=EPS, n_skeleton=100, bounds=UNIT, **BIRCH), X, BOX,
      # shares (N, LS, SS) = (1/4, 1/2, 1/4); sensitivities 1, sum max|x_j| = 2, sum max x_j^2 = 2
      lambda est, x: EPS * (0.25 + 0.5 * _u1(x) / 2 + 0.25 * float(np.dot(x, x)) / 2)),
+    # on [-1, 2]^2 the sensitivities are sum max|x_j| = 4 and sum max x_j^2 = 8
+    ("DPBirchPublicTree wide bounds", DPBirchPublicTree(epsilon=EPS, n_skeleton=100, bounds=WIDE, **BIRCH), XW,
+     BOXW, lambda est, x: EPS * (0.25 + 0.5 * float(np.abs(x).sum()) / 4 + 0.25 * float(np.dot(x, x)) / 8)),
 ]
 
 

@@ -44,6 +44,13 @@ What the audit can see, and what it cannot
   odd size, the two runs couple naturally; otherwise the stream diverges and the audit says so.
   :func:`neighbours` always adds, removes or replaces the *last* record for this reason (it is
   also the natural choice for an estimator that reads records in order, like DPBirch).
+* The paper's DPBirch draws its per-insertion noise with ``rng.laplace`` (the one documented
+  exception to ``laplace_mechanism``), so the audit sees no release there. With the record added
+  last, the first n insertions are the same on D and D' (same seed, same draws); the last one
+  changes N along one path of the tree by exactly 1, with no noise on N at all, so no coupling of
+  the noise could make the outputs equal: the "leak" verdict is right. The same evidence (outputs
+  differ, nothing observed) would also come from an honest estimator whose noise bypasses
+  ``laplace_mechanism``; :meth:`CouplingResult.explain` says so.
 * Exact-data diagnostics that the estimator documents as not private (``labels_``, the true part
   sizes, the record-to-leaf map, ...) are not compared: see :data:`DIAGNOSTICS`.
 * The audit trusts ``laplace_mechanism`` to draw Laplace noise of the scale it reports, and
