@@ -83,8 +83,8 @@ PRIVATE = [
      lambda est, x: 0.5 * EPS + 0.5 * EPS * (_u1(x) + 1) / 3),
     ("EUGKMeans", EUGKMeans(n_clusters=2, epsilon=EPS, max_iter=10, bounds=UNIT, n_public=41), X, BOX,
      lambda est, x: EPS),
-    ("DPQTKMeans", DPQTKMeans(n_clusters=2, epsilon=EPS, gamma=0.3, max_height=3, threshold=3.0, bounds=UNIT,
-                              max_iter=10), X, BOX, lambda est, x: _quadtree_loss(est, x, 0.3)),
+    ("DPQTKMeans", DPQTKMeans(n_clusters=2, epsilon=EPS, gamma=0.3, max_height=3, threshold=3.0, n_public=41,
+                              bounds=UNIT, max_iter=10), X, BOX, lambda est, x: _quadtree_loss(est, x, 0.3)),
     ("DPKModes", DPKModes(n_clusters=2, epsilon=EPS, max_iter=3, domain_sizes=SIZES), C, CAT, None),
     ("DPBirchPublicTree", DPBirchPublicTree(epsilon=EPS, n_skeleton=100, bounds=UNIT, **BIRCH), X, BOX,
      # shares (N, LS, SS) = (1/4, 1/2, 1/4); sensitivities 1, sum max|x_j| = 2, sum max x_j^2 = 2
@@ -164,7 +164,7 @@ LEAKY = [
      QUICK, "leak", "initial_centers_"),
     ("IDPKMeans split=order", IDPKMeans(n_clusters=2, epsilon=EPS, max_iter=1, bounds=UNIT, split="order"),
      X[:-1], QUICK, "over budget", "^$"),  # n even: adding one record moves the boundary record
-    ("DPQTKMeans init=kmeans-on-data", DPQTKMeans(n_clusters=2, epsilon=EPS, max_height=3, threshold=3.0,
+    ("DPQTKMeans init=kmeans-on-data", DPQTKMeans(n_clusters=2, epsilon=EPS, max_height=3, threshold=3.0, n_public=41,
                                                  bounds=UNIT, max_iter=10, init="kmeans-on-data"), X, QUICK,
      "leak", "cluster_centers_"),
     ("DPQTKMeans n from data", DPQTKMeans(n_clusters=2, epsilon=EPS, max_height=3, bounds=UNIT, max_iter=10,
