@@ -121,6 +121,8 @@ def test_private_add_remove_loss_is_the_analysis(name, est, data, points, expect
     assert (frame["verdict"] == "ok").all(), frame[frame["verdict"] != "ok"].to_string()
     assert not frame["warnings"].str.contains("PrivacyLeakWarning|RuntimeWarning").any()
     assert (frame["loss"] <= frame["epsilon_spent"] * (1 + REL)).all()
+    guaranteed = frame["epsilon_guaranteed"].dropna()  # where the estimator states it
+    assert (frame.loc[guaranteed.index, "loss"] <= guaranteed * (1 + REL)).all()
     for row in frame.itertuples():
         x = dict(points)[row.point]
         if expected is None:  # every record costs the same: the full spend
@@ -191,6 +193,8 @@ def test_leaky_option_is_detected(label, est, data, points, verdict, reason):
     caught = frame[frame["verdict"] == verdict]
     assert len(caught), frame.to_string()
     assert caught["detail"].str.contains(reason, regex=True).any(), caught["detail"].tolist()
+    # Where the estimator states its guarantee, it must own up to the leak.
+    assert (frame["epsilon_guaranteed"].dropna() == np.inf).all()
     if verdict == "over budget":
         assert (caught["loss"] > caught["epsilon_spent"] * (1 + 1e-6)).all()
 
