@@ -14,6 +14,7 @@ smoke=...)``, so the two sizes of every experiment sit side by side.
 from __future__ import annotations
 
 import contextlib
+import numbers
 import os
 import time
 import warnings
@@ -87,6 +88,8 @@ def output_dirs(notebook, profile, results_dir=None, figures_dir=None):
 
 def _epsilon_key(epsilon):
     """A spawn-key integer for an epsilon value (its IEEE-754 bits; None -> NaN's)."""
+    if epsilon is not None and (isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, numbers.Real)):
+        raise TypeError(f"epsilon must be a real number or None, got {epsilon!r} of type {type(epsilon).__name__}")
     value = np.float64(np.nan if epsilon is None else epsilon)
     return int(value.view(np.uint64))
 
@@ -115,6 +118,8 @@ def _one_fit(make_estimator, dataset, epsilon, random_state, metrics, warning_fi
     with warnings.catch_warnings():
         warnings.filters[:] = warning_filters
         est = make_estimator(epsilon, random_state)
+        if not hasattr(est, "fit"):
+            raise TypeError(f"an algorithm of the sweep returned {type(est).__name__}, not an estimator with fit()")
         start = time.perf_counter()
         est.fit(dataset.X)
         seconds = time.perf_counter() - start
@@ -151,8 +156,16 @@ def sweep(algorithms, datasets, epsilons, n_runs, metrics, seed=0, n_jobs=1, bac
         raise TypeError("algorithms must be a non-empty dict of name -> callable(epsilon, random_state)")
     if not isinstance(metrics, dict):
         raise TypeError("metrics must be a dict of name -> callable(estimator, dataset)")
+    for what, table in (("algorithms", algorithms), ("metrics", metrics)):
+        bad = [name for name, fn in table.items() if not callable(fn)]
+        if bad:
+            raise TypeError(f"{what}[{bad[0]!r}] is not callable")
     data = _as_datasets(datasets)
+    if isinstance(epsilons, (str, bytes, numbers.Number)) or not hasattr(epsilons, "__iter__"):
+        raise TypeError(f"epsilons must be a sequence of floats or None, got {epsilons!r}")
     eps_list = list(epsilons)
+    for eps in eps_list:
+        _epsilon_key(eps)
     if not eps_list:
         raise ValueError("epsilons is empty")
     n_runs = check_int(n_runs, "n_runs", minimum=1)
@@ -173,7 +186,17 @@ def sweep(algorithms, datasets, epsilons, n_runs, metrics, seed=0, n_jobs=1, bac
 
 def summarise(frame, metrics, by=("algorithm", "dataset", "epsilon")):
     """Mean, standard deviation, run count and 95% CI half-width of each metric per group."""
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a DataFrame, got {type(frame).__name__}")
+    if isinstance(metrics, str) or isinstance(by, str):
+        raise TypeError("metrics and by must be sequences of column names, not one string")
     by = list(by)
+    missing = [c for c in [*by, *metrics] if c not in frame.columns]
+    if missing:
+        raise ValueError(f"summarise: column {missing[0]!r} is not in the frame ({list(frame.columns)})")
+    not_numeric = [m for m in metrics if not pd.api.types.is_numeric_dtype(frame[m])]
+    if not_numeric:
+        raise TypeError(f"summarise: metric {not_numeric[0]!r} is not numeric (dtype {frame[not_numeric[0]].dtype})")
     out = []
     for metric in metrics:
         g = frame.groupby(by, sort=True)[metric]
@@ -215,6 +238,12 @@ LEDGER_COLUMNS = ["paper", "claim_id", "claim", "published", "ours", "verdict", 
 READING_COLUMNS = ["choice", "reading", "support", "used_for", "best_case"]
 
 
+def _text(value, name):
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name} must be a non-empty string, got {name}={value!r}")
+    return value
+
+
 def _ids(value):
     """Claim ids given as one string or a sequence, stored as ``"a; b"``."""
     if value is None or value == "":
@@ -239,10 +268,16 @@ class Ledger:
     rows: list = field(default_factory=list)
     readings: list = field(default_factory=list)
 
+    def __post_init__(self):
+        _text(self.paper, "paper")
+
     def reading(self, choice, reading, support, used_for=(), best_case=False):
         """Declare one reading of a choice the paper leaves open."""
         if not isinstance(best_case, (bool, np.bool_)):
             raise TypeError(f"best_case must be a bool, got best_case={best_case!r}")
+        _text(choice, "choice"), _text(reading, "reading")
+        if any(r["choice"] == choice and r["reading"] == reading for r in self.readings):
+            raise ValueError(f"the reading {reading!r} of {choice!r} is already declared")
         self.readings.append({"choice": choice, "reading": reading, "support": support,
                               "used_for": _ids(used_for), "best_case": bool(best_case)})
         return self
@@ -251,6 +286,7 @@ class Ledger:
         """Add the row of one claim; ``depends_on`` names the claims it rests on."""
         if verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got verdict={verdict!r}")
+        _text(claim_id, "claim_id")
         if any(r["claim_id"] == claim_id for r in self.rows):
             raise ValueError(f"claim_id={claim_id!r} is already in the ledger")
         self.rows.append({"paper": self.paper, "claim_id": claim_id, "claim": claim, "published": published,

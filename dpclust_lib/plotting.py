@@ -5,8 +5,10 @@ notebooks only.
 """
 from __future__ import annotations
 
+import numbers
 from pathlib import Path
 
+import pandas as pd
 import seaborn as sns
 
 from ._paths import FIGURES_DIR
@@ -33,8 +35,20 @@ def metric_vs_epsilon(frame, metric, hue="algorithm", col=None, logx=False, logy
     -------
     matplotlib Figure
     """
-    if metric not in frame.columns:
-        raise ValueError(f"metric={metric!r} is not a column of the frame ({list(frame.columns)})")
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a DataFrame, got {type(frame).__name__}")
+    if frame.empty:
+        raise ValueError("frame is empty: nothing to plot")
+    for name, column in (("metric", metric), ("x", "epsilon"), ("hue", hue), ("col", col), ("style", style)):
+        if column is not None and column not in frame.columns:
+            raise ValueError(f"{name}={column!r} is not a column of the frame ({list(frame.columns)})")
+    if not pd.api.types.is_numeric_dtype(frame[metric]):
+        raise TypeError(f"metric={metric!r} is not numeric (dtype {frame[metric].dtype})")
+    refs = reference.values() if isinstance(reference, dict) else [reference]
+    if any(r is not None and (isinstance(r, bool) or not isinstance(r, numbers.Real)) for r in refs):
+        raise TypeError(f"reference must be None, a number or a dict of numbers, got reference={reference!r}")
+    if logx and not (pd.to_numeric(frame["epsilon"], errors="coerce") > 0).all():
+        raise ValueError("logx=True needs every epsilon > 0 (a None or 0 epsilon has no place on a log axis)")
     # seed: the bootstrap of the CI band is random; a fixed seed makes the figure identical run to run.
     kwargs = dict(data=frame, x="epsilon", y=metric, hue=hue, kind="line", marker="o", errorbar=errorbar,
                   seed=0, height=height, aspect=1.25, facet_kws={"sharey": False})
@@ -58,12 +72,17 @@ def metric_vs_epsilon(frame, metric, hue="algorithm", col=None, logx=False, logy
 
 
 def figure_path(notebook, name, figures_dir=None):
+    """``<figures_dir or figures/<notebook>>/<name>.png``; ``name`` is a plain file name."""
+    if not isinstance(name, str) or not name or Path(name).name != name:
+        raise ValueError(f"name must be a plain file name (no folder), got name={name!r}")
     folder = Path(figures_dir) if figures_dir is not None else FIGURES_DIR / notebook
     return folder / f"{name}.png"
 
 
 def save_figure(fig, notebook, name, figures_dir=None, dpi=110):
     """Save ``fig`` as ``figures/<notebook>/<name>.png`` and return the path."""
+    if not hasattr(fig, "savefig"):
+        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     path = figure_path(notebook, name, figures_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi, bbox_inches="tight")
