@@ -6,6 +6,7 @@
 #   make data        fetch missing data files and report what is present
 #   make lab         JupyterLab on the notebooks
 #   make assignments student versions of the paper notebooks in assignments/
+#   make book        the compendium as a static HTML site in _build/html/ (notebooks not re-executed)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -17,7 +18,7 @@ OUT    ?= data/results/sweeps/$(NOTEBOOK)
 
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: install reproduce test sweep bench data lab assignments clean-venv
+.PHONY: install reproduce test sweep bench data lab assignments book browser clean-venv
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +35,7 @@ install: $(VENV)/.installed
 reproduce: $(VENV)/.installed
 	$(BIN)/python -m dpclust_lib reproduce --profile paper --jobs $(JOBS)
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed browser
 	$(BIN)/python -m pytest tests
 	DPCLUST_PROFILE=smoke $(BIN)/python -m pytest --nbval-lax --nbval-current-env notebooks
 
@@ -52,6 +53,16 @@ lab: $(VENV)/.installed
 
 assignments: $(VENV)/.installed
 	$(BIN)/python -m dpclust_lib assignments
+
+book: $(VENV)/.installed
+	$(BIN)/python book/build.py _build/html
+
+# The book's browser test needs a headless Chromium and its driver (Debian packages); without
+# them it is skipped with a message.
+browser:
+	@command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; } \
+	  >/dev/null 2>&1 || echo "no Chromium could be installed here: the book's browser test will be skipped"
 
 clean-venv:
 	rm -rf $(VENV)

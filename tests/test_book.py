@@ -1,0 +1,98 @@
+"""The compendium as a book: it builds from the committed notebooks, its links hold, and a
+browser shows its equations and figures."""
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytest.importorskip("sphinx")
+pytest.importorskip("myst_nb")
+spec = importlib.util.spec_from_file_location("book_build", ROOT / "book" / "build.py")
+book = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(book)
+NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    return book.build(tmp_path_factory.mktemp("book") / "html")
+
+
+def test_every_notebook_is_a_chapter_and_the_ledgers_a_page(site):
+    for stem in NOTEBOOKS:
+        assert (site / "notebooks" / f"{stem}.html").is_file(), stem
+    front = (site / "index.html").read_text()
+    assert "What the reproductions found" in front  # the README is the front page
+    ledgers = (site / "ledgers.html").read_text()
+    for stem in NOTEBOOKS:
+        if (ROOT / "data" / "results" / stem / "ledger.csv").is_file():
+            assert f"notebooks/{stem}.html" in ledgers, stem
+
+
+def test_search_index_covers_the_chapters(site):
+    assert (site / "search.html").is_file()
+    index = (site / "searchindex.js").read_text()
+    assert "birch" in index.lower() and "ldpk" in index.lower()
+
+
+def test_the_chapters_carry_their_figures_and_equations(site):
+    chapter = (site / "notebooks" / "05_dp_birch.html").read_text()
+    assert '<img' in chapter and 'class="math' in chapter
+    assert (site / "_static" / "mathjax" / "MathJax.js").is_file()  # typeset offline
+
+
+def test_link_check_finds_a_broken_link_and_a_missing_anchor(tmp_path):
+    (tmp_path / "a.html").write_text('<a id="top" href="b.html#nowhere">x</a><img src="gone.png">'
+                                     '<a href="a.html#top">ok</a><a href="https://example.org/x">ext</a>')
+    (tmp_path / "b.html").write_text('<p id="here">b</p>')
+    found = {(link, why) for _, link, why in book.broken_links(tmp_path)}
+    assert found == {("b.html#nowhere", "no such anchor"), ("gone.png", "no such file")}
+
+
+def test_the_built_book_has_no_broken_internal_link(site):
+    assert book.broken_links(site) == []
+
+
+def _browser():
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    driver = shutil.which("chromedriver")
+    if not (chromium and driver):
+        pytest.skip("no headless Chromium and chromedriver on this machine (Debian: apt-get install chromium "
+                    "chromium-driver); the browser test is skipped")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1600"):
+        options.add_argument(arg)
+    return webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=driver))
+
+
+# Typeset once no math element still holds its TeX source (MathJax 2 replaces it by its rendering).
+TYPESET = """const math = Array.from(document.querySelectorAll('.math.notranslate'));
+    const raw = math.filter(m => /^\\s*(\\\\\\(|\\\\\\[|\\$)/.test(m.textContent)).length;
+    return raw === 0 ? [math.length, document.querySelectorAll('.MathJax, .MathJax_Display').length,
+                        document.querySelectorAll('.MathJax_Error, merror').length] : null;"""
+IMAGES = """return Array.from(document.images).filter(i => !/^https?:/.test(i.getAttribute('src')))
+    .map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0]);"""
+
+
+def test_a_browser_shows_typeset_equations_and_decoded_figures(site):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    shots = ROOT / "data" / "results" / "smoke"
+    shots.mkdir(parents=True, exist_ok=True)
+    browser = _browser()
+    try:
+        for page, shot in [("index.html", "book_front.png"), ("notebooks/05_dp_birch.html", "book_chapter.png")]:
+            browser.get((site / page).as_uri())
+            images = WebDriverWait(browser, 30).until(
+                lambda b: (lambda imgs: imgs if all(ok for _, ok in imgs) else None)(b.execute_script(IMAGES)))
+            assert images, f"{page} shows no figure"
+            if page != "index.html":
+                n_math, typeset, errors = WebDriverWait(browser, 60).until(lambda b: b.execute_script(TYPESET))
+                assert n_math > 10 and typeset >= n_math and errors == 0, (page, n_math, typeset, errors)
+            browser.save_screenshot(str(shots / shot))
+    finally:
+        browser.quit()
