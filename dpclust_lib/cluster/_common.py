@@ -9,6 +9,7 @@ import math
 import warnings
 
 import numpy as np
+from scipy import sparse
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -20,6 +21,27 @@ from ._base import is_from_data, require_public
 DOMAIN_SIZES_WHAT = "domain_sizes=(k_1, ..., k_m), the public number of categories of each attribute"
 
 
+def check_records_shape(X, name="X"):
+    """Refuse, before anything else reads ``X``: sparse input, complex numbers, not 2-D, no attribute.
+
+    The messages say what scikit-learn's own checks say for the same mistakes.
+    """
+    if sparse.issparse(X):
+        raise TypeError(f"{name} is a sparse matrix: sparse input is not supported; pass a dense array of "
+                        "integer category codes")
+    try:
+        arr = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X)
+    except ValueError as exc:  # ragged lists
+        raise TypeError(f"{name} could not be read as an array: {exc}") from exc
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name} holds complex numbers: Complex data not supported; pass integer category codes")
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array (n records x m attributes), got shape {arr.shape}. Reshape "
+                         "your data with X.reshape(-1, 1) for one attribute or X.reshape(1, -1) for one record")
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
+
+
 def domain_from_data(X, name="X"):
     """The domain sizes read off the records: max code + 1 per attribute (at least 2).
 
@@ -27,12 +49,12 @@ def domain_from_data(X, name="X"):
     column, never its value.
     """
     arr = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X)
+    if arr.dtype.kind in "iuf" and np.any(arr < 0):  # before the dtype check: the more useful message
+        i, j = (int(v) for v in np.argwhere(arr < 0)[0])
+        raise ValueError(f"Negative values in data: {name}[{i}, {j}] is negative; category codes start at 0")
     if arr.ndim != 2 or arr.size == 0 or arr.dtype.kind not in "iu":
         # Let the full check produce the precise message (shape, emptiness, dtype, NaN).
         check_categorical(arr, [2] * (arr.shape[1] if arr.ndim == 2 and arr.shape[1] else 1), name=name)
-    if np.any(arr < 0):
-        i, j = (int(v) for v in np.argwhere(arr < 0)[0])
-        raise ValueError(f"{name}[{i}, {j}] is negative; category codes start at 0")
     sizes = tuple(int(max(k, 2)) for k in arr.max(axis=0) + 1)
     return check_categorical(arr, sizes, name=name), sizes
 
@@ -169,10 +191,12 @@ class CategoricalClusterer(ClusterMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True  # integer codes; scikit-learn's checks then pass codes
+        tags.input_tags.positive_only = True  # codes start at 0
         return tags
 
     def _fit_input(self, X):
         """Check X at fit; return (X int64, domain sizes, whether the domain was read off the records)."""
+        check_records_shape(X)
         validate_data(self, X, skip_check_array=True, reset=True)  # n_features_in_, feature_names_in_
         if self._private:
             require_public(self.domain_sizes, "domain_sizes", DOMAIN_SIZES_WHAT)
@@ -190,6 +214,7 @@ class CategoricalClusterer(ClusterMixin, BaseEstimator):
     def _input(self, X):
         """Check X against the fitted estimator (number of features, names, domain)."""
         check_is_fitted(self, "cluster_centers_")
+        check_records_shape(X)
         validate_data(self, X, skip_check_array=True, reset=False)
         return check_categorical(X, self.domain_sizes_)
 
