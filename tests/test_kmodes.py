@@ -183,3 +183,22 @@ def test_dpkmodes_labels_are_the_nearest_centres_of_every_record(rng):
 def test_kmodes_still_refuses_negative_weights():
     with pytest.raises(ValueError, match="sample_weight"):
         KModes(1).fit(np.array([[0, 1], [1, 0]]), sample_weight=[1.0, -1.0])
+
+
+def test_dpkmodes_noise_goes_through_the_laplace_mechanism(rng):
+    """Every release is one laplace_mechanism call per iteration (the coupling audit watches that function):
+    with the noise removed by an observer, DP-modes-Lloyd is k-modes from the same initial centres."""
+    from dpclust_lib import privacy
+    X, _ = _two_groups(rng)
+    seen = []
+
+    def exact(value, scale, noisy):
+        seen.append((value.shape, scale))
+        return value
+
+    with privacy.observe_laplace(exact):
+        dp = DPKModes(2, epsilon=0.1, max_iter=4, domain_sizes=(3,) * 4, random_state=3).fit(X)
+    plain = KModes(2, init=dp.initial_centers_, max_iter=4, domain_sizes=(3,) * 4).fit(X)
+    np.testing.assert_array_equal(dp.cluster_centers_, plain.cluster_centers_)
+    assert len(seen) == dp.n_iter_
+    assert all(shape == (2 * 3 * 4,) and scale == pytest.approx(4 * 4 / 0.1) for shape, scale in seen)

@@ -389,3 +389,20 @@ def test_protocol_functions_bad_input(call, exc, needle):
 def test_unfitted_predict():
     with pytest.raises(AttributeError, match="not fitted"):
         SamplingLDPKModes(2).predict(_X)
+
+
+@pytest.mark.parametrize("protect", [True, False])
+def test_epsilon_guaranteed_is_the_enumerated_worst_ratio_of_a_round(protect):
+    """One round: e^epsilon_guaranteed_ is the largest Pr[report | x] / Pr[report | x'] over all records and
+    reports of the fitted round, enumerated from the report's exact distribution (inf: index in the clear)."""
+    sizes = (3, 2)
+    X = np.array([[0, 0], [2, 1], [1, 0], [2, 0]] * 5)
+    est = _fitted(X, n_clusters=2, epsilon=0.9, max_iter=1, domain_sizes=sizes, protect_cluster_index=protect,
+                  index_share=0.3, random_state=5)
+    worst = _worst_ratio(sizes, est.initial_centers_, est.bit_epsilon_, est.index_epsilon_)
+    assert len({tuple(c) for c in est.initial_centers_}) == 2
+    if protect:
+        assert np.log(worst) == pytest.approx(est.epsilon_guaranteed_, rel=1e-12)
+        assert est.epsilon_guaranteed_ == pytest.approx(est.epsilon_spent_)
+    else:
+        assert worst == np.inf and est.epsilon_guaranteed_ == np.inf
