@@ -123,7 +123,18 @@ class KModes(CategoricalClusterer):
         return categorical_input(centres, sizes, name="init")[0]
 
     def fit(self, X, y=None, sample_weight=None):
-        """Fit k-modes to the integer-coded records ``X`` (optionally weighted); returns self."""
+        """Fit k-modes to integer-coded records.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, m), integer codes
+        y : ignored
+        sample_weight : None or (n_samples,) non-negative weights
+
+        Returns
+        -------
+        self
+        """
         X, sizes, _ = self._fit_input(X)
         check_n_clusters(self.n_clusters, X.shape[0])
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
@@ -142,7 +153,12 @@ class KModes(CategoricalClusterer):
         return self
 
     def fit_predict(self, X, y=None, sample_weight=None):
-        """``fit(X, sample_weight=...)``, then the nearest centre of each record (``labels_``)."""
+        """``fit(X, sample_weight=...)``, then the nearest centre of each record.
+
+        Returns
+        -------
+        labels_ : ndarray of shape (n_samples,)
+        """
         return self.fit(X, sample_weight=sample_weight).labels_
 
 
@@ -197,7 +213,17 @@ class DPKModes(PrivateCategoricalClusterer):
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        """Run DP-modes-Lloyd on the integer-coded records ``X``; returns self."""
+        """Run DP-modes-Lloyd on integer-coded records.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, m), integer codes inside ``domain_sizes``
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
         eps = check_epsilon(self.epsilon)
         check_choice(self.init, "init", {"domain", "records"})
         X, sizes, leaky = self._fit_input(X)

@@ -222,7 +222,17 @@ class LDPKModes(PrivateCategoricalClusterer):
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        """Simulate the protocol on the users' records ``X`` (one row per user); returns self."""
+        """Simulate the protocol on the users' records.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_users, m), integer codes inside ``domain_sizes``, one row per user
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
         eps = check_epsilon(self.epsilon)
         projection = _check_projection(self.projection)
         check_choice(self.rounding, "rounding", set(ROUNDINGS))

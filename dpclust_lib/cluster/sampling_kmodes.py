@@ -366,7 +366,17 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
         return _check_centres(C, sizes, name="init"), False
 
     def fit(self, X, y=None):
-        """Run the rounds of the protocol on the users' records ``X`` (one row per user); returns self."""
+        """Run the rounds of the protocol on the users' records.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_users, d), integer codes inside ``domain_sizes``, one row per user
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
         eps = check_epsilon(self.epsilon)
         check_choice(self.budget, "budget", {"per_round", "split"})
         if not isinstance(self.protect_cluster_index, (bool, np.bool_)):
