@@ -118,13 +118,18 @@ def test_dpkmodes_domain_init_is_data_independent(rng):
 
 def test_dpkmodes_warns_when_reading_the_domain_or_the_records_from_data(rng):
     X = rng.integers(0, 3, size=(100, 2))
-    with pytest.warns(PrivacyLeakWarning, match="domain_sizes"):
+    with pytest.raises(ValueError, match="domain_sizes is required"):
         DPKModes(2, random_state=0).fit(X)
+    with pytest.warns(PrivacyLeakWarning, match="domain_sizes"):
+        est = DPKModes(2, domain_sizes="data", random_state=0).fit(X)
+    assert est.epsilon_guaranteed_ == float("inf") and est.epsilon_spent_ <= 1.0 + 1e-12
     with pytest.warns(PrivacyLeakWarning, match="records"):
-        DPKModes(2, init="records", domain_sizes=(3, 3), random_state=0).fit(X)
+        est = DPKModes(2, init="records", domain_sizes=(3, 3), random_state=0).fit(X)
+    assert est.epsilon_guaranteed_ == float("inf")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        DPKModes(2, domain_sizes=(3, 3), random_state=0).fit(X)
+        est = DPKModes(2, domain_sizes=(3, 3), random_state=0).fit(X)
+    assert est.epsilon_guaranteed_ == est.epsilon_spent_ and est.neighbouring_ == "add/remove one record"
 
 
 @pytest.mark.parametrize("make, X, exc, needle", [
@@ -163,12 +168,37 @@ def test_unique_rows_is_numpys_rowwise_unique(rng, shape, high):
 
 
 def test_dpkmodes_labels_are_the_nearest_centres_of_every_record(rng):
-    from dpclust_lib._distances import nearest
     X = rng.integers(0, 3, size=(400, 4))
     est = DPKModes(3, epsilon=2.0, domain_sizes=(3,) * 4, random_state=1).fit(X)
-    np.testing.assert_array_equal(est.labels_, nearest(X, est.cluster_centers_, "hamming")[0])
+    # The reference: Hamming distances by broadcasting, first minimum (ties: the lowest index).
+    dist = (X[:, None, :] != est.cluster_centers_[None, :, :]).sum(axis=2)
+    np.testing.assert_array_equal(est.predict(X), dist.argmin(axis=1))
+    diagnostics = est.exact_diagnostics(X)
+    np.testing.assert_array_equal(diagnostics.labels, dist.argmin(axis=1))
+    assert diagnostics.cost == dist.min(axis=1).sum() and diagnostics.private is False
+    np.testing.assert_array_equal(diagnostics.cluster_sizes, np.bincount(dist.argmin(axis=1), minlength=3))
+    assert not hasattr(est, "labels_")  # the release holds no exact-data labels
 
 
 def test_kmodes_still_refuses_negative_weights():
     with pytest.raises(ValueError, match="sample_weight"):
         KModes(1).fit(np.array([[0, 1], [1, 0]]), sample_weight=[1.0, -1.0])
+
+
+def test_dpkmodes_noise_goes_through_the_laplace_mechanism(rng):
+    """Every release is one laplace_mechanism call per iteration (the coupling audit watches that function):
+    with the noise removed by an observer, DP-modes-Lloyd is k-modes from the same initial centres."""
+    from dpclust_lib import privacy
+    X, _ = _two_groups(rng)
+    seen = []
+
+    def exact(value, scale, noisy):
+        seen.append((value.shape, scale))
+        return value
+
+    with privacy.observe_laplace(exact):
+        dp = DPKModes(2, epsilon=0.1, max_iter=4, domain_sizes=(3,) * 4, random_state=3).fit(X)
+    plain = KModes(2, init=dp.initial_centers_, max_iter=4, domain_sizes=(3,) * 4).fit(X)
+    np.testing.assert_array_equal(dp.cluster_centers_, plain.cluster_centers_)
+    assert len(seen) == dp.n_iter_
+    assert all(shape == (2 * 3 * 4,) and scale == pytest.approx(4 * 4 / 0.1) for shape, scale in seen)

@@ -51,8 +51,8 @@ def test_fitted_attributes(rng):
     est = _fit(X)
     assert est.cluster_centers_.shape == (3, 3) and est.cluster_centers_.dtype == np.int64
     assert est.initial_centers_.shape == (3, 3)
-    assert est.labels_.shape == (len(X),)
-    np.testing.assert_array_equal(est.labels_, est.predict(X))
+    assert est.predict(X).shape == (len(X),)
+    assert not hasattr(est, "labels_")  # the server cannot know the users' labels
     assert 1 <= est.n_iter_ <= 5
     assert est.raw_estimate_.shape == SIZES and est.estimate_.shape == SIZES
     assert list(est.synthetic_data_.columns) == ["x0", "x1", "x2", "count"]
@@ -62,7 +62,7 @@ def test_fitted_attributes(rng):
 def test_fit_predict_and_unfitted_predict(rng):
     X = _data(rng)
     np.testing.assert_array_equal(LDPKModes(3, domain_sizes=SIZES, random_state=1).fit_predict(X),
-                                  _fit(X, seed=1).labels_)
+                                  _fit(X, seed=1).predict(X))
     with pytest.raises(AttributeError, match="not fitted"):
         LDPKModes(3).predict(X)
 
@@ -91,6 +91,8 @@ def test_epsilon_spent_and_the_plain_ldp_level(rng, eps):
     est = _fit(_data(rng), epsilon=eps)
     assert est.epsilon_spent_ == pytest.approx(eps) and est.epsilon_spent_ <= eps
     assert est.ldp_epsilon_ == pytest.approx(len(SIZES) * eps)
+    assert est.epsilon_guaranteed_ == pytest.approx(len(SIZES) * eps)
+    assert est.neighbouring_ == "any two records of one user"
     assert len(est.ledger_.entries) == 1 and est.ledger_.spent == est.epsilon_spent_
 
 
@@ -101,6 +103,7 @@ def test_the_ldp_level_is_the_worst_probability_ratio_of_a_report():
     worst = np.log((P[:, None, :] / P[None, :, :]).max())
     est = LDPKModes(3, epsilon=eps, domain_sizes=SIZES, random_state=0).fit(_all_cells())
     assert est.ldp_epsilon_ == pytest.approx(worst)
+    assert est.epsilon_guaranteed_ == pytest.approx(worst)
 
 
 def _all_cells():
@@ -115,8 +118,11 @@ def test_user_side_is_the_hamming_randomized_response_bit_for_bit(rng):
 
 
 def test_domain_taken_from_the_data_warns(rng):
-    with pytest.warns(PrivacyLeakWarning, match="domain_sizes"):
+    with pytest.raises(ValueError, match="domain_sizes is required"):
         LDPKModes(3, random_state=0).fit(_data(rng))
+    with pytest.warns(PrivacyLeakWarning, match="domain_sizes"):
+        est = LDPKModes(3, domain_sizes="data", random_state=0).fit(_data(rng))
+    assert est.epsilon_guaranteed_ == float("inf")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _fit(_data(rng))
@@ -245,7 +251,7 @@ def test_without_noise_it_is_kmodes_on_the_users_records(rng):
     est = _fit(X, epsilon=40.0, rounding="none")
     km = KModes(3, init=est.initial_centers_, max_iter=5, domain_sizes=SIZES).fit(X)
     np.testing.assert_array_equal(est.cluster_centers_, km.cluster_centers_)
-    np.testing.assert_array_equal(est.labels_, km.labels_)
+    np.testing.assert_array_equal(est.predict(X), km.labels_)
 
 
 def test_small_epsilon_and_few_users_still_give_k_centres(rng):

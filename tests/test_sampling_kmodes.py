@@ -41,6 +41,7 @@ def _true_g(X, centres):
 
 def _fit(**kw):
     kw.setdefault("domain_sizes", SIZES)
+    kw.setdefault("protect_cluster_index", False)  # these tests were written for the paper's index in the clear
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         return SamplingLDPKModes(**kw)
@@ -237,9 +238,9 @@ def test_contract_and_shapes(rng):
     assert {k: getattr(est, k) for k in params} == params
     assert not hasattr(est, "cluster_centers_")
     assert est.fit(X) is est
-    assert est.cluster_centers_.shape == (2, 3) and est.labels_.shape == (len(X),)
-    np.testing.assert_array_equal(est.predict(X), est.labels_)
-    np.testing.assert_array_equal(SamplingLDPKModes(**params).fit_predict(X), est.labels_)
+    assert est.cluster_centers_.shape == (2, 3) and est.predict(X).shape == (len(X),)
+    assert not hasattr(est, "labels_")
+    np.testing.assert_array_equal(SamplingLDPKModes(**params).fit_predict(X), est.predict(X))
     assert 1 <= est.n_iter_ <= 4
 
 
@@ -248,7 +249,7 @@ def test_same_seed_same_result_and_generator_accepted(rng):
     a = _fitted(X, n_clusters=3, epsilon=0.5, random_state=11)
     b = _fitted(X, n_clusters=3, epsilon=0.5, random_state=11)
     np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
-    np.testing.assert_array_equal(a.labels_, b.labels_)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
     assert a.ledger_.entries == b.ledger_.entries
     c = _fitted(X, n_clusters=3, epsilon=0.5, random_state=np.random.default_rng(11))
     np.testing.assert_array_equal(a.cluster_centers_, c.cluster_centers_)
@@ -289,11 +290,14 @@ def test_accounting(rng, budget, protect):
     if budget == "split":
         assert est.epsilon_spent_ <= eps * (1 + 1e-12)
     assert len(est.ledger_.entries) == est.n_iter_ * (2 if protect else 1)
+    assert est.neighbouring_ == "any two records of one user"
     if protect:
         assert est.index_epsilon_ == pytest.approx(share * round_eps)
         assert est.bit_epsilon_ == pytest.approx((1 - share) * round_eps)
+        assert est.epsilon_guaranteed_ == pytest.approx(est.n_iter_ * round_eps)
     else:
         assert est.index_epsilon_ is None and est.bit_epsilon_ == pytest.approx(round_eps)
+        assert est.epsilon_guaranteed_ == np.inf  # the index in the clear tells records apart surely
 
 
 def test_split_budget_runs_all_rounds_at_eps_over_t(rng):
@@ -306,14 +310,21 @@ def test_split_budget_runs_all_rounds_at_eps_over_t(rng):
 def test_warnings(rng):
     X, _ = _population(rng)
     with pytest.warns(PrivacyLeakWarning, match="cluster index"):
-        SamplingLDPKModes(2, domain_sizes=SIZES, random_state=0).fit(X)
+        est = SamplingLDPKModes(2, protect_cluster_index=False, domain_sizes=SIZES, random_state=0).fit(X)
+    assert est.epsilon_guaranteed_ == np.inf
+    with pytest.raises(ValueError, match="domain_sizes is required"):
+        SamplingLDPKModes(2, random_state=0).fit(X)
     with pytest.warns(PrivacyLeakWarning, match="domain_sizes"):
-        SamplingLDPKModes(2, protect_cluster_index=True, random_state=0).fit(X)
+        est = SamplingLDPKModes(2, domain_sizes="data", random_state=0).fit(X)
+    assert est.epsilon_guaranteed_ == np.inf
     with pytest.warns(PrivacyLeakWarning, match="records"):
-        SamplingLDPKModes(2, init="records", protect_cluster_index=True, domain_sizes=SIZES, random_state=0).fit(X)
+        est = SamplingLDPKModes(2, init="records", protect_cluster_index=True, domain_sizes=SIZES,
+                                random_state=0).fit(X)
+    assert est.epsilon_guaranteed_ == np.inf
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        SamplingLDPKModes(2, protect_cluster_index=True, domain_sizes=SIZES, random_state=0).fit(X)
+        warnings.simplefilter("error")  # the default protects the index: no warning, a finite guarantee
+        est = SamplingLDPKModes(2, domain_sizes=SIZES, random_state=0).fit(X)
+    assert est.protect_cluster_index is True and np.isfinite(est.epsilon_guaranteed_)
 
 
 _X = np.array([[0, 1, 0], [2, 3, 1], [1, 0, 1]])
@@ -378,3 +389,20 @@ def test_protocol_functions_bad_input(call, exc, needle):
 def test_unfitted_predict():
     with pytest.raises(AttributeError, match="not fitted"):
         SamplingLDPKModes(2).predict(_X)
+
+
+@pytest.mark.parametrize("protect", [True, False])
+def test_epsilon_guaranteed_is_the_enumerated_worst_ratio_of_a_round(protect):
+    """One round: e^epsilon_guaranteed_ is the largest Pr[report | x] / Pr[report | x'] over all records and
+    reports of the fitted round, enumerated from the report's exact distribution (inf: index in the clear)."""
+    sizes = (3, 2)
+    X = np.array([[0, 0], [2, 1], [1, 0], [2, 0]] * 5)
+    est = _fitted(X, n_clusters=2, epsilon=0.9, max_iter=1, domain_sizes=sizes, protect_cluster_index=protect,
+                  index_share=0.3, random_state=5)
+    worst = _worst_ratio(sizes, est.initial_centers_, est.bit_epsilon_, est.index_epsilon_)
+    assert len({tuple(c) for c in est.initial_centers_}) == 2
+    if protect:
+        assert np.log(worst) == pytest.approx(est.epsilon_guaranteed_, rel=1e-12)
+        assert est.epsilon_guaranteed_ == pytest.approx(est.epsilon_spent_)
+    else:
+        assert worst == np.inf and est.epsilon_guaranteed_ == np.inf

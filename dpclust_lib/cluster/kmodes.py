@@ -12,14 +12,10 @@ Records are integer codes, ``X[:, j]`` in ``0 .. k_j - 1``.
 """
 from __future__ import annotations
 
-import math
-import warnings
-
 import numpy as np
 
 from .._distances import nearest
 from .._validation import (
-    PrivacyLeakWarning,
     check_choice,
     check_epsilon,
     check_int,
@@ -27,21 +23,23 @@ from .._validation import (
     check_random_state,
     check_sample_weight,
 )
-from ..privacy import PrivacyLedger, laplace_scale
-from ._common import CategoricalClusterMixin, categorical_input, modes_from_counts, unique_rows, value_counts
+from ..privacy import PrivacyLedger, laplace_mechanism, laplace_scale
+from ._base import CENTRAL
+from ._common import (
+    CategoricalClusterer,
+    PrivateCategoricalClusterer,
+    categorical_input,
+    distinct_weighted_rows,
+    domain_centres,
+    domain_from_data,
+    frequent_value_draw,
+    lloyd,
+    modes_from_counts,
+    unique_rows,
+    value_counts,
+)
 
 __all__ = ["KModes", "DPKModes", "frequent_value_centres"]
-
-
-def _distinct_weighted_rows(X, weights, n_clusters, rng):
-    """``n_clusters`` distinct records drawn one by one with probability proportional to weight."""
-    uniq, inverse, _ = unique_rows(X)
-    w = np.bincount(inverse, weights=weights, minlength=len(uniq))
-    available = int(np.count_nonzero(w > 0))
-    if n_clusters > available:
-        raise ValueError(f"n_clusters={n_clusters} is larger than the number of distinct records ({available})")
-    chosen = rng.choice(len(uniq), size=n_clusters, replace=False, p=w / w.sum())
-    return uniq[chosen].astype(np.int64)
 
 
 def frequent_value_centres(X, n_clusters, random_state=None, sample_weight=None, domain_sizes=None,
@@ -58,67 +56,30 @@ def frequent_value_centres(X, n_clusters, random_state=None, sample_weight=None,
     it, every value of the declared domain is (one that does not occur has
     frequency 0), which the text leaves open.
 
+    Parameters
+    ----------
+    X : array-like (n, m), integer codes
+    n_clusters : int >= 1, K
+    random_state : None, int or Generator
+    sample_weight : None or (n,) non-negative weights
+    domain_sizes : None or m ints, the public schema
+    max_draws : int, the most candidate draws
+
+    Returns
+    -------
+    centres : int64 (K, m)
+
     Raises ValueError when fewer than K distinct candidates exist.
     """
-    X = np.asarray(X)
+    X, sizes = domain_from_data(X) if domain_sizes is None else categorical_input(X, domain_sizes)
     k = check_n_clusters(n_clusters)
     w = check_sample_weight(sample_weight, X.shape[0])
-    return _frequent_value_centres(X, k, check_random_state(random_state), w, domain_sizes, max_draws)
+    return frequent_value_draw(X, k, check_random_state(random_state), w, None if domain_sizes is None else sizes,
+                               check_int(max_draws, "max_draws", minimum=1))
 
 
-def _frequent_value_centres(X, k, rng, w, domain_sizes=None, max_draws=100_000):
-    """:func:`frequent_value_centres` without the input checks; ``w`` may be signed (an
-    unbiased estimate): without a domain, a value counts as observed when its total weight is > 0."""
-    m = X.shape[1]
-    f = math.ceil(k ** (1.0 / m) - 1e-12)  # 1e-12: K^(1/m) = 2.0000000000000004 for K = 8, m = 3
-    tops = []
-    for j in range(m):
-        counts = np.bincount(X[:, j], weights=w, minlength=0 if domain_sizes is None else domain_sizes[j])
-        order = np.argsort(-counts, kind="stable")  # ties: the smaller code first
-        eligible = len(counts) if domain_sizes is not None else int(np.count_nonzero(counts > 0))
-        tops.append(order[: min(f, eligible)])
-    n_candidates = math.prod(len(t) for t in tops)
-    if n_candidates < k:
-        where = "some attribute has fewer than f values" if domain_sizes is not None else \
-            "some attribute has fewer than f observed values"
-        raise ValueError(
-            f"n_clusters={k} is larger than the number of frequent-value candidates ({n_candidates}): "
-            f"with f={f} {where}"
-        )
-    centres, seen = [], set()
-    for _ in range(max_draws):
-        candidate = tuple(int(t[rng.integers(len(t))]) for t in tops)
-        if candidate not in seen:
-            seen.add(candidate)
-            centres.append(candidate)
-            if len(centres) == k:
-                return np.array(centres, dtype=np.int64)
-    raise RuntimeError(f"no {k} distinct candidates after {max_draws} draws")  # pragma: no cover
-
-
-def _lloyd(X, w, centres, max_iter, sizes):
-    """At most ``max_iter`` k-modes update steps from ``centres``; stops when the centres repeat.
-
-    ``w`` may be signed (an unbiased estimate of counts): the per-cluster value
-    counts are linear in the weights. A cluster without a record of non-zero
-    weight keeps its centre. Returns (centres, n_iter).
-    """
-    k = centres.shape[0]
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):
-        labels, _ = nearest(X, centres, "hamming")
-        counts = value_counts(X, labels, w, k, sizes)
-        new = modes_from_counts(counts)
-        empty = np.bincount(labels, weights=np.abs(w), minlength=k) == 0
-        new[empty] = centres[empty]  # an empty cluster keeps its centre
-        if np.array_equal(new, centres):
-            break
-        centres = new
-    return centres, n_iter
-
-
-class KModes(CategoricalClusterMixin):
-    """Weighted k-modes with Hamming distance.
+class KModes(CategoricalClusterer):
+    """Weighted k-modes with Hamming distance (not private).
 
     Parameters
     ----------
@@ -128,7 +89,7 @@ class KModes(CategoricalClusterMixin):
         "frequent": :func:`frequent_value_centres` (Peng et al. Alg. 4).
     max_iter : int >= 1, the most update steps (T in Peng et al.)
     n_init : int >= 1, runs from different initial centres; the lowest cost wins
-    domain_sizes : sequence of m ints, or None to take them from the data
+    domain_sizes : sequence of m ints, or None (or "data") to take them from the data
     random_state : None, int or Generator
 
     Attributes
@@ -137,9 +98,12 @@ class KModes(CategoricalClusterMixin):
     labels_ : nearest centre of each record of the fitted data (ties: lowest index)
     cost_ : weighted sum of Hamming distances to the nearest centre
     n_iter_ : update steps of the best run (stops early when the centres repeat)
+    domain_sizes_ : tuple, the domain used
+    n_features_in_, feature_names_in_ : as in scikit-learn
     """
 
-    def __init__(self, n_clusters=8, init="random", max_iter=100, n_init=1, domain_sizes=None, random_state=None):
+    def __init__(self, n_clusters=8, *, init="random", max_iter=100, n_init=1, domain_sizes=None,
+                 random_state=None):
         self.n_clusters = n_clusters
         self.init = init
         self.max_iter = max_iter
@@ -151,15 +115,27 @@ class KModes(CategoricalClusterMixin):
         if isinstance(self.init, str):
             check_choice(self.init, "init", {"random", "frequent"})
             if self.init == "random":
-                return _distinct_weighted_rows(X, w, self.n_clusters, rng)
-            return _frequent_value_centres(X, self.n_clusters, rng, w)
+                return distinct_weighted_rows(X, w, self.n_clusters, rng)
+            return frequent_value_draw(X, self.n_clusters, rng, w)
         centres = np.asarray(self.init)
         if centres.shape != (self.n_clusters, len(sizes)):
             raise ValueError(f"init array must have shape ({self.n_clusters}, {len(sizes)}), got {centres.shape}")
-        return categorical_input(centres, sizes, private=False, name="init")[0]
+        return categorical_input(centres, sizes, name="init")[0]
 
     def fit(self, X, y=None, sample_weight=None):
-        X, sizes = categorical_input(X, self.domain_sizes, private=False)
+        """Fit k-modes to integer-coded records.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, m), integer codes
+        y : ignored
+        sample_weight : None or (n_samples,) non-negative weights
+
+        Returns
+        -------
+        self
+        """
+        X, sizes, _ = self._fit_input(X)
         check_n_clusters(self.n_clusters, X.shape[0])
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
         n_init = check_int(self.n_init, "n_init", minimum=1)
@@ -167,7 +143,7 @@ class KModes(CategoricalClusterMixin):
         rng = check_random_state(self.random_state)
         best = None
         for _ in range(n_init):
-            centres, n_iter = _lloyd(X, w, self._initial_centres(X, w, sizes, rng), max_iter, sizes)
+            centres, n_iter = lloyd(X, w, self._initial_centres(X, w, sizes, rng), max_iter, sizes)
             labels, dist = nearest(X, centres, "hamming")
             cost = float(np.dot(w, dist))
             if best is None or cost < best[0]:
@@ -177,34 +153,29 @@ class KModes(CategoricalClusterMixin):
         return self
 
     def fit_predict(self, X, y=None, sample_weight=None):
+        """``fit(X, sample_weight=...)``, then the nearest centre of each record.
+
+        Returns
+        -------
+        labels_ : ndarray of shape (n_samples,)
+        """
         return self.fit(X, sample_weight=sample_weight).labels_
 
 
-def _domain_centres(sizes, k, rng):
-    """K distinct points drawn uniformly from the declared domain (no budget: it does not read the data)."""
-    cells = math.prod(sizes)
-    if k > cells:
-        raise ValueError(f"n_clusters={k} is larger than the number of points in the domain ({cells})")
-    centres, seen = [], set()
-    while len(centres) < k:  # distinct points; cells >= k, so this ends
-        point = tuple(int(v) for v in rng.integers(0, sizes))
-        if point not in seen:
-            seen.add(point)
-            centres.append(point)
-    return np.array(centres, dtype=np.int64)
-
-
-class DPKModes(CategoricalClusterMixin):
+class DPKModes(PrivateCategoricalClusterer):
     """DP-modes-Lloyd: k-modes whose every update is epsilon-DP (Nguyen 2018).
 
     Each of at most T = ``max_iter`` iterations assigns records to the nearest
     centre and releases, per cluster g, attribute j and value v, the count
-    n_gj(v) + Lap(m T / epsilon); the new mode is the noisy argmax. Adding or
-    removing one record changes one count in each of the m attributes, so the
-    L1 sensitivity of an iteration's counts is m, and with epsilon / T per
-    iteration (sequential composition) the scale is m T / epsilon. Stopping
-    early (centres unchanged) is decided on released values only; the budget
-    of the iterations not run is not spent.
+    n_gj(v) + Lap(m T / epsilon) (through :func:`~dpclust_lib.privacy.laplace_mechanism`);
+    the new mode is the noisy argmax. Adding or removing one record changes one
+    count in each of the m attributes, so the L1 sensitivity of an iteration's
+    counts is m, and with epsilon / T per iteration (sequential composition) the
+    scale is m T / epsilon. Stopping early (centres unchanged) is decided on
+    released values only; the budget of the iterations not run is not spent.
+
+    Neighbouring data sets differ by one added or removed record
+    (``neighbouring_``); replacing a record costs up to 2 epsilon.
 
     Parameters
     ----------
@@ -214,19 +185,26 @@ class DPKModes(CategoricalClusterMixin):
     init : "domain" (default) or "records"
         "domain": K distinct points drawn uniformly from the declared domain,
         independent of the data (costs no budget). "records": K distinct records
-        of the data, as Peng et al. describe the baseline; that choice is not
-        covered by epsilon and warns with :class:`PrivacyLeakWarning`.
-    domain_sizes : the public schema (m ints); None takes it from the data and warns
+        of the data, as Peng et al. describe the baseline; not covered by epsilon
+        (warns with :class:`PrivacyLeakWarning`; ``epsilon_guaranteed_`` = inf).
+    domain_sizes : m ints, the public schema (required); "data" reads it off the
+        records (not private: warns, ``epsilon_guaranteed_`` = inf)
     random_state : None, int or Generator
 
     Attributes
     ----------
-    cluster_centers_, initial_centers_, n_iter_, epsilon_spent_, ledger_ (a :class:`PrivacyLedger`),
-    noise_scale_ (m T / epsilon), labels_ (nearest centre of each fitted record:
-    computed from the private data, for evaluation only, not a private output).
+    cluster_centers_, initial_centers_, n_iter_, ledger_ (a :class:`PrivacyLedger`),
+    noise_scale_ (m T / epsilon), domain_sizes_, n_features_in_, feature_names_in_;
+    epsilon_spent_ : the budget spent (n_iter_ * epsilon / T)
+    epsilon_guaranteed_ : epsilon_spent_, or inf for a leaking setting
+    neighbouring_ : "add/remove one record"
+
+    Labels of the fitted records are not kept (they are not private): use
+    ``predict(X)`` or :meth:`exact_diagnostics`.
     """
 
-    def __init__(self, n_clusters=8, epsilon=1.0, max_iter=5, init="domain", domain_sizes=None, random_state=None):
+    def __init__(self, n_clusters=8, *, epsilon=1.0, max_iter=5, init="domain", domain_sizes=None,
+                 random_state=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.max_iter = max_iter
@@ -234,46 +212,57 @@ class DPKModes(CategoricalClusterMixin):
         self.domain_sizes = domain_sizes
         self.random_state = random_state
 
-    def _initial_centres(self, rows, multiplicity, sizes, k, rng):
-        if self.init == "records":
-            warnings.warn("init='records' picks initial centres from the private data; that choice is not covered "
-                          "by epsilon. init='domain' draws them from the public domain instead.",
-                          PrivacyLeakWarning, stacklevel=3)
-            return _distinct_weighted_rows(rows, multiplicity, k, rng)
-        return _domain_centres(sizes, k, rng)
-
     def fit(self, X, y=None):
+        """Run DP-modes-Lloyd on integer-coded records.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, m), integer codes inside ``domain_sizes``
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
         eps = check_epsilon(self.epsilon)
         check_choice(self.init, "init", {"domain", "records"})
-        X, sizes = categorical_input(X, self.domain_sizes, private=True)
+        X, sizes, leaky = self._fit_input(X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
         T = check_int(self.max_iter, "max_iter", minimum=1)
         rng = check_random_state(self.random_state)
         m = len(sizes)
         eps_iter = eps / T
-        scale = laplace_scale(m, eps_iter)
         ledger = PrivacyLedger(eps)
         # The value counts only depend on how many records are equal: work on the
         # distinct records with their multiplicities (same counts, far fewer distances).
-        rows, inverse, multiplicity = unique_rows(X)
-        centres = self._initial_centres(rows, multiplicity, sizes, k, rng)
+        rows, _, multiplicity = unique_rows(X)
+        if self.init == "records":
+            self._leaky("init='records' picks the initial centres among the private records; "
+                        "init='domain' draws them from the public domain instead.")
+            leaky = True
+            centres = distinct_weighted_rows(rows, multiplicity, k, rng)
+        else:
+            centres = domain_centres(sizes, k, rng)
         self.initial_centers_ = centres
         n_iter = 0
         for n_iter in range(1, T + 1):
             labels, _ = nearest(rows, centres, "hamming")
             counts = value_counts(rows, labels, multiplicity, k, sizes)
             ledger.spend(eps_iter, f"iteration {n_iter}: value counts per cluster and attribute, "
-                                   f"L1 sensitivity {m}, Laplace scale {scale:.4g}")
-            noisy = [c + rng.laplace(0.0, scale, size=c.shape) for c in counts]
-            new = modes_from_counts(noisy)
+                                   f"L1 sensitivity {m}, Laplace scale {laplace_scale(m, eps_iter):.4g}")
+            # One release per iteration: all m attributes' counts, L1 sensitivity m together.
+            noisy = laplace_mechanism(np.concatenate([c.ravel() for c in counts]), m, eps_iter, rng)
+            noisy = np.split(noisy, np.cumsum([c.size for c in counts])[:-1])
+            new = modes_from_counts([v.reshape(c.shape) for v, c in zip(noisy, counts)])
             if np.array_equal(new, centres):
                 break
             centres = new
         self.cluster_centers_ = centres
-        self.labels_ = nearest(rows, centres, "hamming")[0][inverse]
         self.n_iter_ = n_iter
         self.ledger_ = ledger
         self.epsilon_spent_ = ledger.spent
-        self.noise_scale_ = scale
+        self.epsilon_guaranteed_ = float("inf") if leaky else ledger.spent
+        self.neighbouring_ = CENTRAL
+        self.noise_scale_ = laplace_scale(m, eps_iter)
         self.domain_sizes_ = sizes
         return self

@@ -22,7 +22,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._distances import nearest
 from .._validation import (
     check_array,
     check_categorical,
@@ -35,8 +34,8 @@ from .._validation import (
 )
 from ..frequency import LDPFO, clip_and_normalise, joint_records
 from ..privacy import PrivacyLedger
-from ._common import CategoricalClusterMixin, categorical_input, unique_rows
-from .kmodes import _frequent_value_centres, _lloyd
+from ._base import LOCAL
+from ._common import PrivateCategoricalClusterer, frequent_value_draw, lloyd, unique_rows
 
 __all__ = ["LDPKModes", "user_perturb", "server_aggregate", "server_synthetic_data", "server_cluster",
            "materialise"]
@@ -150,12 +149,12 @@ def server_cluster(records, weights, domain_sizes, n_clusters, max_iter, random_
         raise ValueError(f"n_clusters={k} is larger than the number of distinct synthetic records ({distinct})")
     T = check_int(max_iter, "max_iter", minimum=1)
     rng = check_random_state(random_state)
-    initial = _frequent_value_centres(records, k, rng, w.astype(float), sizes)
-    centres, n_iter = _lloyd(records, w.astype(float), initial, T, sizes)
+    initial = frequent_value_draw(records, k, rng, w.astype(float), sizes)
+    centres, n_iter = lloyd(records, w.astype(float), initial, T, sizes)
     return centres, initial, n_iter
 
 
-class LDPKModes(CategoricalClusterMixin):
+class LDPKModes(PrivateCategoricalClusterer):
     """LDPK-modes (Peng et al. 2021): k-modes on a synthetic data set built from LDP reports.
 
     ``fit(X)`` simulates the protocol: every row of ``X`` is one user, who sends
@@ -167,9 +166,10 @@ class LDPKModes(CategoricalClusterMixin):
 
     Privacy: each report satisfies epsilon-local d-privacy with the Hamming
     distance, Pr[y | x] <= e^{epsilon d(x, x')} Pr[y | x']. Two records that differ
-    in all m attributes are only m * epsilon apart, so the plain LDP level of a
-    report is m * epsilon (``ldp_epsilon_``). For an epsilon-LDP comparison with
-    other mechanisms, fit with ``epsilon / m``.
+    in all m attributes are m * epsilon apart, so the plain LDP level of a
+    report, for any two records of one user, is m * epsilon
+    (``epsilon_guaranteed_``). For an epsilon-LDP comparison with other
+    mechanisms, fit with ``epsilon / m``.
 
     Parameters
     ----------
@@ -186,27 +186,32 @@ class LDPKModes(CategoricalClusterMixin):
     rounding : {"ceil", "none", "largest_remainder"}, used when ``projection``:
         "ceil" (the paper's) rounds every positive cell up, so the synthetic data
         can hold more than n rows.
-    domain_sizes : the public schema (m ints); None takes it from the data and
-        warns with :class:`~dpclust_lib.PrivacyLeakWarning`
+    domain_sizes : m ints, the public schema (required); "data" reads it off the
+        records (not private: warns with :class:`~dpclust_lib.PrivacyLeakWarning`,
+        ``epsilon_guaranteed_`` = inf)
     random_state : None, int or numpy Generator (used for the users' noise, then the initial centres)
 
     Attributes
     ----------
     cluster_centers_ : int64 (K, m)
     initial_centers_ : int64 (K, m), Alg. 4 lines 1-15
-    labels_ : nearest centre of each record of the fitted ``X``: computed from the
-        users' true records, for evaluation only, not something the server can know
     n_iter_ : k-modes update steps run (<= max_iter)
     epsilon_spent_ : epsilon (one report per user; the clustering is post-processing)
-    ldp_epsilon_ : m * epsilon, the plain LDP level of a report
+    epsilon_guaranteed_ : m * epsilon, the plain LDP level of a report (inf with domain_sizes="data")
+    ldp_epsilon_ : m * epsilon (the d-privacy arithmetic alone)
+    neighbouring_ : "any two records of one user"
     ledger_ : :class:`~dpclust_lib.PrivacyLedger`
     raw_estimate_ : float array of shape ``domain_sizes``, the unbiased estimate
     estimate_ : the counts the synthetic data was built from (projected or raw)
     synthetic_data_ : DataFrame, one row per distinct synthetic record, with its ``count``
     domain_sizes_ : tuple
+    n_features_in_, feature_names_in_ : as in scikit-learn
+
+    The labels of the users' true records are not something the server can
+    know, and are not kept: use ``predict(X)`` or :meth:`exact_diagnostics`.
     """
 
-    def __init__(self, n_clusters=8, epsilon=1.0, max_iter=5, projection=True, rounding="ceil",
+    def __init__(self, n_clusters=8, *, epsilon=1.0, max_iter=5, projection=True, rounding="ceil",
                  domain_sizes=None, random_state=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -217,12 +222,22 @@ class LDPKModes(CategoricalClusterMixin):
         self.random_state = random_state
 
     def fit(self, X, y=None):
+        """Simulate the protocol on the users' records.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_users, m), integer codes inside ``domain_sizes``, one row per user
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
         eps = check_epsilon(self.epsilon)
         projection = _check_projection(self.projection)
         check_choice(self.rounding, "rounding", set(ROUNDINGS))
         T = check_int(self.max_iter, "max_iter", minimum=1)
-        names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
-        X, sizes = categorical_input(X, self.domain_sizes, private=True)
+        X, sizes, leaky = self._fit_input(X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
         rng = check_random_state(self.random_state)
         m = len(sizes)
@@ -235,18 +250,18 @@ class LDPKModes(CategoricalClusterMixin):
         ledger = PrivacyLedger(eps)
         ledger.spend(eps, f"one report per user (Alg. 1): {eps:g} per unit of Hamming distance, "
                           f"{m * eps:g}-LDP; aggregation and clustering are post-processing")
-        names = names or [f"x{j}" for j in range(m)]
+        names = [str(c) for c in getattr(self, "feature_names_in_", [f"x{j}" for j in range(m)])]
         synthetic = pd.DataFrame(records, columns=names)
         synthetic["count" if "count" not in names else "synthetic_count"] = weights
 
         self.cluster_centers_ = centres
         self.initial_centers_ = initial
-        rows, inverse, _ = unique_rows(X)  # distances to the distinct records only
-        self.labels_ = nearest(rows, centres, "hamming")[0][inverse]
         self.n_iter_ = n_iter
         self.ledger_ = ledger
         self.epsilon_spent_ = ledger.spent
         self.ldp_epsilon_ = m * eps
+        self.epsilon_guaranteed_ = float("inf") if leaky else m * eps
+        self.neighbouring_ = LOCAL
         self.raw_estimate_ = raw
         self.estimate_ = counts
         self.synthetic_data_ = synthetic

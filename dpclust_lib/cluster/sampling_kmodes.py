@@ -27,14 +27,12 @@ budget explicitly (``budget="per_round"`` or ``"split"``).
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._distances import nearest
 from .._validation import (
-    PrivacyLeakWarning,
     check_choice,
     check_domain_sizes,
     check_epsilon,
@@ -44,8 +42,8 @@ from .._validation import (
     check_random_state,
 )
 from ..privacy import PrivacyLedger, grr_perturb, grr_probabilities, oue_pq, ue_perturb, unary_encode
-from ._common import CategoricalClusterMixin, categorical_input
-from .kmodes import _distinct_weighted_rows, _domain_centres
+from ._base import LOCAL
+from ._common import PrivateCategoricalClusterer, categorical_input, distinct_weighted_rows, domain_centres
 
 # Exported at the package top level (star import): the estimator and its report type. The protocol
 # functions keep their module namespace, dpclust_lib.cluster.sampling_kmodes, where their names are clear.
@@ -77,7 +75,7 @@ def _check_centres(centres, sizes, name="centres"):
     C = np.asarray(centres)
     if C.ndim != 2 or C.shape[1] != len(sizes):
         raise ValueError(f"{name} must have shape (n_clusters, {len(sizes)}), got {C.shape}")
-    return categorical_input(C, sizes, private=False, name=name)[0]
+    return categorical_input(C, sizes, name=name)[0]
 
 
 def _check_index_epsilon(index_epsilon, n_clusters):
@@ -105,7 +103,7 @@ def user_reports(X, centres, domain_sizes, epsilon, index_epsilon=None, random_s
     -------
     SamplingReports
     """
-    X, sizes = categorical_input(X, domain_sizes, private=False)
+    X, sizes = categorical_input(X, domain_sizes)
     C = _check_centres(centres, sizes)
     eps = check_epsilon(epsilon)
     index_eps = _check_index_epsilon(index_epsilon, C.shape[0])
@@ -142,7 +140,7 @@ def report_distribution(record, centres, domain_sizes, epsilon, index_epsilon=No
     probability 0 are left out.
     """
     sizes = check_domain_sizes(domain_sizes)
-    x = categorical_input(np.asarray(record).reshape(1, -1), sizes, private=False, name="record")[0][0]
+    x = categorical_input(np.asarray(record).reshape(1, -1), sizes, name="record")[0][0]
     C = _check_centres(centres, sizes)
     K = C.shape[0]
     p, q = oue_pq(check_epsilon(epsilon))
@@ -167,8 +165,21 @@ def report_distribution(record, centres, domain_sizes, epsilon, index_epsilon=No
     return out
 
 
-def _tallies(reports, n_clusters, sizes):
-    """Bit sums S[r, j, w] and report counts M[r, j] per (cluster label, attribute), reports checked."""
+def tallies(reports, n_clusters, sizes):
+    """Bit sums S[r, j, w] and report counts M[r, j] per (cluster label, attribute), reports checked.
+
+    Parameters
+    ----------
+    reports : SamplingReports
+    n_clusters : int, K
+    sizes : d ints, the public schema
+
+    Returns
+    -------
+    S : (K, d, max_j k_j) float; M : (K, d) float
+    """
+    sizes = check_domain_sizes(sizes, name="sizes")
+    n_clusters = check_n_clusters(n_clusters)
     if not isinstance(reports, SamplingReports):
         raise TypeError(f"reports must be SamplingReports from user_reports(), got {type(reports).__name__}")
     n, d, width = len(reports), len(sizes), max(sizes)
@@ -218,11 +229,23 @@ def server_estimates(reports, n_clusters, domain_sizes, epsilon, index_epsilon=N
     eps = check_epsilon(epsilon)
     index_eps = _check_index_epsilon(index_epsilon, K)
     check_choice(reporters, "reporters", {"expected", "observed"})
-    return _estimates(*_tallies(reports, K, sizes), sizes, eps, index_eps, reporters)
+    return estimates_from_tallies(*tallies(reports, K, sizes), sizes, eps, index_eps, reporters)
 
 
-def _estimates(S, M, sizes, eps, index_eps, reporters="expected"):
-    """Eq. 9 from the tallies (bit sums S, report counts M), un-mixing a randomised index first."""
+def estimates_from_tallies(S, M, sizes, eps, index_eps, reporters="expected"):
+    """Eq. 9 from the tallies (bit sums S, report counts M, from :func:`tallies`), un-mixing a randomised index first.
+
+    Parameters
+    ----------
+    S, M : the output of :func:`tallies`
+    sizes : d ints, the public schema; eps : the bits' epsilon
+    index_eps : None (index in the clear) or the index's GRR epsilon
+    reporters : "expected" or "observed", see :func:`server_estimates`
+
+    Returns
+    -------
+    list over attributes j of (K, k_j) float arrays
+    """
     K = S.shape[0]
     p, q = oue_pq(eps)
     if index_eps is not None:
@@ -254,13 +277,13 @@ def server_update(reports, centres, domain_sizes, epsilon, index_epsilon=None):
 
 def _server_side(reports, C, sizes, eps, index_eps):
     """:func:`server_update` with checked parameters (the reports are still checked)."""
-    S, M = _tallies(reports, C.shape[0], sizes)
-    g = _estimates(S, M, sizes, eps, index_eps)
+    S, M = tallies(reports, C.shape[0], sizes)
+    g = estimates_from_tallies(S, M, sizes, eps, index_eps)
     new = np.column_stack([ga.argmax(axis=1) for ga in g]).astype(np.int64)
     return np.where(M > 0, new, C)  # M: reports received per (label, attribute), before any correction
 
 
-class SamplingLDPKModes(CategoricalClusterMixin):
+class SamplingLDPKModes(PrivateCategoricalClusterer):
     """LDP k-modes with attribute sampling (Zhang et al. 2022, "LDPK").
 
     Every round each user sends (r, j, b') (:func:`user_reports`) and the server
@@ -271,17 +294,18 @@ class SamplingLDPKModes(CategoricalClusterMixin):
     ``budget="per_round"``: each round's report is epsilon-LDP, and T rounds
     cost up to T * epsilon (what the paper appears to do; it does not discuss
     rounds). ``budget="split"``: each round spends epsilon / T, so the whole run
-    is epsilon-LDP. Within a round, the bit vector gets the round budget, or,
-    with ``protect_cluster_index=True``, the share ``1 - index_share`` of it
-    while the index gets ``index_share`` through K-ary randomized response
-    (sequential composition within the report).
+    is epsilon-LDP. Within a round, the bit vector gets the share
+    ``1 - index_share`` of the round budget and the cluster index the share
+    ``index_share``, through K-ary randomized response (sequential composition
+    within the report). ``epsilon_guaranteed_`` is what the rounds run compose to.
 
     The cluster index. In the paper r travels in the clear: it is a function of
     the user's whole record and the public centres, so it is not covered by
     epsilon at all (two records with different nearest centres are told apart
-    with certainty). ``protect_cluster_index=False`` reproduces that and warns
-    with :class:`PrivacyLeakWarning`; ``epsilon_spent_`` then covers (j, b')
-    only.
+    with certainty). ``protect_cluster_index=True`` (the default) randomises it;
+    ``protect_cluster_index=False`` reproduces the paper, warns with
+    :class:`PrivacyLeakWarning` and gives ``epsilon_guaranteed_`` = inf
+    (``epsilon_spent_`` then covers (j, b') only, the paper's arithmetic).
 
     Parameters
     ----------
@@ -289,27 +313,33 @@ class SamplingLDPKModes(CategoricalClusterMixin):
     epsilon : float > 0, per round or in total (see ``budget``)
     max_iter : int >= 1, T
     budget : "per_round" or "split"
-    protect_cluster_index : bool
+    protect_cluster_index : bool, default True
     index_share : float in (0, 1), the share of each round's budget spent on the
         index when it is protected (default 0.5)
     init : "domain" (default), "records" or (K, d) array
         "domain": K distinct points drawn uniformly from the public domain,
         independent of the data (the same draw as ``DPKModes(init="domain")``
         with the same seed). "records": K distinct records (not covered by
-        epsilon; warns). An array: given public centres.
-    domain_sizes : the public schema (d ints); None takes it from the data and warns
+        epsilon: warns, ``epsilon_guaranteed_`` = inf). An array: given public centres.
+    domain_sizes : d ints, the public schema (required); "data" reads it off the
+        records (not private: warns, ``epsilon_guaranteed_`` = inf)
     random_state : None, int or Generator
 
     Attributes
     ----------
-    cluster_centers_, initial_centers_, n_iter_ (rounds run), epsilon_spent_
-    (total over the rounds run), ledger_ (:class:`PrivacyLedger`, one entry per
-    round and mechanism), round_epsilon_, bit_epsilon_, index_epsilon_ (None when
-    the index goes in the clear), labels_ (nearest centre of each fitted record:
-    for evaluation only, not a private output).
+    cluster_centers_, initial_centers_, n_iter_ (rounds run), ledger_
+    (:class:`PrivacyLedger`, one entry per round and mechanism), round_epsilon_,
+    bit_epsilon_, index_epsilon_ (None when the index goes in the clear),
+    domain_sizes_, n_features_in_, feature_names_in_;
+    epsilon_spent_ : the total over the rounds run
+    epsilon_guaranteed_ : epsilon_spent_, or inf for a leaking setting
+    neighbouring_ : "any two records of one user"
+
+    Labels of the users' records are not kept (not private): use ``predict(X)``
+    or :meth:`exact_diagnostics`.
     """
 
-    def __init__(self, n_clusters=8, epsilon=1.0, max_iter=5, budget="per_round", protect_cluster_index=False,
+    def __init__(self, n_clusters=8, *, epsilon=1.0, max_iter=5, budget="per_round", protect_cluster_index=True,
                  index_share=0.5, init="domain", domain_sizes=None, random_state=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -322,42 +352,54 @@ class SamplingLDPKModes(CategoricalClusterMixin):
         self.random_state = random_state
 
     def _initial_centres(self, X, sizes, k, rng):
+        """(centres, leaky): the initial centres and whether they were read off the records."""
         if isinstance(self.init, str):
             check_choice(self.init, "init", {"domain", "records"})
             if self.init == "domain":
-                return _domain_centres(sizes, k, rng)
-            warnings.warn("init='records' picks initial centres from the private records; that choice is not "
-                          "covered by epsilon. init='domain' draws them from the public domain instead.",
-                          PrivacyLeakWarning, stacklevel=3)
-            return _distinct_weighted_rows(X, np.ones(X.shape[0]), k, rng)
+                return domain_centres(sizes, k, rng), False
+            self._leaky("init='records' picks the initial centres among the private records; "
+                        "init='domain' draws them from the public domain instead.")
+            return distinct_weighted_rows(X, np.ones(X.shape[0]), k, rng), True
         C = np.asarray(self.init)
         if C.shape != (k, len(sizes)):
             raise ValueError(f"init array must have shape ({k}, {len(sizes)}), got {C.shape}")
-        return _check_centres(C, sizes, name="init")
+        return _check_centres(C, sizes, name="init"), False
 
     def fit(self, X, y=None):
+        """Run the rounds of the protocol on the users' records.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_users, d), integer codes inside ``domain_sizes``, one row per user
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
         eps = check_epsilon(self.epsilon)
         check_choice(self.budget, "budget", {"per_round", "split"})
         if not isinstance(self.protect_cluster_index, (bool, np.bool_)):
             raise TypeError(f"protect_cluster_index must be True or False, got {self.protect_cluster_index!r}")
         share = check_fraction(self.index_share, "index_share")
-        X, sizes = categorical_input(X, self.domain_sizes, private=True)
+        X, sizes, leaky = self._fit_input(X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
         T = check_int(self.max_iter, "max_iter", minimum=1)
         protect = bool(self.protect_cluster_index)
         if protect and k < 2:
             raise ValueError(f"protect_cluster_index=True needs n_clusters >= 2, got n_clusters={k}")
         if not protect:
-            warnings.warn("the cluster index r of every report is sent in the clear (as in the paper); it is a "
-                          "function of the whole record and is not covered by epsilon. Pass "
-                          "protect_cluster_index=True to randomise it.", PrivacyLeakWarning, stacklevel=2)
+            self._leaky("protect_cluster_index=False: the cluster index r of every report is sent in the clear "
+                        "(as in the paper); it is a function of the whole record.")
+            leaky = True
         rng = check_random_state(self.random_state)
         round_eps = eps if self.budget == "per_round" else eps / T
         index_eps = share * round_eps if protect else None
         bit_eps = round_eps - index_eps if protect else round_eps
         ledger = PrivacyLedger(T * eps if self.budget == "per_round" else eps)
         p, q = oue_pq(bit_eps)
-        centres = self._initial_centres(X, sizes, k, rng)
+        centres, from_records = self._initial_centres(X, sizes, k, rng)
+        leaky = leaky or from_records
         self.initial_centers_ = centres
         n_iter = 0
         for n_iter in range(1, T + 1):
@@ -370,12 +412,20 @@ class SamplingLDPKModes(CategoricalClusterMixin):
                 break
             centres = new
         self.cluster_centers_ = centres
-        self.labels_ = nearest(X, centres, "hamming")[0]
         self.n_iter_ = n_iter
         self.ledger_ = ledger
         self.epsilon_spent_ = ledger.spent
+        # Every round is a fresh report of every user; the rounds run compose sequentially (the
+        # number of rounds is decided on released centres only).
+        self.epsilon_guaranteed_ = float("inf") if leaky else ledger.spent
+        self.neighbouring_ = LOCAL
         self.round_epsilon_ = round_eps
         self.bit_epsilon_ = bit_eps
         self.index_epsilon_ = index_eps
         self.domain_sizes_ = sizes
         return self
+
+
+# The former private names, kept until dpclust_lib.exercises imports the public ones.
+_tallies = tallies
+_estimates = estimates_from_tallies
