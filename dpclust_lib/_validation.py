@@ -101,25 +101,49 @@ def check_random_state(random_state, name="random_state"):
     )
 
 
-def _as_array(X, name):
+def _as_array(X, name, allow_object=False):
+    if hasattr(X, "tocsr") or hasattr(X, "todense"):  # scipy.sparse, without importing it
+        raise TypeError(f"{name} is a sparse matrix: sparse input is not supported; pass a dense array")
     if hasattr(X, "to_numpy"):  # pandas objects
         X = X.to_numpy()
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"{name} could not be read as an array: {exc}") from exc
-    if arr.dtype == object:
+    if arr.dtype == object and not allow_object:
         raise TypeError(f"{name} must hold numbers, got an array of dtype object (mixed or ragged input?)")
     return arr
 
 
+def _object_to_float(X, name):
+    """An object array whose every element is an int or a float, as floats; anything else is refused.
+
+    A container of Python numbers (e.g. a DataFrame of mixed int and float
+    columns) holds numbers, so reading them as floats casts nothing; strings,
+    bools and other objects are refused, not parsed.
+    """
+    arr = np.asarray(X, dtype=object)
+    for index, value in np.ndenumerate(arr):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, float, np.floating)):
+            raise TypeError(f"{name} must hold numbers: float() argument must be a string or a real number, not "
+                            f"{type(value).__name__!r} (at index {tuple(int(i) for i in index)}; strings are not "
+                            "parsed either)")
+    return arr.astype(float)
+
+
 def check_array(X, name="X", ndim=2, allow_empty=False):
     """A finite numeric array of the given number of dimensions (not copied if possible)."""
-    arr = _as_array(X, name)
+    arr = _as_array(X, name, allow_object=True)
     if arr.ndim != ndim:
-        raise ValueError(f"{name} must be a {ndim}-D array, got shape {arr.shape}")
+        hint = ("; Reshape your data with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a "
+                "single record") if ndim == 2 and arr.ndim == 1 else ""
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {arr.shape}{hint}")
+    if not allow_empty and ndim == 2 and arr.shape[0] > 0 and arr.shape[1] == 0:
+        raise ValueError(f"{name} is empty: 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
     if not allow_empty and arr.size == 0:
         raise ValueError(f"{name} is empty (shape {arr.shape}); at least one value is needed")
+    if arr.dtype.kind == "O":
+        arr = _object_to_float(arr, name)
     if arr.dtype.kind == "c":
         raise ValueError(f"{name} must be real: Complex data not supported")
     if arr.dtype.kind not in "biuf":
