@@ -93,6 +93,32 @@ def test_birch_duplicates_split_like_scikit_learn():
     np.testing.assert_array_equal(ours.subcluster_centers_, sk.subcluster_centers_)
 
 
+def test_birch_breaks_ward_ties_as_scikit_learn_does():
+    """The six points of a 2 x 3 grid: many equal Ward distances.
+
+    scikit-learn's partition is {4 points of rows 0-1} + {the 2 points of row 2}: SSE 2 + 0.5 = 2.5
+    (fastcluster's vector algorithm broke the tie into two triangles, SSE 4/3 + 4/3 = 2.67).
+    """
+    X = np.array([[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]], dtype=float)
+    ours = Birch(2, threshold=0.1).fit(X)
+    sk = SkBirch(threshold=0.1, n_clusters=2).fit(X)
+    np.testing.assert_array_equal(sk.labels_, [0, 0, 1, 0, 0, 1])
+    np.testing.assert_array_equal(ours.labels_, sk.labels_)
+    sse = sum(((X[ours.labels_ == g] - X[ours.labels_ == g].mean(0)) ** 2).sum() for g in range(2))
+    assert sse == pytest.approx(2.5)
+
+
+@pytest.mark.parametrize("n_clusters", [2, 3, 5, 8])
+def test_birch_matches_scikit_learn_on_tie_heavy_integer_grid(n_clusters):
+    # Integer records on an 8 x 8 grid: every leaf centroid is a grid point, Ward distances tie everywhere.
+    X = np.random.default_rng(0).integers(0, 8, (400, 2)).astype(float)
+    ours = Birch(n_clusters, threshold=0.1).fit(X)
+    sk = SkBirch(threshold=0.1, n_clusters=n_clusters).fit(X)
+    np.testing.assert_array_equal(ours.subcluster_centers_, sk.subcluster_centers_)
+    np.testing.assert_array_equal(ours.labels_, sk.labels_)
+    np.testing.assert_array_equal(ours.relabel(n_clusters), sk.labels_)
+
+
 @pytest.mark.parametrize("threshold, branching_factor", [(0.5, 50), (0.2, 50), (0.3, 5)])
 def test_birch_agrees_with_scikit_learn_on_magic(needs_data, threshold, branching_factor):
     needs_data(datasets.MAGIC)
