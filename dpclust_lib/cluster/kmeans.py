@@ -74,6 +74,7 @@ __all__ = [
 ]
 
 SCHEDULES = ("fixed", "halving")
+MIN_SHARE = 1e-150  # the smallest budget of one release a schedule may give
 GRID_CELL_LIMIT = 10_000_000  # a noisy histogram must hold every cell, empty ones included
 
 
@@ -206,11 +207,12 @@ def budget_shares(schedule, epsilon, n_releases):
     n = check_int(n_releases, "n_releases", minimum=0)
     if schedule == "fixed":
         return [eps / n] * n if n else []
-    # Refuse before running: a share that underflows gives an infinite (or undefined) Laplace scale.
-    if n and not (eps / 2.0 ** n > 0 and math.isfinite(2.0 ** n / eps * 1e3)):
+    # Refuse before running: a share this small gives a Laplace scale of 1e150 and more (pure noise), and
+    # further halvings underflow to 0, an infinite scale. ldexp halves without overflow.
+    if n and math.ldexp(eps, -n) < MIN_SHARE:
         raise ValueError(f"schedule='halving' with {n} releases gives a last share epsilon / 2^{n} that underflows "
                          f"(epsilon={eps:g}); use fewer iterations (max_iter) or schedule='fixed'")
-    return [eps / 2.0 ** t for t in range(1, n + 1)]
+    return [math.ldexp(eps, -t) for t in range(1, n + 1)]
 
 
 def sum_count_sensitivity(n_features):
