@@ -453,3 +453,18 @@ def test_cluster_centres_follow_from_the_subclusters_by_additivity():
         warnings.simplefilter("ignore", BirchWarning)  # few leaves pass min_count at this budget; not the point here
         dp = DPBirchPublicTree(2, epsilon=1.0, threshold=0.05, branching_factor=20, random_state=0, bounds=UNIT).fit(X)
     assert dp.cluster_centers_.shape[1] == 2 and np.all((dp.cluster_centers_ >= 0) & (dp.cluster_centers_ <= 1))
+
+
+def test_ward_beyond_the_exact_limit_has_scipys_heights(rng, monkeypatch):
+    """Above WARD_EXACT_LIMIT the vector algorithm runs: the same merge heights as scipy (ties may be broken
+    otherwise, as the docstring says); on tie-free data the same partition."""
+    from scipy.cluster.hierarchy import ward
+
+    from dpclust_lib.cluster import birch
+
+    C = rng.laplace(0, 3.0, (300, 3))
+    monkeypatch.setattr(birch, "WARD_EXACT_LIMIT", 100)
+    Z = birch.ward_linkage(C)
+    np.testing.assert_allclose(Z[:, 2], ward(C)[:, 2], rtol=1e-10)
+    for k in (2, 4):
+        assert metrics.adjusted_rand_index(birch._ward_cut(ward(C), k), birch._ward_cut(Z, k)) == 1.0

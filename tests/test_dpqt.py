@@ -8,8 +8,8 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.exceptions import NotFittedError
 from scipy import stats
+from sklearn.exceptions import NotFittedError
 
 from dpclust_lib import DPQTKMeans, PrivacyLeakWarning
 from dpclust_lib.cluster.dpqt import build_dp_quadtree, default_max_height, default_threshold
@@ -228,3 +228,11 @@ def test_bad_input(kwargs, X, exc, needle):
     params = dict(n_clusters=3, epsilon=1.0, bounds=BOX, n_public=50) | kwargs
     with pytest.raises(exc, match=needle):
         DPQTKMeans(**params).fit(X)
+
+
+def test_locate_finds_the_leaf_the_build_put_each_record_in(rng):
+    X = np.vstack([_clustered(rng), [[-2.0, -2.0], [2.0, 2.0], [0.0, 0.0]]])  # corners and the first midpoint
+    tree = build_dp_quadtree(X, np.array([-2.0, -2.0]), np.array([2.0, 2.0]), 50.0, 5, 3.0, random_state=0)
+    assert tree.levels_released > 2
+    np.testing.assert_array_equal(tree.locate(X), tree.point_node)
+    np.testing.assert_array_equal(tree.leaf_counts(X), tree.leaf_counts())
