@@ -1,7 +1,9 @@
 """Input checks shared by the whole library.
 
 Every check raises ``ValueError`` or ``TypeError`` whose message names the
-parameter and the offending value; nothing is clipped, cast or dropped.
+parameter and the offending value of a parameter; nothing is clipped, cast or
+dropped. A message about the data names the row, the column and the bound it
+breaks, never the record's value (error text is an output too).
 """
 from __future__ import annotations
 
