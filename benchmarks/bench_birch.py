@@ -19,7 +19,7 @@ def bench_birch_magic():
     for threshold, branching_factor, k in CASES:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            est = Birch(threshold, branching_factor, k)
+            est = Birch(k, threshold=threshold, branching_factor=branching_factor)
             ours = best_of(lambda: est.fit(X), repeat=3)
             ref = best_of(lambda: SkBirch(threshold=threshold, branching_factor=branching_factor,
                                           n_clusters=k).fit(X), repeat=3)

@@ -69,7 +69,7 @@ def bench_diffprivlib():
         model = dp_kmeans.KMeans(n_clusters=k, epsilon=eps, bounds=(np.zeros(d), np.ones(d)), random_state=0)
         ref = best_of(lambda: model.fit(X), repeat=3)
         iters = model.n_iter_
-        ours = DPKMeans(k, eps, max_iter=iters, schedule="fixed", bounds=(np.zeros(d), np.ones(d)), random_state=0)
+        ours = DPKMeans(k, epsilon=eps, max_iter=iters, schedule="fixed", bounds=(np.zeros(d), np.ones(d)), random_state=0)
         seconds = best_of(lambda: ours.fit(X), repeat=3)
         rows.append({"benchmark": "DPKMeans vs diffprivlib KMeans", "case": f"MAGIC (d={d}), K={k}, eps={eps:g}",
                      "seconds": seconds, "target_seconds": None, "reference_seconds": ref,

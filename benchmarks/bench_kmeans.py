@@ -23,7 +23,7 @@ def bench_dpkmeans_vs_sklearn():
                  "reference_seconds": None, "note": "not run: birch3 not available"}]
     rows = []
     for T in (5, 10):
-        dp = DPKMeans(K, 1.0, max_iter=T, schedule="fixed", bounds=BOUNDS, random_state=0)
+        dp = DPKMeans(K, epsilon=1.0, max_iter=T, schedule="fixed", bounds=BOUNDS, random_state=0)
         ours = best_of(lambda: dp.fit(X), repeat=3)
         start = dp.fit(X).initial_centers_
         # The same number of Lloyd iterations: tol=0 and max_iter=T (sklearn stops earlier only on convergence).
@@ -43,7 +43,7 @@ def bench_dpqt_birch3():
                  "reference_seconds": None, "note": "not run: birch3 not available"}]
     rows = []
     for eps in (0.1, 1.0):
-        est = DPQTKMeans(K, eps, bounds=BOUNDS, n_public=X.shape[0], random_state=0)
+        est = DPQTKMeans(K, epsilon=eps, bounds=BOUNDS, n_public=X.shape[0], random_state=0)
         seconds = best_of(lambda: est.fit(X), repeat=3)
         rows.append({"benchmark": "DPQTKMeans.fit", "case": f"birch3, K={K}, eps={eps:g}", "seconds": seconds,
                      "target_seconds": 0.5, "reference_seconds": None,

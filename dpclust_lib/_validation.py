@@ -1,7 +1,9 @@
 """Input checks shared by the whole library.
 
 Every check raises ``ValueError`` or ``TypeError`` whose message names the
-parameter and the offending value; nothing is clipped, cast or dropped.
+parameter and the offending value of a parameter; nothing is clipped, cast or
+dropped. A message about the data names the row, the column and the bound it
+breaks, never the record's value (error text is an output too).
 """
 from __future__ import annotations
 
@@ -66,7 +68,7 @@ def check_n_clusters(n_clusters, n_samples=None, name="n_clusters"):
     """K >= 1 and, when the number of records is known, K <= that number."""
     k = check_int(n_clusters, name, minimum=1)
     if n_samples is not None and k > n_samples:
-        raise ValueError(f"{name}={k} is larger than the number of records ({n_samples})")
+        raise ValueError(f"{name}={k} is larger than the number of records (n_samples={n_samples})")
     return k
 
 
@@ -101,25 +103,51 @@ def check_random_state(random_state, name="random_state"):
     )
 
 
-def _as_array(X, name):
+def _as_array(X, name, allow_object=False):
+    if hasattr(X, "tocsr") or hasattr(X, "todense"):  # scipy.sparse, without importing it
+        raise TypeError(f"{name} is a sparse matrix: sparse input is not supported; pass a dense array")
     if hasattr(X, "to_numpy"):  # pandas objects
         X = X.to_numpy()
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"{name} could not be read as an array: {exc}") from exc
-    if arr.dtype == object:
+    if arr.dtype == object and not allow_object:
         raise TypeError(f"{name} must hold numbers, got an array of dtype object (mixed or ragged input?)")
     return arr
 
 
+def _object_to_float(X, name):
+    """An object array whose every element is an int or a float, as floats; anything else is refused.
+
+    A container of Python numbers (e.g. a DataFrame of mixed int and float
+    columns) holds numbers, so reading them as floats casts nothing; strings,
+    bools and other objects are refused, not parsed.
+    """
+    arr = np.asarray(X, dtype=object)
+    for index, value in np.ndenumerate(arr):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, float, np.floating)):
+            raise TypeError(f"{name} must hold numbers: float() argument must be a string or a real number, not "
+                            f"{type(value).__name__!r} (at index {tuple(int(i) for i in index)}; strings are not "
+                            "parsed either)")
+    return arr.astype(float)
+
+
 def check_array(X, name="X", ndim=2, allow_empty=False):
     """A finite numeric array of the given number of dimensions (not copied if possible)."""
-    arr = _as_array(X, name)
+    arr = _as_array(X, name, allow_object=True)
     if arr.ndim != ndim:
-        raise ValueError(f"{name} must be a {ndim}-D array, got shape {arr.shape}")
+        hint = ("; Reshape your data with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a "
+                "single record") if ndim == 2 and arr.ndim == 1 else ""
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {arr.shape}{hint}")
+    if not allow_empty and ndim == 2 and arr.shape[0] > 0 and arr.shape[1] == 0:
+        raise ValueError(f"{name} is empty: 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
     if not allow_empty and arr.size == 0:
         raise ValueError(f"{name} is empty (shape {arr.shape}); at least one value is needed")
+    if arr.dtype.kind == "O":
+        arr = _object_to_float(arr, name)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name} must be real: Complex data not supported")
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
@@ -168,7 +196,7 @@ def check_categorical(X, domain_sizes, name="X"):
     if outside.any():
         i, j = (int(v) for v in np.argwhere(outside)[0])
         raise ValueError(
-            f"{name}[{i}, {j}]={int(arr[i, j])} is outside the declared domain of attribute {j} "
+            f"{name}[{i}, {j}] is outside the declared domain of attribute {j} "
             f"(codes 0..{sizes[j] - 1}, domain_sizes[{j}]={sizes[j]})"
         )
     return arr
@@ -192,16 +220,27 @@ def check_sample_weight(sample_weight, n_samples, name="sample_weight"):
 def check_bounds(bounds, n_features, X=None, name="bounds"):
     """Declared data domain as two arrays (lower, upper) of length d.
 
-    ``bounds`` may be None (then taken from ``X`` with a
-    :class:`PrivacyLeakWarning`), a pair of scalars or a pair of arrays.
-    Data outside declared bounds is an error, never clipped.
+    ``bounds`` is a pair of scalars or a pair of length-d arrays, or the string
+    ``"data"``, which reads the domain off ``X`` (leaky: a
+    :class:`PrivacyLeakWarning` says so). ``None`` is refused: the domain is a
+    public input the caller must declare. Data outside declared bounds is an
+    error, never clipped; the message names the row, the column and the bound,
+    never the value.
     """
     if bounds is None:
+        raise ValueError(
+            f"{name} is required: pass {name}=(lower, upper), the public domain of the data (scalars or "
+            f"one value per feature); or {name}='data' to read it off the private records (not private: "
+            "epsilon_guaranteed_ becomes inf)"
+        )
+    if isinstance(bounds, str):
+        if bounds != "data":
+            raise ValueError(f"{name} must be a pair (lower, upper) or 'data', got {name}={_short(bounds)}")
         if X is None:
-            raise ValueError(f"{name} is None and no data was given to take them from")
+            raise ValueError(f"{name}='data' needs the data to read the domain from")
         warnings.warn(
-            f"{name} not given: the data domain is taken from the data itself, which leaks "
-            "information not covered by the privacy guarantee. Pass bounds=(lower, upper) to avoid this.",
+            f"{name}='data': the data domain is read off the private records, which is not covered by the "
+            "privacy guarantee (epsilon_guaranteed_ = inf). Pass bounds=(lower, upper) to avoid this.",
             PrivacyLeakWarning,
             stacklevel=3,
         )
@@ -210,21 +249,35 @@ def check_bounds(bounds, n_features, X=None, name="bounds"):
         upper = np.where(same, lower + 1.0, upper)  # a constant column still needs a cell of positive width
         return lower, upper
     if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
-        raise ValueError(f"{name} must be a pair (lower, upper), got {_short(bounds)}")
-    lower = np.broadcast_to(np.asarray(bounds[0], dtype=float), (n_features,)).copy() if np.ndim(bounds[0]) == 0 else np.asarray(bounds[0], dtype=float)
-    upper = np.broadcast_to(np.asarray(bounds[1], dtype=float), (n_features,)).copy() if np.ndim(bounds[1]) == 0 else np.asarray(bounds[1], dtype=float)
-    if lower.shape != (n_features,) or upper.shape != (n_features,):
-        raise ValueError(f"{name} must give {n_features} lower and upper values, got shapes {lower.shape} and {upper.shape}")
+        raise ValueError(f"{name} must be a pair (lower, upper) or 'data', got {_short(bounds)}")
+    sides = []
+    for side, value in (("lower", bounds[0]), ("upper", bounds[1])):
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} {side} must be a number or a sequence of numbers, got {_short(value)}") from exc
+        if arr.ndim == 0:
+            arr = np.full(n_features, float(arr))
+        if arr.shape != (n_features,):
+            raise ValueError(f"{name} must give {n_features} lower and upper values, got {side} of shape {arr.shape}")
+        sides.append(arr)
+    lower, upper = sides
     if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
         raise ValueError(f"{name} must be finite, got {_short(bounds)}")
     if np.any(upper <= lower):
         j = int(np.argmax(upper <= lower))
         raise ValueError(f"{name} upper must exceed lower in every dimension, got lower[{j}]={lower[j]}, upper[{j}]={upper[j]}")
+    with np.errstate(over="ignore"):
+        width = upper - lower
+    if not np.all(np.isfinite(width)):
+        j = int(np.argmax(~np.isfinite(width)))
+        raise ValueError(f"{name} width upper - lower overflows a float in dimension {j} "
+                         f"(lower[{j}]={lower[j]}, upper[{j}]={upper[j]}); rescale the data")
     if X is not None:
         outside = (X < lower) | (X > upper)
         if outside.any():
             i, j = (int(v) for v in np.argwhere(outside)[0])
             raise ValueError(
-                f"X[{i}, {j}]={float(X[i, j])!r} lies outside the declared {name} [{lower[j]}, {upper[j]}] of dimension {j}"
+                f"X[{i}, {j}] lies outside the declared {name} [{lower[j]}, {upper[j]}] of dimension {j}"
             )
     return lower, upper

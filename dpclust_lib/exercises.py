@@ -865,7 +865,7 @@ def check_idp_initial_centres(idp_initial_centres, seed=0):
     for case in cases:
         n, d, K, eps = case
         X = _idp_data(case, seed)
-        want = IDPKMeans(K, eps, max_iter=1, schedule="fixed", random_state=np.random.default_rng(seed),
+        want = IDPKMeans(K, epsilon=eps, max_iter=1, schedule="fixed", random_state=np.random.default_rng(seed),
                          bounds=(0.0, 1.0)).fit(X).initial_centers_
         got = _as_float(_call(idp_initial_centres, X.copy(), K, eps, np.random.default_rng(seed)),
                         "idp_initial_centres", want.shape)
@@ -997,7 +997,7 @@ def _dpqt_cases(seed=0):
     settings = [(1.0, 0.3, 4, 2.0), (0.5, 0.5, 3, 1e9), (2.0, 0.3, 6, 20.0), (0.1, 0.2, 2, 0.0), (5.0, 0.7, 7, 3.0)]
     out = {}
     for eps, gamma, height, threshold in settings:
-        est = DPQTKMeans(2, eps, gamma, height, threshold, random_state=seed, bounds=(0.0, 1.0), max_iter=5).fit(X)
+        est = DPQTKMeans(2, epsilon=eps, gamma=gamma, max_height=height, threshold=threshold, random_state=seed, bounds=(0.0, 1.0), max_iter=5).fit(X)
         out[(eps, gamma, height, est.tree_.levels_released)] = est.epsilon_spent_
     return out
 
@@ -1406,7 +1406,7 @@ def _insertion_cases(seed=0):
         for lower, upper, eps, T, B, n in _INSERTION_TREES:
             lo, up = np.array(lower), np.array(upper)
             X = lo + (up - lo) * rng.random((n, len(lo)))
-            est = DPBirch(eps, T, B, None, bounds=(lo, up), random_state=rng).fit(X)
+            est = DPBirch(None, epsilon=eps, threshold=T, branching_factor=B, bounds=(lo, up), random_state=rng).fit(X)
             cases.append((est.height_, lo, up, eps))
             cost.append(est.epsilon_if_shape_public_)
     return cases, cost

@@ -13,6 +13,9 @@ from dpclust_lib.cluster.birch import BirchWarning, ClusteringFeature, NegativeR
 from .conftest import bonferroni
 
 
+UNIT = (0.0, 1.0)
+
+
 def _blobs(rng, n=3000, d=3):
     centres = rng.random((6, d)) * 0.6 + 0.2
     X = centres[rng.integers(0, 6, n)] + rng.normal(0, 0.05, (n, d))
@@ -43,7 +46,7 @@ def test_cluster_centres_are_the_cluster_cfs_centroids(rng):
     want = [(2 * centers[0] + 5 * centers[2] + 4 * centers[7]) / 11, (centers[1] + 3 * centers[4]) / 4,
             centers[[3, 5, 6]].mean(axis=0), centers[8]]
     np.testing.assert_allclose(_cluster_centres(centers, n, labels), want, rtol=1e-12)
-    est = Birch(0.05, 10, 4).fit(_blobs(rng, n=500))
+    est = Birch(4, threshold=0.05, branching_factor=10).fit(_blobs(rng, n=500))
     by_cf = [est.subcluster_ls_[est.subcluster_labels_ == g].sum(0) / est.subcluster_n_[est.subcluster_labels_ == g].sum()
              for g in range(4)]
     np.testing.assert_allclose(est.cluster_centers_, by_cf, rtol=1e-10)
@@ -58,7 +61,7 @@ def test_exact_tree_is_additive_and_noisy_tree_is_not(rng):
     assert exact.subcluster_n_.sum() == len(X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NegativeRadiusWarning)
-        noisy = DPBirch(epsilon=50.0, threshold=0.05, branching_factor=5, n_clusters=None, random_state=0).fit(X)
+        noisy = DPBirch(epsilon=50.0, threshold=0.05, branching_factor=5, n_clusters=None, random_state=0, bounds=UNIT).fit(X)
     assert noisy.height_ >= 2
     gap_n, gap_ls, gap_ss = noisy.tree_.additivity_residuals()
     assert gap_n == 0 and gap_ls > 1e-3 and gap_ss > 1e-3  # independent noise per CF on a path
@@ -73,7 +76,7 @@ def test_birch_builds_the_same_tree_as_scikit_learn(rng, threshold, branching_fa
     X = _blobs(rng)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BirchWarning)
-        ours = Birch(threshold, branching_factor, n_clusters).fit(X)
+        ours = Birch(n_clusters, threshold=threshold, branching_factor=branching_factor).fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scikit-learn's ConvergenceWarning when subclusters < K
         sk = SkBirch(threshold=threshold, branching_factor=branching_factor, n_clusters=n_clusters).fit(X)
@@ -90,11 +93,37 @@ def test_birch_duplicates_split_like_scikit_learn():
     np.testing.assert_array_equal(ours.subcluster_centers_, sk.subcluster_centers_)
 
 
+def test_birch_breaks_ward_ties_as_scikit_learn_does():
+    """The six points of a 2 x 3 grid: many equal Ward distances.
+
+    scikit-learn's partition is {4 points of rows 0-1} + {the 2 points of row 2}: SSE 2 + 0.5 = 2.5
+    (fastcluster's vector algorithm broke the tie into two triangles, SSE 4/3 + 4/3 = 2.67).
+    """
+    X = np.array([[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]], dtype=float)
+    ours = Birch(2, threshold=0.1).fit(X)
+    sk = SkBirch(threshold=0.1, n_clusters=2).fit(X)
+    np.testing.assert_array_equal(sk.labels_, [0, 0, 1, 0, 0, 1])
+    np.testing.assert_array_equal(ours.labels_, sk.labels_)
+    sse = sum(((X[ours.labels_ == g] - X[ours.labels_ == g].mean(0)) ** 2).sum() for g in range(2))
+    assert sse == pytest.approx(2.5)
+
+
+@pytest.mark.parametrize("n_clusters", [2, 3, 5, 8])
+def test_birch_matches_scikit_learn_on_tie_heavy_integer_grid(n_clusters):
+    # Integer records on an 8 x 8 grid: every leaf centroid is a grid point, Ward distances tie everywhere.
+    X = np.random.default_rng(0).integers(0, 8, (400, 2)).astype(float)
+    ours = Birch(n_clusters, threshold=0.1).fit(X)
+    sk = SkBirch(threshold=0.1, n_clusters=n_clusters).fit(X)
+    np.testing.assert_array_equal(ours.subcluster_centers_, sk.subcluster_centers_)
+    np.testing.assert_array_equal(ours.labels_, sk.labels_)
+    np.testing.assert_array_equal(ours.relabel(n_clusters), sk.labels_)
+
+
 @pytest.mark.parametrize("threshold, branching_factor", [(0.5, 50), (0.2, 50), (0.3, 5)])
 def test_birch_agrees_with_scikit_learn_on_magic(needs_data, threshold, branching_factor):
     needs_data(datasets.MAGIC)
     X = datasets.load("magic", "minmax").X
-    ours = Birch(threshold, branching_factor, n_clusters=2).fit(X)
+    ours = Birch(2, threshold=threshold, branching_factor=branching_factor).fit(X)
     sk = SkBirch(threshold=threshold, branching_factor=branching_factor, n_clusters=2).fit(X)
     assert ours.n_subclusters_ == len(sk.subcluster_centers_)
     assert metrics.adjusted_rand_index(sk.labels_, ours.labels_) == 1.0
@@ -104,9 +133,9 @@ def test_birch_agrees_with_scikit_learn_on_magic(needs_data, threshold, branchin
 # --------------------------------------------------------------------------- contract
 
 @pytest.mark.parametrize("make", [
-    lambda: Birch(0.1, 10, 3, random_state=0),
-    lambda: DPBirch(5.0, 0.1, 10, 3, random_state=0),
-    lambda: DPBirchPublicTree(5.0, 0.1, 10, 3, n_skeleton=500, random_state=0),
+    lambda: Birch(3, threshold=0.1, branching_factor=10, random_state=0),
+    lambda: DPBirch(3, epsilon=5.0, threshold=0.1, branching_factor=10, random_state=0, bounds=UNIT),
+    lambda: DPBirchPublicTree(3, epsilon=5.0, threshold=0.1, branching_factor=10, n_skeleton=500, random_state=0, bounds=UNIT),
 ])
 def test_estimator_contract(rng, make):
     X = _blobs(rng, n=600)
@@ -117,20 +146,31 @@ def test_estimator_contract(rng, make):
         assert est.fit(X) is est
         assert est.fit_predict(X).shape == (600,)
     assert {k: v for k, v in vars(est).items() if not k.endswith("_") and not k.startswith("_")} == params
-    np.testing.assert_array_equal(est.labels_, est.predict(X))
-    np.testing.assert_array_equal(est.labels_, est.subcluster_labels_[est.nearest_subcluster_])
+    assert est.n_features_in_ == 3
+    if isinstance(est, Birch):
+        labels, nearest, again = est.labels_, est.nearest_subcluster_, est.relabel(3)
+    else:  # a private estimator keeps no labels of its records: they come from predict / exact_diagnostics
+        for attr in ("labels_", "nearest_subcluster_", "subcluster_n_"):
+            assert not hasattr(est, attr)
+        assert est.neighbouring_ == "add/remove one record"
+        diag = est.exact_diagnostics(X)
+        labels, nearest, again = diag.labels, diag.nearest_subcluster, est.relabel(3, X)
+        with pytest.raises(ValueError, match="X is required"):
+            est.relabel(3)
+    np.testing.assert_array_equal(labels, est.predict(X))
+    np.testing.assert_array_equal(labels, est.subcluster_labels_[nearest])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BirchWarning)
-        assert metrics.adjusted_rand_index(est.labels_, est.relabel(3)) == 1.0
-        assert set(np.unique(est.relabel(2))) <= {0, 1}
+        assert metrics.adjusted_rand_index(labels, again) == 1.0
+        assert set(np.unique(est.relabel(2, X))) <= {0, 1}
 
 
 def test_relabel_gives_the_partition_of_a_fit_with_that_k(rng):
     X = _blobs(rng, n=800)
-    est = Birch(0.02, 20, 3).fit(X)
+    est = Birch(3, threshold=0.02, branching_factor=20).fit(X)
     assert est.n_subclusters_ > 50
     for k in (1, 2, 4, 7):
-        assert metrics.adjusted_rand_index(Birch(0.02, 20, k).fit(X).labels_, est.relabel(k)) == 1.0
+        assert metrics.adjusted_rand_index(Birch(k, threshold=0.02, branching_factor=20).fit(X).labels_, est.relabel(k)) == 1.0
     np.testing.assert_array_equal(est.relabel(None), est.nearest_subcluster_)
 
 
@@ -150,8 +190,10 @@ def test_ward_linkage_and_cut_match_scikit_learn_on_noisy_centroids(rng):
 
 
 def test_unfitted_predict():
-    for est in (Birch(), DPBirch(), DPBirchPublicTree()):
-        with pytest.raises(AttributeError, match="not fitted"):
+    from sklearn.exceptions import NotFittedError
+
+    for est in (Birch(), DPBirch(bounds=UNIT), DPBirchPublicTree(bounds=UNIT)):
+        with pytest.raises(NotFittedError, match="not fitted"):
             est.predict(np.zeros((2, 2)))
 
 
@@ -170,12 +212,12 @@ def test_same_seed_same_result(rng, cls):
     X = _blobs(rng, n=800)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NegativeRadiusWarning)
-        a = cls(2.0, 0.1, 10, 3, random_state=7).fit(X)
-        b = cls(2.0, 0.1, 10, 3, random_state=7).fit(X)
-        c = cls(2.0, 0.1, 10, 3, random_state=8).fit(X)
-        g = cls(2.0, 0.1, 10, 3, random_state=np.random.default_rng(7)).fit(X)
+        a = cls(3, epsilon=2.0, threshold=0.1, branching_factor=10, random_state=7, bounds=UNIT).fit(X)
+        b = cls(3, epsilon=2.0, threshold=0.1, branching_factor=10, random_state=7, bounds=UNIT).fit(X)
+        c = cls(3, epsilon=2.0, threshold=0.1, branching_factor=10, random_state=8, bounds=UNIT).fit(X)
+        g = cls(3, epsilon=2.0, threshold=0.1, branching_factor=10, random_state=np.random.default_rng(7), bounds=UNIT).fit(X)
     np.testing.assert_array_equal(a.subcluster_centers_, b.subcluster_centers_)
-    np.testing.assert_array_equal(a.labels_, b.labels_)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
     np.testing.assert_array_equal(a.subcluster_centers_, g.subcluster_centers_)
     assert a.subcluster_centers_.shape != c.subcluster_centers_.shape or not np.array_equal(
         a.subcluster_centers_, c.subcluster_centers_)
@@ -183,8 +225,8 @@ def test_same_seed_same_result(rng, cls):
 
 def test_birch_is_deterministic(rng):
     X = _blobs(rng, n=800)
-    np.testing.assert_array_equal(Birch(0.05, 5).fit(X).subcluster_centers_,
-                                  Birch(0.05, 5, random_state=3).fit(X).subcluster_centers_)
+    np.testing.assert_array_equal(Birch(threshold=0.05, branching_factor=5).fit(X).subcluster_centers_,
+                                  Birch(threshold=0.05, branching_factor=5, random_state=3).fit(X).subcluster_centers_)
 
 
 # --------------------------------------------------------------------------- DPBirch: as published
@@ -193,7 +235,7 @@ def test_dpbirch_accounting(rng):
     X = _blobs(rng, n=500, d=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NegativeRadiusWarning)
-        est = DPBirch(epsilon=0.3, threshold=0.1, branching_factor=5, n_clusters=2, random_state=0).fit(X)
+        est = DPBirch(epsilon=0.3, threshold=0.1, branching_factor=5, n_clusters=2, random_state=0, bounds=UNIT).fit(X)
     assert est.epsilon_spent_ == pytest.approx(2 * 0.3)  # the paper's claim: eps for LS + eps for SS
     assert len(est.ledger_.entries) == 2
     assert est.epsilon_guaranteed_ == math.inf
@@ -209,9 +251,11 @@ def test_dpbirch_releases_exact_counts_so_neighbours_are_told_apart(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NegativeRadiusWarning)
         for seed in range(5):
-            full = DPBirch(1.0, 0.1, 10, None, random_state=seed).fit(X)
-            minus = DPBirch(1.0, 0.1, 10, None, random_state=seed).fit(X[1:])
-            assert full.subcluster_n_.sum() == 300 and minus.subcluster_n_.sum() == 299
+            full = DPBirch(None, epsilon=1.0, threshold=0.1, branching_factor=10, random_state=seed, bounds=UNIT).fit(X)
+            minus = DPBirch(None, epsilon=1.0, threshold=0.1, branching_factor=10, random_state=seed, bounds=UNIT).fit(X[1:])
+            # The release itself (the noisy tree) carries the exact N.
+            assert full.tree_.leaf_cfs()[0].sum() == 300 and minus.tree_.leaf_cfs()[0].sum() == 299
+            assert full.exact_diagnostics(X).subcluster_n.sum() == 300
 
 
 def test_dpbirch_noise_on_a_single_record_is_laplace():
@@ -223,7 +267,7 @@ def test_dpbirch_noise_on_a_single_record_is_laplace():
     eps, x, runs = 0.7, np.array([[0.3, 0.8]]), 1500
     ls_noise, ss_noise = [], []
     for seed in range(runs):
-        est = DPBirch(eps, 0.5, 50, None, random_state=seed).fit(x)
+        est = DPBirch(None, epsilon=eps, threshold=0.5, branching_factor=50, random_state=seed, bounds=UNIT).fit(x)
         ls_noise.append(est.subcluster_ls_[0, 0] - x[0, 0])
         ss_noise.append(est.subcluster_ss_[0] - x[0] @ x[0])
     alpha = bonferroni(0.01, 2)
@@ -235,19 +279,19 @@ def test_dpbirch_noise_on_a_single_record_is_laplace():
 def test_negative_squared_radius_is_counted_and_announced(rng):
     X = _blobs(rng, n=400)
     with pytest.warns(NegativeRadiusWarning, match="negative noisy squared radius"):
-        est = DPBirch(0.5, 0.1, 10, None, random_state=0).fit(X)
+        est = DPBirch(None, epsilon=0.5, threshold=0.1, branching_factor=10, random_state=0, bounds=UNIT).fit(X)
     assert 0 < est.n_negative_sq_radius_ <= est.n_threshold_tests_ == len(X) - 1
     with warnings.catch_warnings():
         warnings.simplefilter("error", NegativeRadiusWarning)
-        Birch(0.1, 10, 2).fit(X)
+        Birch(2, threshold=0.1, branching_factor=10).fit(X)
 
 
 # --------------------------------------------------------------------------- DPBirchPublicTree: honest accounting
 
 def test_public_tree_accounting(rng):
     X = _blobs(rng, n=500, d=4)
-    est = DPBirchPublicTree(0.8, 0.2, 10, 2, n_skeleton=300, budget_split=(1, 2, 1), min_count=1.0,
-                            random_state=0).fit(X)
+    est = DPBirchPublicTree(2, epsilon=0.8, threshold=0.2, branching_factor=10, n_skeleton=300, budget_split=(1, 2, 1), min_count=1.0,
+                            random_state=0, bounds=UNIT).fit(X)
     assert est.epsilon_spent_ == pytest.approx(0.8) and est.epsilon_spent_ <= 0.8 * (1 + 1e-9)
     assert est.epsilon_guaranteed_ == est.epsilon_spent_
     n_scale, ls_scale, ss_scale = est.noise_scales_
@@ -257,7 +301,7 @@ def test_public_tree_accounting(rng):
 
 def test_public_tree_released_tree_is_additive(rng):
     X = _blobs(rng, n=500)
-    est = DPBirchPublicTree(1.0, 0.05, 4, None, n_skeleton=400, random_state=3).fit(X)
+    est = DPBirchPublicTree(None, epsilon=1.0, threshold=0.05, branching_factor=4, n_skeleton=400, random_state=3, bounds=UNIT).fit(X)
     levels = est.level_cfs()
     assert len(levels) == est.height_ >= 3
     np.testing.assert_allclose(levels[0][0].sum(), est.leaf_n_.sum())  # the root level holds every leaf
@@ -275,15 +319,15 @@ def test_public_tree_released_tree_is_additive(rng):
 
 def test_public_tree_skeleton_does_not_depend_on_the_data(rng):
     X = _blobs(rng, n=500)
-    a = DPBirchPublicTree(1.0, 0.2, 10, None, n_skeleton=300, random_state=4).fit(X)
-    b = DPBirchPublicTree(1.0, 0.2, 10, None, n_skeleton=300, random_state=4).fit(X[:50])
+    a = DPBirchPublicTree(None, epsilon=1.0, threshold=0.2, branching_factor=10, n_skeleton=300, random_state=4, bounds=UNIT).fit(X)
+    b = DPBirchPublicTree(None, epsilon=1.0, threshold=0.2, branching_factor=10, n_skeleton=300, random_state=4, bounds=UNIT).fit(X[:50])
     np.testing.assert_array_equal(a.skeleton_tree_.leaf_cfs()[3], b.skeleton_tree_.leaf_cfs()[3])
 
 
 def test_public_tree_sensitivity_one_leaf_changes_by_one_record(rng):
     """Removing a record changes the exact CFs of one leaf, by (1, x, ||x||^2): L1 <= 1 + d + d on [0, 1]^d."""
     X = _blobs(rng, n=400)
-    tree = DPBirchPublicTree(1.0, 0.2, 10, 2, n_skeleton=300, random_state=1).fit(X).skeleton_tree_
+    tree = DPBirchPublicTree(2, epsilon=1.0, threshold=0.2, branching_factor=10, n_skeleton=300, random_state=1, bounds=UNIT).fit(X).skeleton_tree_
 
     def exact(Y):
         leaf = tree.route(Y)
@@ -308,7 +352,7 @@ def test_public_tree_count_noise_is_laplace(rng):
     """
     X = _blobs(rng, n=200)
     P = np.array([[0.5, 0.5, 0.5]])  # a one-point public skeleton: a single leaf holding every record
-    noise = [DPBirchPublicTree(0.9, 0.2, 10, 1, skeleton=P, random_state=s).fit(X).leaf_n_[0] - 200
+    noise = [DPBirchPublicTree(1, epsilon=0.9, threshold=0.2, branching_factor=10, skeleton=P, random_state=s, bounds=UNIT).fit(X).leaf_n_[0] - 200
              for s in range(1500)]
     scale = 1 / (0.9 * 0.25)
     assert stats.kstest(noise, stats.laplace(scale=scale).cdf).pvalue > 0.01
@@ -318,22 +362,29 @@ def test_public_tree_count_noise_is_laplace(rng):
 def test_public_tree_with_data_skeleton_warns_and_guarantees_nothing(rng):
     X = _blobs(rng, n=300)
     with pytest.warns(PrivacyLeakWarning, match="skeleton='data'"):
-        est = DPBirchPublicTree(1.0, 0.1, 10, None, skeleton="data", random_state=0).fit(X)
+        est = DPBirchPublicTree(None, epsilon=1.0, threshold=0.1, branching_factor=10, skeleton="data", random_state=0, bounds=UNIT).fit(X)
     assert est.epsilon_guaranteed_ == math.inf
     # With (almost) no noise the data skeleton gives back BIRCH's own leaves.
     with pytest.warns(PrivacyLeakWarning):
-        loud = DPBirchPublicTree(1e9, 0.1, 10, 2, skeleton="data", min_count=0.5, random_state=0).fit(X)
-    np.testing.assert_allclose(loud.subcluster_centers_, Birch(0.1, 10, 2).fit(X).subcluster_centers_, atol=1e-6)
+        loud = DPBirchPublicTree(2, epsilon=1e9, threshold=0.1, branching_factor=10, skeleton="data", min_count=0.5, random_state=0, bounds=UNIT).fit(X)
+    np.testing.assert_allclose(loud.subcluster_centers_, Birch(2, threshold=0.1, branching_factor=10).fit(X).subcluster_centers_, atol=1e-6)
+
+
+@pytest.mark.parametrize("cls", [DPBirch, DPBirchPublicTree])
+def test_private_estimators_require_bounds(rng, cls):
+    with pytest.raises(ValueError, match="bounds is required"):
+        cls(2).fit(_blobs(rng, n=50))
 
 
 def test_private_estimators_warn_when_bounds_come_from_the_data(rng):
     X = _blobs(rng, n=200)
-    for est in (DPBirch(1.0, 0.2, 10, None, bounds=None, random_state=0),
-                DPBirchPublicTree(1.0, 0.2, 10, None, n_skeleton=100, bounds=None, random_state=0)):
+    for est in (DPBirch(None, epsilon=1.0, threshold=0.2, branching_factor=10, bounds="data", random_state=0),
+                DPBirchPublicTree(None, epsilon=1.0, threshold=0.2, branching_factor=10, n_skeleton=100, bounds="data", random_state=0)):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NegativeRadiusWarning)
             with pytest.warns(PrivacyLeakWarning, match="bounds"):
                 est.fit(X)
+        assert est.epsilon_guaranteed_ == math.inf
 
 
 # --------------------------------------------------------------------------- bad input
@@ -354,25 +405,25 @@ GOOD = [[0.1, 0.2], [0.3, 0.4], [0.9, 0.8]]
     (lambda: Birch(), np.zeros((0, 2)), ValueError, "empty"),
     (lambda: Birch(), [0.1, 0.2], ValueError, "2-D"),
     (lambda: Birch(random_state=-1), GOOD, ValueError, "random_state"),
-    (lambda: DPBirch(epsilon=0.0), GOOD, ValueError, "epsilon"),
-    (lambda: DPBirch(epsilon=float("inf")), GOOD, ValueError, "epsilon"),
-    (lambda: DPBirch(threshold=0.0), GOOD, ValueError, "threshold"),
-    (lambda: DPBirch(branching_factor=1), GOOD, ValueError, "branching_factor"),
-    (lambda: DPBirch(n_clusters=0), GOOD, ValueError, "n_clusters"),
-    (lambda: DPBirch(), [[0.1, 1.2], [0.2, 0.3]], ValueError, "outside the declared bounds"),
-    (lambda: DPBirch(), [[-0.1, 0.2], [0.2, 0.3]], ValueError, "outside the declared bounds"),
+    (lambda: DPBirch(epsilon=0.0, bounds=UNIT), GOOD, ValueError, "epsilon"),
+    (lambda: DPBirch(epsilon=float("inf"), bounds=UNIT), GOOD, ValueError, "epsilon"),
+    (lambda: DPBirch(threshold=0.0, bounds=UNIT), GOOD, ValueError, "threshold"),
+    (lambda: DPBirch(branching_factor=1, bounds=UNIT), GOOD, ValueError, "branching_factor"),
+    (lambda: DPBirch(n_clusters=0, bounds=UNIT), GOOD, ValueError, "n_clusters"),
+    (lambda: DPBirch(bounds=UNIT), [[0.1, 1.2], [0.2, 0.3]], ValueError, "outside the declared bounds"),
+    (lambda: DPBirch(bounds=UNIT), [[-0.1, 0.2], [0.2, 0.3]], ValueError, "outside the declared bounds"),
     (lambda: DPBirch(bounds=(1.0, 0.0)), GOOD, ValueError, "upper must exceed lower"),
-    (lambda: DPBirchPublicTree(epsilon=-1.0), GOOD, ValueError, "epsilon"),
-    (lambda: DPBirchPublicTree(threshold=-1.0), GOOD, ValueError, "threshold"),
-    (lambda: DPBirchPublicTree(branching_factor=1), GOOD, ValueError, "branching_factor"),
-    (lambda: DPBirchPublicTree(n_clusters=0), GOOD, ValueError, "n_clusters"),
-    (lambda: DPBirchPublicTree(), [[0.1, 1.5], [0.2, 0.3]], ValueError, "outside the declared bounds"),
-    (lambda: DPBirchPublicTree(skeleton="grid"), GOOD, ValueError, "skeleton"),
-    (lambda: DPBirchPublicTree(skeleton=np.zeros((3, 5))), GOOD, ValueError, "skeleton has 5 features"),
-    (lambda: DPBirchPublicTree(n_skeleton=0), GOOD, ValueError, "n_skeleton"),
-    (lambda: DPBirchPublicTree(budget_split=(0.5, 0.5)), GOOD, ValueError, "budget_split"),
-    (lambda: DPBirchPublicTree(budget_split=(0.5, 0.0, 0.5)), GOOD, ValueError, "budget_split"),
-    (lambda: DPBirchPublicTree(min_count=0.0), GOOD, ValueError, "min_count"),
+    (lambda: DPBirchPublicTree(epsilon=-1.0, bounds=UNIT), GOOD, ValueError, "epsilon"),
+    (lambda: DPBirchPublicTree(threshold=-1.0, bounds=UNIT), GOOD, ValueError, "threshold"),
+    (lambda: DPBirchPublicTree(branching_factor=1, bounds=UNIT), GOOD, ValueError, "branching_factor"),
+    (lambda: DPBirchPublicTree(n_clusters=0, bounds=UNIT), GOOD, ValueError, "n_clusters"),
+    (lambda: DPBirchPublicTree(bounds=UNIT), [[0.1, 1.5], [0.2, 0.3]], ValueError, "outside the declared bounds"),
+    (lambda: DPBirchPublicTree(skeleton="grid", bounds=UNIT), GOOD, ValueError, "skeleton"),
+    (lambda: DPBirchPublicTree(skeleton=np.zeros((3, 5)), bounds=UNIT), GOOD, ValueError, "skeleton has 5 features"),
+    (lambda: DPBirchPublicTree(n_skeleton=0, bounds=UNIT), GOOD, ValueError, "n_skeleton"),
+    (lambda: DPBirchPublicTree(budget_split=(0.5, 0.5), bounds=UNIT), GOOD, ValueError, "budget_split"),
+    (lambda: DPBirchPublicTree(budget_split=(0.5, 0.0, 0.5), bounds=UNIT), GOOD, ValueError, "budget_split"),
+    (lambda: DPBirchPublicTree(min_count=0.0, bounds=UNIT), GOOD, ValueError, "min_count"),
 ])
 def test_bad_input(make, X, exc, needle):
     with warnings.catch_warnings():
@@ -382,8 +433,8 @@ def test_bad_input(make, X, exc, needle):
 
 
 def test_predict_wrong_number_of_features(rng):
-    est = Birch(0.1, 10, 2).fit(_blobs(rng, n=100))
-    with pytest.raises(ValueError, match="X has 2 features but the tree was built on 3"):
+    est = Birch(2, threshold=0.1, branching_factor=10).fit(_blobs(rng, n=100))
+    with pytest.raises(ValueError, match="X has 2 features, but Birch is expecting 3 features"):
         est.predict(np.zeros((4, 2)))
     with pytest.raises(ValueError, match="n_clusters"):
         est.relabel(0)
@@ -392,7 +443,7 @@ def test_predict_wrong_number_of_features(rng):
 def test_cluster_centres_follow_from_the_subclusters_by_additivity():
     rng = np.random.default_rng(5)
     X = np.vstack([rng.normal(0.2, 0.03, (200, 2)), rng.normal(0.7, 0.03, (200, 2))]).clip(0, 1)
-    est = Birch(0.05, 20, 2).fit(X)
+    est = Birch(2, threshold=0.05, branching_factor=20).fit(X)
     for g in range(2):
         member = est.subcluster_labels_ == g
         expected = (est.subcluster_centers_[member] * est.subcluster_n_[member, None]).sum(0) / est.subcluster_n_[member].sum()
@@ -400,5 +451,20 @@ def test_cluster_centres_follow_from_the_subclusters_by_additivity():
     assert est.cluster_centers_.shape == (2, 2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BirchWarning)  # few leaves pass min_count at this budget; not the point here
-        dp = DPBirchPublicTree(1.0, 0.05, 20, 2, random_state=0).fit(X)
+        dp = DPBirchPublicTree(2, epsilon=1.0, threshold=0.05, branching_factor=20, random_state=0, bounds=UNIT).fit(X)
     assert dp.cluster_centers_.shape[1] == 2 and np.all((dp.cluster_centers_ >= 0) & (dp.cluster_centers_ <= 1))
+
+
+def test_ward_beyond_the_exact_limit_has_scipys_heights(rng, monkeypatch):
+    """Above WARD_EXACT_LIMIT the vector algorithm runs: the same merge heights as scipy (ties may be broken
+    otherwise, as the docstring says); on tie-free data the same partition."""
+    from scipy.cluster.hierarchy import ward
+
+    from dpclust_lib.cluster import birch
+
+    C = rng.laplace(0, 3.0, (300, 3))
+    monkeypatch.setattr(birch, "WARD_EXACT_LIMIT", 100)
+    Z = birch.ward_linkage(C)
+    np.testing.assert_allclose(Z[:, 2], ward(C)[:, 2], rtol=1e-10)
+    for k in (2, 4):
+        assert metrics.adjusted_rand_index(birch._ward_cut(ward(C), k), birch._ward_cut(Z, k)) == 1.0

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 from scipy import stats
+from sklearn.exceptions import NotFittedError
 
 from dpclust_lib import DPQTKMeans, PrivacyLeakWarning
 from dpclust_lib.cluster.dpqt import build_dp_quadtree, default_max_height, default_threshold
@@ -87,7 +88,7 @@ def test_root_and_leaf_noise_have_the_stated_scales():
     eps, gamma, H = 0.8, 0.3, 4
     root, leaf = [], []
     for seed in range(3000):
-        est = DPQTKMeans(1, eps, gamma, H, threshold=1e9, bounds=BOX, random_state=seed).fit(X)
+        est = DPQTKMeans(1, epsilon=eps, gamma=gamma, max_height=H, threshold=1e9, bounds=BOX, random_state=seed).fit(X)
         root.append(est.tree_.noisy_count[0] - 40)
         leaf.append(est.bucket_counts_[0] - 40)
     assert stats.kstest(root, stats.laplace(scale=H / (gamma * eps)).cdf).pvalue > ALPHA / 2
@@ -99,7 +100,7 @@ def test_root_and_leaf_noise_have_the_stated_scales():
 
 def test_budget_is_epsilon_when_the_tree_reaches_max_height(rng):
     X = _clustered(rng)
-    est = DPQTKMeans(3, 0.5, 0.3, 4, 2.0, 0, BOX).fit(X)
+    est = DPQTKMeans(3, epsilon=0.5, gamma=0.3, max_height=4, threshold=2.0, random_state=0, bounds=BOX).fit(X)
     assert est.tree_.levels_released == 4
     assert est.epsilon_spent_ == pytest.approx(0.5, rel=1e-12)
     assert est.epsilon_spent_ <= 0.5 * (1 + 1e-12)
@@ -109,7 +110,7 @@ def test_budget_is_epsilon_when_the_tree_reaches_max_height(rng):
 
 def test_budget_of_levels_not_reached_is_not_spent(rng):
     X = _clustered(rng)
-    est = DPQTKMeans(3, 0.5, 0.3, 4, 1e9, 0, BOX).fit(X)  # the root never splits
+    est = DPQTKMeans(3, epsilon=0.5, gamma=0.3, max_height=4, threshold=1e9, random_state=0, bounds=BOX).fit(X)  # the root never splits
     assert est.tree_.levels_released == 1 and len(est.tree_.leaves) == 1
     assert est.epsilon_spent_ == pytest.approx(0.3 * 0.5 / 4 + 0.7 * 0.5)
     assert est.epsilon_spent_ < 0.5
@@ -121,18 +122,18 @@ def test_defaults_follow_the_paper():
     assert default_max_height(10, 16) == 1
     assert default_threshold(100_000) == 100.0
     X = np.random.default_rng(0).uniform(-2, 2, size=(10_000, 2))
-    est = DPQTKMeans(3, 1.0, bounds=BOX, n_public=10_000, random_state=0).fit(X)
+    est = DPQTKMeans(3, epsilon=1.0, bounds=BOX, n_public=10_000, random_state=0).fit(X)
     assert est.max_height_ == math.floor(math.log(10_000) / 2) and est.threshold_ == 10.0
     assert est.gamma == 0.3
 
 
 def test_without_noise_buckets_are_weighted_leaf_centres(rng):
     X = _clustered(rng)
-    est = DPQTKMeans(3, 1e12, 0.3, 5, 20.5, 3, BOX).fit(X)
-    np.testing.assert_allclose(est.bucket_counts_, est.tree_.leaf_counts(), atol=1e-6)
+    est = DPQTKMeans(3, epsilon=1e12, gamma=0.3, max_height=5, threshold=20.5, random_state=3, bounds=BOX).fit(X)
+    np.testing.assert_allclose(est.bucket_counts_, est.exact_diagnostics(X).leaf_counts, atol=1e-6)
     leaves = est.tree_.leaves
     np.testing.assert_allclose(est.bucket_centers_, (est.tree_.lower[leaves] + est.tree_.upper[leaves]) / 2)
-    again = lloyd(est.bucket_centers_, est.cluster_centers_, est.tree_.leaf_counts(), 300)[0]
+    again = lloyd(est.bucket_centers_, est.cluster_centers_, est.tree_.leaf_counts(X), 300)[0]
     np.testing.assert_allclose(est.cluster_centers_, again, atol=1e-9)  # a fixed point of weighted Lloyd
 
 
@@ -140,43 +141,56 @@ def test_same_seed_same_result_bit_for_bit(rng):
     X = _clustered(rng)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        a = DPQTKMeans(3, 0.2, bounds=BOX, n_public=3000, random_state=5).fit(X)
-        b = DPQTKMeans(3, 0.2, bounds=BOX, n_public=3000, random_state=5).fit(X)
+        a = DPQTKMeans(3, epsilon=0.2, bounds=BOX, n_public=3000, random_state=5).fit(X)
+        b = DPQTKMeans(3, epsilon=0.2, bounds=BOX, n_public=3000, random_state=5).fit(X)
     np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
     np.testing.assert_array_equal(a.bucket_counts_, b.bucket_counts_)
-    c = DPQTKMeans(3, 0.2, bounds=BOX, n_public=3000, random_state=6).fit(X)
+    c = DPQTKMeans(3, epsilon=0.2, bounds=BOX, n_public=3000, random_state=6).fit(X)
     assert not np.array_equal(a.bucket_counts_, c.bucket_counts_)
 
 
 def test_contract(rng):
     X = _clustered(rng)
-    est = DPQTKMeans(3, 0.5, bounds=BOX, n_public=3000, random_state=0)
+    est = DPQTKMeans(3, epsilon=0.5, bounds=BOX, n_public=3000, random_state=0)
     params = dict(vars(est))
     labels = est.fit_predict(X)
     assert vars(est).items() >= params.items()
     np.testing.assert_array_equal(labels, est.predict(X))
-    for attr in ("cluster_centers_", "labels_", "n_iter_", "epsilon_spent_", "ledger_", "tree_"):
+    for attr in ("cluster_centers_", "n_iter_", "epsilon_spent_", "epsilon_guaranteed_", "neighbouring_", "ledger_",
+                 "tree_", "n_features_in_"):
         assert hasattr(est, attr)
-    with pytest.raises(AttributeError, match="not fitted"):
+    assert not hasattr(est, "labels_") and est.tree_.point_node is None  # no exact data on the release
+    assert est.epsilon_guaranteed_ == est.epsilon_spent_
+    # The leaves found by descending the released tree hold every record once, each inside its cell.
+    counts = est.exact_diagnostics(X).leaf_counts
+    assert counts.sum() == len(X)
+    where = est.tree_.locate(X)
+    assert np.all(est.tree_.is_leaf[where])
+    assert np.all((X >= est.tree_.lower[where]) & (X <= est.tree_.upper[where]))
+    with pytest.raises(NotFittedError, match="not fitted"):
         DPQTKMeans(3).predict(X)
 
 
 def test_paper_seeding_warns_and_private_seeding_does_not(rng):
     X = _clustered(rng)
-    with pytest.warns(PrivacyLeakWarning, match="kmeans-on-data"):
-        DPQTKMeans(3, 0.5, bounds=BOX, n_public=3000, init="kmeans-on-data", random_state=0).fit(X)
-    with pytest.warns(PrivacyLeakWarning, match="bounds"):
-        DPQTKMeans(3, 0.5, n_public=3000, random_state=0).fit(X)
-    with pytest.warns(PrivacyLeakWarning, match="n_public"):
-        DPQTKMeans(3, 0.5, bounds=BOX, random_state=0).fit(X)
+    for leaky in (dict(bounds=BOX, n_public=3000, init="kmeans-on-data"), dict(bounds="data", n_public=3000),
+                  dict(bounds=BOX, n_public="data")):
+        name = next(k for k, v in leaky.items() if v in ("kmeans-on-data", "data"))
+        with pytest.warns(PrivacyLeakWarning, match=name if name != "init" else "kmeans-on-data"):
+            est = DPQTKMeans(3, epsilon=0.5, random_state=0, **leaky).fit(X)
+        assert est.epsilon_guaranteed_ == float("inf")
+    with pytest.raises(ValueError, match="bounds is required"):
+        DPQTKMeans(3, epsilon=0.5, n_public=3000, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="n_public is required"):
+        DPQTKMeans(3, epsilon=0.5, bounds=BOX, random_state=0).fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        DPQTKMeans(3, 0.5, max_height=4, threshold=3.0, bounds=BOX, random_state=0).fit(X)  # N not needed
+        DPQTKMeans(3, epsilon=0.5, max_height=4, threshold=3.0, bounds=BOX, random_state=0).fit(X)  # N not needed
 
 
 def test_works_in_three_dimensions(rng):
     X = rng.random((2000, 3))
-    est = DPQTKMeans(4, 1.0, bounds=(0, 1), n_public=2000, random_state=0).fit(X)
+    est = DPQTKMeans(4, epsilon=1.0, bounds=(0, 1), n_public=2000, random_state=0).fit(X)
     assert est.cluster_centers_.shape == (4, 3)
     assert np.prod(est.tree_.upper[est.tree_.leaves] - est.tree_.lower[est.tree_.leaves], axis=1).sum() == pytest.approx(1)
 
@@ -198,6 +212,7 @@ GOOD = np.random.default_rng(0).uniform(-1, 1, size=(50, 2))
     (dict(max_height=0), GOOD, ValueError, "max_height"),
     (dict(max_height=-2), GOOD, ValueError, "max_height"),
     (dict(max_height=2.5), GOOD, TypeError, "max_height"),
+    (dict(max_height=41), GOOD, ValueError, "max_height"),
     (dict(threshold=-1.0), GOOD, ValueError, "threshold"),
     (dict(threshold=float("nan")), GOOD, ValueError, "threshold"),
     (dict(threshold="10"), GOOD, TypeError, "threshold"),
@@ -213,3 +228,11 @@ def test_bad_input(kwargs, X, exc, needle):
     params = dict(n_clusters=3, epsilon=1.0, bounds=BOX, n_public=50) | kwargs
     with pytest.raises(exc, match=needle):
         DPQTKMeans(**params).fit(X)
+
+
+def test_locate_finds_the_leaf_the_build_put_each_record_in(rng):
+    X = np.vstack([_clustered(rng), [[-2.0, -2.0], [2.0, 2.0], [0.0, 0.0]]])  # corners and the first midpoint
+    tree = build_dp_quadtree(X, np.array([-2.0, -2.0]), np.array([2.0, 2.0]), 50.0, 5, 3.0, random_state=0)
+    assert tree.levels_released > 2
+    np.testing.assert_array_equal(tree.locate(X), tree.point_node)
+    np.testing.assert_array_equal(tree.leaf_counts(X), tree.leaf_counts())

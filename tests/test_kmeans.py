@@ -35,10 +35,10 @@ def _blobs(rng, n=600, d=2, k=3, spread=0.03):
 def _all_dp(k=3, eps=1.0, **kw):
     """One of each private estimator, with bounds and n_public given (no warning expected)."""
     return {
-        "DPKMeans": DPKMeans(k, eps, bounds=UNIT, **kw),
-        "IDPKMeans": IDPKMeans(k, eps, bounds=UNIT, **kw),
-        "DPKMeansPP": DPKMeansPP(k, eps, bounds=UNIT, n_public=600, **kw),
-        "EUGKMeans": EUGKMeans(k, eps, bounds=UNIT, n_public=600, **kw),
+        "DPKMeans": DPKMeans(k, epsilon=eps, bounds=UNIT, **kw),
+        "IDPKMeans": IDPKMeans(k, epsilon=eps, bounds=UNIT, **kw),
+        "DPKMeansPP": DPKMeansPP(k, epsilon=eps, bounds=UNIT, n_public=600, **kw),
+        "EUGKMeans": EUGKMeans(k, epsilon=eps, bounds=UNIT, n_public=600, **kw),
     }
 
 
@@ -170,30 +170,30 @@ def test_dp_and_idp_spend_the_schedule(rng, schedule, T):
     X = _blobs(rng)
     eps = 0.8
     expected = eps if schedule == "fixed" else eps * (1 - 2.0 ** -T)
-    for est in (DPKMeans(3, eps, T, schedule, 0, UNIT), IDPKMeans(3, eps, T, schedule, 0, UNIT)):
+    for est in (DPKMeans(3, epsilon=eps, max_iter=T, schedule=schedule, random_state=0, bounds=UNIT), IDPKMeans(3, epsilon=eps, max_iter=T, schedule=schedule, random_state=0, bounds=UNIT)):
         est.fit(X)
         assert est.epsilon_spent_ == pytest.approx(expected, rel=1e-12)
         assert est.epsilon_spent_ <= eps * (1 + 1e-12)
         assert len(est.ledger_.entries) == T
         assert est.ledger_.spent == est.epsilon_spent_
     # DPKMeans: T Lloyd iterations; IDPKMeans: the initial release is the first of the T.
-    assert DPKMeans(3, eps, T, schedule, 0, UNIT).fit(X).n_iter_ == T
-    idp = IDPKMeans(3, eps, T, schedule, 0, UNIT).fit(X)
+    assert DPKMeans(3, epsilon=eps, max_iter=T, schedule=schedule, random_state=0, bounds=UNIT).fit(X).n_iter_ == T
+    idp = IDPKMeans(3, epsilon=eps, max_iter=T, schedule=schedule, random_state=0, bounds=UNIT).fit(X)
     assert idp.n_iter_ == T - 1 and idp.ledger_.entries[0][0].startswith("initial centres")
 
 
 def test_fixed_noise_scale_is_d_plus_1_times_n_over_epsilon(rng):
     X = _blobs(rng, d=3)
-    est = DPKMeans(3, 0.5, 4, "fixed", 0, UNIT).fit(X)
+    est = DPKMeans(3, epsilon=0.5, max_iter=4, schedule="fixed", random_state=0, bounds=UNIT).fit(X)
     assert est.noise_scales_ == [pytest.approx((3 + 1) * 4 / 0.5)] * 4
-    idp = IDPKMeans(3, 0.5, 4, "fixed", 0, UNIT).fit(X)
+    idp = IDPKMeans(3, epsilon=0.5, max_iter=4, schedule="fixed", random_state=0, bounds=UNIT).fit(X)
     assert idp.initial_noise_scale_ == pytest.approx(4 * 4 / 0.5)
 
 
 @pytest.mark.parametrize("schedule", ["fixed", "halving"])
 def test_dpkmeanspp_spends_half_on_seeding(rng, schedule):
     X = _blobs(rng)
-    est = DPKMeansPP(3, 1.0, 4, schedule, 0, UNIT, n_public=600).fit(X)
+    est = DPKMeansPP(3, epsilon=1.0, max_iter=4, schedule=schedule, random_state=0, bounds=UNIT, n_public=600).fit(X)
     assert est.ledger_.entries[0][1] == pytest.approx(0.5) and est.ledger_.entries[0][0].startswith("seeding")
     rest = 0.5 if schedule == "fixed" else 0.5 * (1 - 2.0 ** -4)
     assert est.epsilon_spent_ == pytest.approx(0.5 + rest)
@@ -201,7 +201,7 @@ def test_dpkmeanspp_spends_half_on_seeding(rng, schedule):
 
 
 def test_eug_spends_all_of_epsilon_on_the_grid(rng):
-    est = EUGKMeans(3, 0.3, bounds=UNIT, n_public=600, random_state=0).fit(_blobs(rng))
+    est = EUGKMeans(3, epsilon=0.3, bounds=UNIT, n_public=600, random_state=0).fit(_blobs(rng))
     assert est.epsilon_spent_ == 0.3 and len(est.ledger_.entries) == 1
 
 
@@ -209,7 +209,7 @@ def test_eug_spends_all_of_epsilon_on_the_grid(rng):
 
 def test_dpkmeans_without_noise_is_lloyd_from_the_same_start(rng):
     X = _blobs(rng)
-    dp = DPKMeans(3, 1e12, 6, "fixed", 4, UNIT).fit(X)
+    dp = DPKMeans(3, epsilon=1e12, max_iter=6, schedule="fixed", random_state=4, bounds=UNIT).fit(X)
     plain = lloyd(X, dp.initial_centers_, max_iter=6)[0]
     np.testing.assert_allclose(dp.cluster_centers_, plain, atol=1e-8)
 
@@ -217,13 +217,13 @@ def test_dpkmeans_without_noise_is_lloyd_from_the_same_start(rng):
 def test_idp_initial_centres_are_the_noisy_part_centroids(rng):
     X = _blobs(rng)
     k, seed = 3, 11
-    est = IDPKMeans(k, 1e12, 1, "fixed", seed, UNIT).fit(X)
+    est = IDPKMeans(k, epsilon=1e12, max_iter=1, schedule="fixed", random_state=seed, bounds=UNIT).fit(X)
     parts = np.random.default_rng(seed).integers(0, k, size=len(X))  # the same stream: parts are drawn first
-    np.testing.assert_array_equal(est.part_sizes_, np.bincount(parts, minlength=k))
+    np.testing.assert_array_equal(est.exact_diagnostics(X).part_sizes, np.bincount(parts, minlength=k))
     means = np.array([X[parts == g].mean(0) for g in range(k)])
     np.testing.assert_allclose(est.cluster_centers_, means, atol=1e-8)
     with pytest.warns(PrivacyLeakWarning, match="split='order'"):
-        ordered = IDPKMeans(k, 1e12, 1, "fixed", seed, UNIT, split="order").fit(X)
+        ordered = IDPKMeans(k, epsilon=1e12, max_iter=1, schedule="fixed", random_state=seed, bounds=UNIT, split="order").fit(X)
     blocks = np.array([b.mean(0) for b in np.array_split(X, k)])
     np.testing.assert_allclose(ordered.cluster_centers_, blocks, atol=1e-8)
 
@@ -261,7 +261,7 @@ def test_eug_grid_size_and_histogram(rng):
 
 def test_eug_without_noise_is_weighted_kmeans_on_the_grid(rng):
     X = _blobs(rng)
-    est = EUGKMeans(3, 1e12, bounds=UNIT, grid_size=20, random_state=2).fit(X)
+    est = EUGKMeans(3, epsilon=1e12, bounds=UNIT, grid_size=20, random_state=2).fit(X)
     cells, counts = grid_histogram(X, np.zeros(2), np.ones(2), 20)
     np.testing.assert_allclose(est.bucket_counts_, counts, atol=1e-6)
     assert est.grid_size_ == 20
@@ -289,8 +289,15 @@ def test_contract(rng, name):
     params = dict(vars(est))
     labels = est.fit_predict(X)
     assert vars(est).items() >= params.items()  # hyper-parameters untouched by fit
-    for attr in ("cluster_centers_", "labels_", "n_iter_", "epsilon_spent_", "ledger_"):
+    for attr in ("cluster_centers_", "n_iter_", "epsilon_spent_", "epsilon_guaranteed_", "neighbouring_", "ledger_",
+                 "n_features_in_"):
         assert hasattr(est, attr)
+    for attr in ("labels_", "part_sizes_"):  # exact data: not on the release
+        assert not hasattr(est, attr)
+    assert est.epsilon_guaranteed_ == est.epsilon_spent_ and est.neighbouring_ == "add/remove one record"
+    diag = est.exact_diagnostics(X)
+    np.testing.assert_array_equal(diag.labels, labels)
+    assert diag.cluster_sizes.sum() == len(X)
     assert est.cluster_centers_.shape == (3, 2)
     np.testing.assert_array_equal(labels, est.predict(X))
     assert est.epsilon_spent_ <= 1.0 * (1 + 1e-12)
@@ -301,20 +308,38 @@ def test_contract(rng, name):
 
 @pytest.mark.parametrize("make", [lambda: DPKMeans(2), lambda: IDPKMeans(2), lambda: DPKMeansPP(2, n_public=50),
                                   lambda: EUGKMeans(2, n_public=50)])
-def test_bounds_from_data_warn(rng, make):
-    with pytest.warns(PrivacyLeakWarning, match="bounds"):
+def test_bounds_are_required(rng, make):
+    with pytest.raises(ValueError, match="bounds is required"):
         make().fit(rng.random((50, 2)))
+
+
+@pytest.mark.parametrize("make", [lambda: DPKMeans(2, bounds="data"), lambda: IDPKMeans(2, bounds="data"),
+                                  lambda: DPKMeansPP(2, n_public=50, bounds="data"),
+                                  lambda: EUGKMeans(2, n_public=50, bounds="data")])
+def test_bounds_from_data_warn_and_guarantee_nothing(rng, make):
+    with pytest.warns(PrivacyLeakWarning, match="bounds"):
+        est = make().fit(rng.random((50, 2)))
+    assert est.epsilon_guaranteed_ == float("inf") and est.epsilon_spent_ <= 1.0 + 1e-12
 
 
 @pytest.mark.parametrize("make", [lambda: DPKMeansPP(2, bounds=UNIT), lambda: EUGKMeans(2, bounds=UNIT)])
+def test_n_public_is_required(rng, make):
+    with pytest.raises(ValueError, match="n_public is required"):
+        make().fit(rng.random((50, 2)))
+
+
+@pytest.mark.parametrize("make", [lambda: DPKMeansPP(2, bounds=UNIT, n_public="data"),
+                                  lambda: EUGKMeans(2, bounds=UNIT, n_public="data")])
 def test_true_n_warns(rng, make):
     with pytest.warns(PrivacyLeakWarning, match="n_public"):
-        make().fit(rng.random((50, 2)))
+        est = make().fit(rng.random((50, 2)))
+    assert est.epsilon_guaranteed_ == float("inf")
 
 
 def test_records_init_warns_and_domain_init_is_data_independent(rng):
     with pytest.warns(PrivacyLeakWarning, match="records"):
-        DPKMeans(2, bounds=UNIT, init="records", random_state=0).fit(rng.random((50, 2)))
+        est = DPKMeans(2, bounds=UNIT, init="records", random_state=0).fit(rng.random((50, 2)))
+    assert est.epsilon_guaranteed_ == float("inf")
     a = DPKMeans(2, bounds=UNIT, random_state=3).fit(rng.random((50, 2))).initial_centers_
     b = DPKMeans(2, bounds=UNIT, random_state=3).fit(rng.random((80, 2))).initial_centers_
     np.testing.assert_array_equal(a, b)
@@ -328,8 +353,10 @@ def test_scalar_and_array_bounds_agree(rng):
 
 
 def test_unfitted_predict():
+    from sklearn.exceptions import NotFittedError
+
     for est in (KMeans(2), DPKMeans(2), EUGKMeans(2)):
-        with pytest.raises(AttributeError, match="not fitted"):
+        with pytest.raises(NotFittedError, match="not fitted"):
             est.predict(np.zeros((2, 2)))
 
 
@@ -373,16 +400,13 @@ def test_bad_input(make, X, exc, needle):
 
 
 def test_bucket_lloyd_ignores_zero_weight_buckets_and_survives_all_zero(rng):
-    from types import SimpleNamespace
-
-    from dpclust_lib.cluster.kmeans import _fit_buckets
+    from dpclust_lib.cluster.kmeans import fit_buckets
     buckets = rng.random((300, 2))
     noisy = rng.laplace(0, 3.0, size=300)
     start = buckets[:4].copy()
-    est = SimpleNamespace()
-    _fit_buckets(est, buckets, buckets, noisy, start, 300)
+    centres, _ = fit_buckets(buckets, noisy, start, 300)
     full = lloyd(buckets, start, np.maximum(noisy, 0), 300)[0]
-    np.testing.assert_allclose(est.cluster_centers_, full, rtol=1e-12)
-    _fit_buckets(est, buckets, buckets, -np.abs(noisy), start, 300)
-    np.testing.assert_array_equal(est.cluster_centers_, start)
-    assert est.n_iter_ == 0
+    np.testing.assert_allclose(centres, full, rtol=1e-12)
+    centres, n_iter = fit_buckets(buckets, -np.abs(noisy), start, 300)
+    np.testing.assert_array_equal(centres, start)
+    assert n_iter == 0

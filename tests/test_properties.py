@@ -94,7 +94,8 @@ def test_categorical_estimator_properties(name, data, eps, seed):
 
     fitted = _fit_or_refuse(make, X)
     _inside_domain(fitted.cluster_centers_, sizes)
-    assert fitted.labels_.shape == (X.shape[0],)
+    labels = fitted.labels_ if hasattr(fitted, "labels_") else fitted.predict(X)
+    assert labels.shape == (X.shape[0],)
     if budget_multiple is not None:
         # The budget given: epsilon, or epsilon per round for the paper's per-round accounting.
         assert fitted.epsilon_spent_ <= eps * budget_multiple * (1 + 1e-9)
@@ -109,14 +110,16 @@ NUMERIC = {
     "DPKMeans halving": (lambda k, eps, seed: dp.DPKMeans(k, epsilon=eps, schedule="halving", bounds=BOX,
                                                           random_state=seed), 1),
     "IDPKMeans": (lambda k, eps, seed: dp.IDPKMeans(k, epsilon=eps, bounds=BOX, random_state=seed), 1),
-    "DPKMeansPP": (lambda k, eps, seed: dp.DPKMeansPP(k, epsilon=eps, bounds=BOX, random_state=seed), 1),
-    "EUGKMeans": (lambda k, eps, seed: dp.EUGKMeans(k, epsilon=eps, bounds=BOX, random_state=seed), 1),
-    "DPQTKMeans": (lambda k, eps, seed: dp.DPQTKMeans(k, epsilon=eps, bounds=BOX, random_state=seed), 1),
-    "Birch": (lambda k, eps, seed: dp.Birch(0.2, 5, k, random_state=seed), None),
+    # n_public: a declared public record count (it need not equal the true N)
+    "DPKMeansPP": (lambda k, eps, seed: dp.DPKMeansPP(k, epsilon=eps, bounds=BOX, n_public=100, random_state=seed), 1),
+    "EUGKMeans": (lambda k, eps, seed: dp.EUGKMeans(k, epsilon=eps, bounds=BOX, n_public=100, random_state=seed), 1),
+    "DPQTKMeans": (lambda k, eps, seed: dp.DPQTKMeans(k, epsilon=eps, bounds=BOX, n_public=100, random_state=seed), 1),
+    "Birch": (lambda k, eps, seed: dp.Birch(k, threshold=0.2, branching_factor=5, random_state=seed), None),
     # The paper's accounting: epsilon on LS plus epsilon on SS (what its release guarantees is another matter).
-    "DPBirch": (lambda k, eps, seed: dp.DPBirch(eps, 0.2, 5, k, bounds=BOX, random_state=seed), 2),
-    "DPBirchPublicTree": (lambda k, eps, seed: dp.DPBirchPublicTree(eps, 0.2, 5, k, n_skeleton=200, bounds=BOX,
-                                                                    random_state=seed), 1),
+    "DPBirch": (lambda k, eps, seed: dp.DPBirch(k, epsilon=eps, threshold=0.2, branching_factor=5, bounds=BOX,
+                                                random_state=seed), 2),
+    "DPBirchPublicTree": (lambda k, eps, seed: dp.DPBirchPublicTree(k, epsilon=eps, threshold=0.2, branching_factor=5,
+                                                                    n_skeleton=200, bounds=BOX, random_state=seed), 1),
 }
 
 
@@ -138,8 +141,14 @@ def test_numeric_estimator_properties(name, data, eps, seed):
         assert np.all(np.isfinite(centres))
         if name != "DPBirch":  # the paper's noisy centroids are released unclipped; every other centre is clipped
             assert np.all((centres >= BOX[0]) & (centres <= BOX[1]))
-        assert fitted.labels_.shape == (X.shape[0],)
-        assert np.all((fitted.labels_ >= 0) & (fitted.labels_ < centres.shape[0]))
+        labels = fitted.predict(X)  # private estimators keep no labels_
+        assert labels.shape == (X.shape[0],)
+        assert np.all((labels >= 0) & (labels < centres.shape[0]))
+        if budget_multiple is None:
+            np.testing.assert_array_equal(fitted.labels_, fitted.fit_predict(X))
+        else:
+            assert not hasattr(fitted, "labels_")
+            assert fitted.epsilon_guaranteed_ in (fitted.epsilon_spent_, float("inf"))
         np.testing.assert_array_equal(fitted.predict(X[:5]), fitted.predict(X[:5]))
         if budget_multiple is not None:
             assert fitted.epsilon_spent_ <= eps * budget_multiple * (1 + 1e-9)

@@ -6,14 +6,16 @@ insertion with the threshold test on the radius of the merged subcluster,
 node splits around the farthest pair, then a global step that clusters the
 leaf subcluster centroids with Ward agglomerative clustering. It reproduces
 ``sklearn.cluster.Birch`` operation for operation (same floating-point
-arithmetic), so both build the same tree.
+arithmetic), so both build the same tree, and its global step is scipy's
+``ward`` as in scikit-learn, so both make the same merges, ties included (up
+to ``WARD_EXACT_LIMIT`` leaf subclusters; see :func:`ward_linkage`).
 
 :class:`DPBirch` -- the paper's steps 1-2: at every insertion, Laplace noise
 is added to LS and to SS of every CF the record updates. The paper accounts
 epsilon for LS plus epsilon for SS, 2 epsilon in total; that is what
 ``epsilon_spent_`` reports. The released tree carries no such guarantee (N is
 exact, and the tree's shape and the assignments depend on the exact
-records); ``epsilon_guaranteed_`` says so (``inf``).
+records); ``epsilon_guaranteed_`` says so (``inf``). It is never DP.
 
 :class:`DPBirchPublicTree` -- an honestly accounted variant: the tree's
 skeleton is built from points drawn uniformly from the declared domain (so
@@ -21,6 +23,11 @@ it does not depend on the data), every record is routed to a leaf subcluster
 through that skeleton, and noise is added once to each leaf's (N, LS, SS)
 with the L1 sensitivities of the domain. Parents follow by the additivity
 theorem, as post-processing; ``epsilon_spent_`` is the whole budget.
+
+Neighbours differ by one added or removed record (``neighbouring_``); replacing
+a record costs up to 2 epsilon. The private estimators keep their release
+only (no labels_ of the records, no exact N): ``predict`` gives labels and
+``exact_diagnostics(X)`` the exact-data evaluation, which is NOT private.
 """
 from __future__ import annotations
 
@@ -29,6 +36,9 @@ import math
 import warnings
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils import Bunch
+from sklearn.utils.validation import check_is_fitted
 
 from .._validation import (
     PrivacyLeakWarning,
@@ -40,7 +50,14 @@ from .._validation import (
     check_random_state,
 )
 from ..privacy import PrivacyLedger, laplace_mechanism, laplace_scale
-from .kmeans import _numeric_input, _weighted_means
+from ._numeric import (
+    nearest_centre,
+    numeric_input,
+    predict_input,
+    record_privacy,
+    resolve_bounds,
+    weighted_means,
+)
 
 __all__ = [
     "ClusteringFeature",
@@ -51,7 +68,12 @@ __all__ = [
     "NegativeRadiusWarning",
     "global_clustering",
     "ward_linkage",
+    "WARD_EXACT_LIMIT",
 ]
+
+WARD_EXACT_LIMIT = 6000
+"""Up to this many leaf subclusters the global step is scipy's ``ward`` (scikit-learn's, ties included);
+its condensed distance matrix then takes at most 144 MB. Beyond, fastcluster's vector algorithm."""
 
 
 class BirchWarning(UserWarning):
@@ -343,6 +365,10 @@ class _CFTree:
             start += leaf.size
         return offsets, start
 
+    def n_leaf_subclusters(self):
+        """The number of leaf subclusters."""
+        return self._leaf_offsets()[1]
+
     def ancestry(self):
         """(levels - 1, leaf subclusters) array: the entry above each leaf subcluster at every level.
 
@@ -372,7 +398,7 @@ class _CFTree:
 
     def _route(self, node, X, rows, offsets, out):
         m = node.size
-        closest = _nearest_centre(X[rows], node.centroids[:m], node.sq_norms[:m])
+        closest = nearest_centre(X[rows], node.centroids[:m], node.sq_norms[:m])
         if node.is_leaf:
             out[rows] = offsets[id(node)] + closest
             return
@@ -387,14 +413,23 @@ class _CFTree:
 def ward_linkage(centers):
     """Ward linkage of the leaf centroids, as a scipy linkage matrix.
 
-    fastcluster's nearest-neighbour-chain algorithm on the vectors: the merges
-    of ``scipy.cluster.hierarchy.ward`` (which scikit-learn's global step
-    uses), without its m x m distance matrix. A noisy tree can have ~18,000
-    leaves, where that matrix alone takes 1.3 GB and scipy 5x the time.
+    Up to :data:`WARD_EXACT_LIMIT` centroids: ``scipy.cluster.hierarchy.ward``,
+    the call scikit-learn's global step makes, so the merges are scikit-learn's,
+    ties included (equal Ward distances are common on integer or gridded data).
+    Beyond: fastcluster's algorithm on the vectors, which needs no m x m
+    distance matrix (a noisy tree can have ~18,000 leaves, where that matrix
+    takes 1.3 GB and scipy 5x the time); it gives the same merge heights, but
+    breaks ties between equal Ward distances its own way, so with ties the
+    partition can differ from scikit-learn's.
     """
+    centers = np.ascontiguousarray(centers, dtype=float)
+    if centers.shape[0] <= WARD_EXACT_LIMIT:
+        from scipy.cluster.hierarchy import ward
+
+        return ward(centers)
     import fastcluster
 
-    return fastcluster.linkage_vector(np.ascontiguousarray(centers, dtype=float), method="ward")
+    return fastcluster.linkage_vector(centers, method="ward")
 
 
 def global_clustering(centers, n_clusters, linkage=None, _stacklevel=2):
@@ -444,25 +479,6 @@ def _ward_cut(Z, n_clusters):
     return labels
 
 
-def _nearest_centre(X, centers, sq_norms):
-    """Index of the nearest centre of each row: argmin ||c||^2 - 2 x.c (ties: lowest index).
-
-    scikit-learn's Birch formula, unshifted, so that ``Birch`` labels records
-    exactly as scikit-learn does (``_distances.nearest`` shifts by the centres'
-    mean first, which can break a near-tie the other way). Rows go in blocks
-    of about 2^20 scores (8 MB), which stay in cache: a noisy tree has ~18,000
-    centres, and 4,096-row blocks of 600 MB ran at half the speed.
-    """
-    out = np.empty(X.shape[0], dtype=np.int64)
-    minus_two_c = -2.0 * centers.T  # scaling by a power of two is exact: the same sums as -2 (x.c)
-    chunk = max(8, 2 ** 20 // max(1, centers.shape[0]))
-    for start in range(0, X.shape[0], chunk):
-        d = X[start:start + chunk] @ minus_two_c
-        d += sq_norms
-        out[start:start + chunk] = d.argmin(axis=1)
-    return out
-
-
 # ---------------------------------------------------------------------------
 # Estimators
 # ---------------------------------------------------------------------------
@@ -478,7 +494,7 @@ def _cluster_centres(centers, n, labels):
     k = int(labels.max()) + 1
     mass = np.bincount(labels, weights=weights, minlength=k)
     weights = np.where(mass[labels] > 0, weights, 1.0)  # no weight left: each centroid counts once
-    return _weighted_means(centers, labels, weights, k, previous=np.zeros((k, centers.shape[1])))
+    return weighted_means(centers, labels, weights, k, previous=np.zeros((k, centers.shape[1])))
 
 
 def _sum_cfs(index, n, ls, ss, m):
@@ -504,8 +520,10 @@ def _grow_tree(points, threshold, branching_factor, noise=None):
     return tree
 
 
-class _BirchBase:
+class _BirchBase(ClusterMixin, BaseEstimator):
     """Shared parameter checks, global step and predict."""
+
+    _private = False
 
     def _check_tree_params(self):
         threshold = check_positive(self.threshold, "threshold")
@@ -515,49 +533,71 @@ class _BirchBase:
         return threshold, branching_factor
 
     def _keep_tree(self, tree):
-        """Record the fitted tree, its leaf CFs and its counters; return the leaf centroids."""
+        """Record the fitted tree, its leaf CFs and its counters; return (leaf centroids, leaf N)."""
         n, ls, ss, centers = tree.leaf_cfs()
         self.tree_ = tree
-        self.subcluster_n_, self.subcluster_ls_, self.subcluster_ss_ = n, ls, ss
+        if not self._private:  # DPBirch's N are exact: exact_diagnostics(X) gives them
+            self.subcluster_n_ = n
+        self.subcluster_ls_, self.subcluster_ss_ = ls, ss
         self.height_, self.n_splits_ = tree.height(), tree.n_splits
         self.n_threshold_tests_, self.n_negative_sq_radius_ = tree.n_threshold_tests, tree.n_negative_sq_radius
-        return centers
+        return centers, n
 
-    def _finish(self, X, centers):
+    def _finish(self, X, centers, weights):
+        """The global step on the leaf centroids; labels_ of the records for the non-private Birch only."""
         self._ward_linkage = None
         self.subcluster_centers_ = centers
         self.n_subclusters_ = centers.shape[0]
         self._sq_norms = np.einsum("ij,ij->i", centers, centers)
         self.subcluster_labels_ = self._subcluster_labels(self.n_clusters, _stacklevel=4)
-        self.nearest_subcluster_ = _nearest_centre(X, centers, self._sq_norms)
-        self.labels_ = self.subcluster_labels_[self.nearest_subcluster_]
-        self.cluster_centers_ = _cluster_centres(centers, self.subcluster_n_, self.subcluster_labels_)
-
-    def _check_fitted(self):
-        if not hasattr(self, "subcluster_centers_"):
-            raise AttributeError(f"this {type(self).__name__} instance is not fitted yet; call fit first")
+        self.cluster_centers_ = _cluster_centres(centers, weights, self.subcluster_labels_)
+        if not self._private:
+            self.nearest_subcluster_ = nearest_centre(X, centers, self._sq_norms)
+            self.labels_ = self.subcluster_labels_[self.nearest_subcluster_]
 
     def predict(self, X):
-        """The global cluster of the nearest leaf subcluster centroid."""
-        self._check_fitted()
-        X = check_array(X, "X").astype(float, copy=False)
-        if X.shape[1] != self.subcluster_centers_.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} features but the tree was built on {self.subcluster_centers_.shape[1]}")
-        return self.subcluster_labels_[_nearest_centre(X, self.subcluster_centers_, self._sq_norms)]
+        """The global cluster of the nearest leaf subcluster centroid of each row of X.
 
-    def relabel(self, n_clusters):
-        """Labels of the fitted records under the global step with another K, on the same tree.
+        Parameters
+        ----------
+        X : array_like (n, d)
+
+        Returns
+        -------
+        labels : ndarray of int (n,)
+        """
+        nearest = self._nearest(X)  # checks the fit first
+        return self.subcluster_labels_[nearest]
+
+    def _nearest(self, X):
+        return nearest_centre(predict_input(self, X), self.subcluster_centers_, self._sq_norms)
+
+    def relabel(self, n_clusters, X=None):
+        """Labels under the global step with another K, on the same tree.
 
         The tree does not depend on K, so a sweep over K can build it once.
         The Ward linkage of the leaf centroids is computed once per tree and
         cut at each K, which is the cut scikit-learn makes: the partition
         is the one ``fit`` with that K gives; the cluster numbers may differ.
+
+        Parameters
+        ----------
+        n_clusters : int >= 1 or None (None: the nearest leaf subcluster of each record)
+        X : array_like (n, d) or None
+            The records to label. None: the fitted records, which only the
+            non-private :class:`Birch` keeps (a private estimator needs X).
         """
-        self._check_fitted()
+        if X is None:
+            if self._private:
+                raise ValueError(f"X is required: a fitted {type(self).__name__} keeps no labels of its records "
+                                 "(they are not private); pass the records to label")
+            check_is_fitted(self)
+            nearest = self.nearest_subcluster_
+        else:
+            nearest = self._nearest(X)
         if n_clusters is None:
-            return self.nearest_subcluster_.copy()
+            return nearest.copy()
         k = check_n_clusters(n_clusters)
-        nearest = self.nearest_subcluster_
         if (nearest == nearest[0]).all():
             # Every record has the same nearest leaf, so one cluster whatever the global step: Ward is skipped
             # (an exploded noisy tree can have ~18,000 leaves).
@@ -573,8 +613,30 @@ class _BirchBase:
             self._ward_linkage = ward_linkage(self.subcluster_centers_)
         return self._ward_linkage
 
+
+class _PrivateBirch(_BirchBase):
+    """fit_predict and exact_diagnostics of the private BIRCH estimators (which keep no labels_)."""
+
+    _private = True
+
     def fit_predict(self, X, y=None):
-        return self.fit(X).labels_
+        """fit(X), then predict(X). The labels are computed from the private records: not a private output."""
+        return self.fit(X).predict(X)
+
+    def exact_diagnostics(self, X):
+        """Exact-data evaluation on X: NOT private (reads every record outside the budget).
+
+        Returns
+        -------
+        sklearn.utils.Bunch with ``labels`` (as predict), ``nearest_subcluster``
+        (index of each record's nearest leaf centroid) and ``subcluster_n``
+        (the exact number of records of each leaf subcluster: the tree's own
+        exact N for :class:`DPBirch`, the records routed to each skeleton leaf
+        for :class:`DPBirchPublicTree`).
+        """
+        nearest = self._nearest(X)
+        return Bunch(labels=self.subcluster_labels_[nearest], nearest_subcluster=nearest,
+                     subcluster_n=self._exact_subcluster_n(numeric_input(self, X, reset=False)))
 
 
 class Birch(_BirchBase):
@@ -582,14 +644,14 @@ class Birch(_BirchBase):
 
     Parameters
     ----------
+    n_clusters : int >= 1 or None
+        K of the global step; None keeps every leaf subcluster as a cluster.
     threshold : float > 0
         T: a record joins its closest leaf subcluster only if the radius of the
         merged subcluster is <= T (scikit-learn tests the radius; the BIRCH
         paper and Wang et al. speak of a diameter).
     branching_factor : int >= 2
         B: the most entries of any node, leaf or not (L = B, as in scikit-learn).
-    n_clusters : int >= 1 or None
-        K of the global step; None keeps every leaf subcluster as a cluster.
     random_state : None, int or Generator
         Unused (BIRCH is deterministic); kept for a uniform interface.
 
@@ -600,23 +662,34 @@ class Birch(_BirchBase):
     subcluster_labels_ : (m,) their global cluster
     cluster_centers_ : centroid of each global cluster from its subclusters' CFs (sum LS / sum N)
     labels_ : global cluster of each fitted record (via its nearest leaf centroid)
+    nearest_subcluster_ : the nearest leaf subcluster of each fitted record
     n_subclusters_, height_ (levels of the tree), n_splits_,
     n_threshold_tests_, n_negative_sq_radius_ (tests whose squared radius
-    came out < 0 by rounding; such a test merges)
+    came out < 0 by rounding; such a test merges), n_features_in_
+
+    The global step is scipy's ``ward``, as scikit-learn's, so the labels are
+    scikit-learn's, ties between equal Ward distances included, for up to
+    ``WARD_EXACT_LIMIT`` leaf subclusters (see :func:`ward_linkage`).
     """
 
-    def __init__(self, threshold=0.5, branching_factor=50, n_clusters=3, random_state=None):
+    def __init__(self, n_clusters=3, *, threshold=0.5, branching_factor=50, random_state=None):
+        self.n_clusters = n_clusters
         self.threshold = threshold
         self.branching_factor = branching_factor
-        self.n_clusters = n_clusters
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        X = check_array(X, "X").astype(float, copy=False)
+        """Build the CF tree of X (n, d) and cluster its leaf subclusters."""
         threshold, branching_factor = self._check_tree_params()
+        X = numeric_input(self, X)
         check_random_state(self.random_state)
-        self._finish(X, self._keep_tree(_grow_tree(X, threshold, branching_factor)))
+        centers, n = self._keep_tree(_grow_tree(X, threshold, branching_factor))
+        self._finish(X, centers, n)
         return self
+
+    def fit_predict(self, X, y=None):
+        """fit(X), then the labels of the fitted records (``labels_``)."""
+        return self.fit(X).labels_
 
 
 class _NoiseStream:
@@ -635,7 +708,7 @@ class _NoiseStream:
         return self.buffer[self.pos - 1]
 
 
-class DPBirch(_BirchBase):
+class DPBirch(_PrivateBirch):
     """DPBIRCH as the paper specifies it (steps 1-2 of Algorithm 1).
 
     At every insertion, each CF the record updates (the leaf subcluster that
@@ -662,47 +735,51 @@ class DPBirch(_BirchBase):
 
     Parameters
     ----------
+    n_clusters, threshold, branching_factor : as in :class:`Birch`
     epsilon : float > 0, the paper's epsilon (for LS, and again for SS)
-    threshold, branching_factor, n_clusters : as in :class:`Birch`
-    bounds : (lower, upper), the declared data domain (default [0, 1]);
-        records outside it are an error. None takes it from the data (warns).
+    bounds : (lower, upper) or "data", required: the declared data domain
+        ((0, 1) on data scaled as the paper's); records outside it are an
+        error. "data" reads it off the records (PrivacyLeakWarning).
     random_state : None, int or Generator
 
     Attributes
     ----------
-    as :class:`Birch`, plus epsilon_spent_, epsilon_guaranteed_,
-    epsilon_if_shape_public_, ledger_ (the paper's accounting),
-    noise_scale_, n_noise_draws_, and labels_ (computed from the private
-    records, for evaluation only).
+    as :class:`Birch` without labels_, nearest_subcluster_ and subcluster_n_;
+    tree_ is the paper's release (noisy LS and SS, exact N: why it is not DP).
+    Plus epsilon_spent_ (2 epsilon, the paper's accounting), epsilon_guaranteed_
+    (always inf), neighbouring_, epsilon_if_shape_public_, ledger_,
+    noise_scale_, n_noise_draws_. Labels come from predict;
+    exact_diagnostics(X) (NOT private) gives the exact N of each leaf.
     """
 
-    def __init__(self, epsilon=1.0, threshold=0.5, branching_factor=50, n_clusters=3, bounds=(0.0, 1.0),
+    def __init__(self, n_clusters=3, *, epsilon=1.0, threshold=0.5, branching_factor=50, bounds=None,
                  random_state=None):
+        self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.threshold = threshold
         self.branching_factor = branching_factor
-        self.n_clusters = n_clusters
         self.bounds = bounds
         self.random_state = random_state
 
     def fit(self, X, y=None):
+        """Build the noisy CF tree of X (n, d) (the paper's steps 1-2) and cluster its leaves."""
         eps = check_epsilon(self.epsilon)
         threshold, branching_factor = self._check_tree_params()
-        X, lower, upper = _numeric_input(X, self.bounds)
+        X = numeric_input(self, X)
+        lower, upper, _ = resolve_bounds(self.bounds, X)
         rng = check_random_state(self.random_state)
         delta = float(np.maximum(np.abs(lower), np.abs(upper)).max())  # the paper's Delta q: 1 on [0, 1]
         scale = laplace_scale(delta, eps)
         noise = _NoiseStream(rng, scale, X.shape[1] + 1)
         tree = _grow_tree(X, threshold, branching_factor, noise=noise)
-        centers = self._keep_tree(tree)
+        centers, n = self._keep_tree(tree)
         ledger = PrivacyLedger(2 * eps)
         ledger.spend(eps, f"Laplace noise of scale {scale:.4g} on LS at every CF update (the paper's accounting)")
         ledger.spend(eps, f"Laplace noise of scale {scale:.4g} on SS at every CF update (the paper's accounting)")
         self.n_noise_draws_ = noise.count
         self.noise_scale_ = scale
         self.ledger_ = ledger
-        self.epsilon_spent_ = ledger.spent
-        self.epsilon_guaranteed_ = math.inf
+        record_privacy(self, ledger.spent, leaky=True)  # the paper's algorithm is never DP (see above)
         # LS and SS of one CF per level move by their L1 sensitivities; each gets noise of this scale.
         _, delta_ls, delta_ss = cf_sensitivities(lower, upper)
         self.epsilon_if_shape_public_ = self.height_ * (delta_ls + delta_ss) / scale
@@ -710,11 +787,14 @@ class DPBirch(_BirchBase):
             warnings.warn(f"{tree.n_negative_sq_radius} of {tree.n_threshold_tests} threshold tests had a negative "
                           "noisy squared radius; each was taken as radius 0 and merged (n_negative_sq_radius_)",
                           NegativeRadiusWarning, stacklevel=2)
-        self._finish(X, centers)
+        self._finish(X, centers, n)
         return self
 
+    def _exact_subcluster_n(self, X):
+        return self.tree_.leaf_cfs()[0]
 
-class DPBirchPublicTree(_BirchBase):
+
+class DPBirchPublicTree(_PrivateBirch):
     """An honestly accounted DP BIRCH: a public tree skeleton, noise once on the leaf CFs.
 
     1. Skeleton: the CF tree (threshold T, branching factor B) built from
@@ -741,33 +821,36 @@ class DPBirchPublicTree(_BirchBase):
 
     Parameters
     ----------
+    n_clusters, threshold, branching_factor : as in :class:`Birch`
     epsilon : float > 0, the total budget
-    threshold, branching_factor, n_clusters : as in :class:`Birch`
     skeleton : "uniform" (default), "data" or an (m, d) array of public points
     n_skeleton : int >= 1, points drawn for the uniform skeleton
     budget_split : three positive shares (N, LS, SS), normalised to sum to 1
     min_count : float or None; None = sqrt(2) * (LS noise scale) / T, the noisy
         N from which the centroid's noise s.d. per coordinate is at most T
-    bounds : (lower, upper), the declared domain (default [0, 1]); None
-        takes it from the data (warns)
+    bounds : (lower, upper) or "data", required: the declared domain; "data"
+        reads it off the records (PrivacyLeakWarning, epsilon_guaranteed_ = inf)
     random_state : None, int or Generator
 
     Attributes
     ----------
-    as :class:`Birch` for the kept leaves, plus leaf_n_, leaf_ls_, leaf_ss_
-    (noisy CFs of every skeleton leaf; :meth:`level_cfs` gives the whole released
-    tree), kept_ (mask), min_count_ (the noisy N a leaf needs to be kept), epsilon_spent_,
-    epsilon_guaranteed_, ledger_, noise_scales_ (N, LS, SS), skeleton_tree_
-    (the public tree) and labels_ (from the private records, for evaluation only).
+    subcluster_centers_, subcluster_labels_, cluster_centers_, n_subclusters_,
+    height_ for the kept leaves, plus leaf_n_, leaf_ls_, leaf_ss_ (noisy CFs
+    of every skeleton leaf; :meth:`level_cfs` gives the whole released
+    tree), kept_ (mask), min_count_ (the noisy N a leaf needs to be kept),
+    epsilon_spent_, epsilon_guaranteed_, neighbouring_ (add/remove one
+    record; replace-one costs up to 2 epsilon), ledger_, noise_scales_ (N,
+    LS, SS), skeleton_tree_ (the public tree). No labels_: use predict, or
+    exact_diagnostics(X) (NOT private) for the exact count of each leaf.
     """
 
-    def __init__(self, epsilon=1.0, threshold=0.5, branching_factor=50, n_clusters=3, skeleton="uniform",
-                 n_skeleton=2000, budget_split=(0.25, 0.5, 0.25), min_count=None, bounds=(0.0, 1.0),
+    def __init__(self, n_clusters=3, *, epsilon=1.0, threshold=0.5, branching_factor=50, skeleton="uniform",
+                 n_skeleton=2000, budget_split=(0.25, 0.5, 0.25), min_count=None, bounds=None,
                  random_state=None):
+        self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.threshold = threshold
         self.branching_factor = branching_factor
-        self.n_clusters = n_clusters
         self.skeleton = skeleton
         self.n_skeleton = n_skeleton
         self.budget_split = budget_split
@@ -798,19 +881,21 @@ class DPBirchPublicTree(_BirchBase):
         return shares / shares.sum()
 
     def fit(self, X, y=None):
+        """Route X (n, d) through the skeleton, release the noisy leaf CFs, cluster the kept leaves."""
         eps = check_epsilon(self.epsilon)
         threshold, branching_factor = self._check_tree_params()
         shares = self._shares()
         if self.min_count is not None:
             check_positive(self.min_count, "min_count")
-        X, lower, upper = _numeric_input(X, self.bounds)
+        X = numeric_input(self, X)
+        lower, upper, leaky = resolve_bounds(self.bounds, X)
         rng = check_random_state(self.random_state)
         points, public = self._skeleton_points(X, lower, upper, rng)
         tree = _grow_tree(points, threshold, branching_factor)
         if public:
             # Route every record down the public skeleton: its leaf depends on the record alone.
             leaf = tree.route(X)
-            cfs = _sum_cfs(leaf, np.ones(len(X)), X, np.einsum("ij,ij->i", X, X), tree._leaf_offsets()[1])
+            cfs = _sum_cfs(leaf, np.ones(len(X)), X, np.einsum("ij,ij->i", X, X), tree.n_leaf_subclusters())
         else:
             cfs = tree.leaf_cfs()[:3]  # the exact tree's own leaf CFs
         ledger = PrivacyLedger(eps)
@@ -831,14 +916,19 @@ class DPBirchPublicTree(_BirchBase):
         self.leaf_n_, self.leaf_ls_, self.leaf_ss_ = n_noisy, ls_noisy, ss_noisy
         self.kept_ = kept
         self.min_count_ = min_count
-        self.subcluster_n_ = n_noisy[kept]
         self.height_ = tree.height()
         self.noise_scales_ = tuple(scales)
         self.ledger_ = ledger
-        self.epsilon_spent_ = ledger.spent
-        self.epsilon_guaranteed_ = ledger.spent if public else math.inf
-        self._finish(X, centers)
+        record_privacy(self, ledger.spent, leaky or not public)
+        self._finish(X, centers, n_noisy[kept])
         return self
+
+    def _exact_subcluster_n(self, X):
+        """Exact records per skeleton leaf (all leaves, kept or not, in leaf order)."""
+        tree = self.skeleton_tree_
+        if isinstance(self.skeleton, str) and self.skeleton == "data":
+            return tree.leaf_cfs()[0]
+        return np.bincount(tree.route(X), minlength=tree.n_leaf_subclusters()).astype(float)
 
     def level_cfs(self):
         """The released tree, level by level from the root: (n, ls, ss) of every entry.
@@ -847,7 +937,7 @@ class DPBirchPublicTree(_BirchBase):
         below it (the additivity theorem), which is post-processing and costs
         no budget. The last item is the leaves themselves.
         """
-        self._check_fitted()
+        check_is_fitted(self)
         out = [_sum_cfs(parents, self.leaf_n_, self.leaf_ls_, self.leaf_ss_, int(parents.max()) + 1)
                for parents in self.skeleton_tree_.ancestry()]
         out.append((self.leaf_n_, self.leaf_ls_, self.leaf_ss_))

@@ -24,15 +24,19 @@ positions (cell centres) depend only on the tree. Total epsilon_1 + epsilon_2
 (with the text's maxH = ln(N)/d = 5.76 the splits are decided at depths
 0..5, six levels at epsilon_1 / 5.76 each, more than epsilon_1), and the
 domain must be public (Alg. 1 line 2 reads it from the data).
+
+Neighbours differ by one added or removed record (``neighbouring_``); replacing
+a record costs up to 2 epsilon.
 """
 from __future__ import annotations
 
 import math
 import numbers
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import (
     PrivacyLeakWarning,
@@ -44,9 +48,18 @@ from .._validation import (
     check_random_state,
 )
 from ..privacy import PrivacyLedger, laplace_mechanism, laplace_scale
-from .kmeans import CentroidClusterMixin, KMeans, _fit_buckets, _numeric_input, _resolve_n, kmeans_plusplus
+from ._numeric import PrivateCentroidMixin, numeric_input, record_privacy, resolve_bounds, resolve_n
+from .kmeans import KMeans, fit_buckets, kmeans_plusplus
 
-__all__ = ["DPQTKMeans", "QuadTree", "build_dp_quadtree", "default_max_height", "default_threshold"]
+__all__ = ["DPQTKMeans", "QuadTree", "build_dp_quadtree", "default_max_height", "default_threshold",
+           "MAX_HEIGHT", "MAX_NODES"]
+
+MAX_HEIGHT = 40
+"""The largest max_height accepted: 40 halvings of a side (cells 2^-40 of the domain) is far below any data's
+resolution, and a deeper tree would cost more noise per level than its cells could ever hold."""
+
+MAX_NODES = 10_000_000
+"""The most nodes a tree may have; a level that would exceed it is refused before it is allocated."""
 
 
 @dataclass
@@ -60,7 +73,8 @@ class QuadTree:
     noisy_count : (n_nodes,) the released count that decided the split (NaN at depth max_height,
         where nothing is decided or released)
     is_leaf : (n_nodes,) bool
-    point_node : (n,) the leaf node of each record (evaluation and counting only)
+    point_node : (n,) the leaf node of each record (exact data: None on a fitted
+        DPQTKMeans' ``tree_``; :meth:`locate` finds the leaves of given records)
     levels_released : the number of levels whose counts were released (<= max_height)
     """
 
@@ -78,10 +92,36 @@ class QuadTree:
         """Node ids of the leaves, in breadth-first order."""
         return np.flatnonzero(self.is_leaf)
 
-    def leaf_counts(self):
-        """True number of records in each leaf (in the order of :attr:`leaves`)."""
+    def locate(self, X):
+        """The leaf node of each row of X, found by descending the tree (the rule that built it)."""
+        X = np.asarray(X, dtype=float)
+        d = X.shape[1]
+        first_child = np.full(self.depth.size, -1)
+        ids = np.flatnonzero(self.parent >= 0)
+        # The 2^d children of a node are stored together, in the order of their bit codes (Alg. 3).
+        parents, first = np.unique(self.parent[ids], return_index=True)
+        first_child[parents] = ids[first]
+        powers = 1 << np.arange(d)
+        node = np.zeros(X.shape[0], dtype=np.int64)
+        inner = ~self.is_leaf[node]
+        while inner.any():
+            rows = np.flatnonzero(inner)
+            at = node[rows]
+            mid = (self.lower[at] + self.upper[at]) / 2.0
+            node[rows] = first_child[at] + (X[rows] >= mid) @ powers
+            inner = ~self.is_leaf[node]
+        return node
+
+    def leaf_counts(self, X=None):
+        """True number of records in each leaf (in the order of :attr:`leaves`): exact data, NOT private.
+
+        X : the records, located by :meth:`locate`; None uses ``point_node``.
+        """
+        where = self.point_node if X is None else self.locate(X)
+        if where is None:
+            raise ValueError("this tree keeps no records (a fitted estimator's tree): pass X to count")
         rank = np.cumsum(self.is_leaf) - 1
-        return np.bincount(rank[self.point_node], minlength=int(self.is_leaf.sum())).astype(float)
+        return np.bincount(rank[where], minlength=int(self.is_leaf.sum())).astype(float)
 
 
 def default_max_height(n, n_features):
@@ -120,7 +160,8 @@ def build_dp_quadtree(X, lower, upper, epsilon_tree, max_height, threshold, rand
     X = np.asarray(X, dtype=float)
     n, d = X.shape
     rng = check_random_state(random_state)
-    eps_level = check_epsilon(epsilon_tree, "epsilon_tree") / check_int(max_height, "max_height", minimum=1)
+    eps_level = (check_epsilon(epsilon_tree, "epsilon_tree")
+                 / check_int(max_height, "max_height", minimum=1, maximum=MAX_HEIGHT))
     n_children = 2 ** d
     bits = ((np.arange(n_children)[:, None] >> np.arange(d)) & 1).astype(bool)  # (2^d, d)
     powers = 1 << np.arange(d)
@@ -151,6 +192,10 @@ def build_dp_quadtree(X, lower, upper, epsilon_tree, max_height, threshold, rand
         if not split.any():
             break
         splitting = np.flatnonzero(split)
+        if next_id + splitting.size * n_children > MAX_NODES:  # refuse before allocating the next level
+            raise ValueError(f"the quadtree would exceed {MAX_NODES:,} nodes at depth {h + 1} "
+                             f"({splitting.size:,} nodes split into 2^{d} children each); raise threshold or "
+                             "lower max_height")
         rank = np.full(F, -1)
         rank[splitting] = np.arange(splitting.size)
         lo, hi = f_lower[splitting], f_upper[splitting]
@@ -166,7 +211,7 @@ def build_dp_quadtree(X, lower, upper, epsilon_tree, max_height, threshold, rand
                     np.concatenate(parts["parent"]), np.concatenate(parts["noisy"]), ~split, point_node, levels)
 
 
-class DPQTKMeans(CentroidClusterMixin):
+class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
     """DPQTk-means (Zhang & Cheng 2021, Alg. 1-3).
 
     Parameters
@@ -174,30 +219,35 @@ class DPQTKMeans(CentroidClusterMixin):
     n_clusters : int >= 1
     epsilon : float > 0, the total budget
     gamma : float in (0, 1), the share of epsilon for the tree (paper: 0.3)
-    max_height : int >= 1 or None; None: floor(ln(N) / d) (the paper's ln(N)/d, made an integer)
+    max_height : int in [1, MAX_HEIGHT] or None; None: floor(ln(N) / d) (the paper's ln(N)/d, made an integer)
     threshold : float >= 0 or None, the split threshold T; None: N / 1000
     random_state : None, int or Generator
-    bounds : (lower, upper), the public domain; None reads it from the data (as Alg. 1
-        line 2 does) and warns with PrivacyLeakWarning
-    n_public : int or None, the N of the two defaults (None: the true N, with a
-        PrivacyLeakWarning; not needed when max_height and threshold are given)
+    bounds : (lower, upper) or "data", required: the public domain. "data" reads it
+        off the records, as Alg. 1 line 2 does: not private (PrivacyLeakWarning,
+        epsilon_guaranteed_ = inf)
+    n_public : int or "data", the N of the two defaults; required unless
+        max_height and threshold are given ("data": the true N, not private)
     init : "k-means++" (default), "kmeans-on-data" or an array (n_clusters, d)
         The initial centres of the k-means on the buckets. "k-means++": drawn
         among the buckets weighted by their noisy counts (post-processing, no
         budget). "kmeans-on-data": the paper's "initial centres from k-means
         run on the data set", which reads the private data outside the
-        budget; it warns with PrivacyLeakWarning. An array must not depend on
-        the data for the guarantee to hold.
+        budget (PrivacyLeakWarning, epsilon_guaranteed_ = inf). An array must
+        not depend on the data for the guarantee to hold.
     max_iter : int >= 1, Lloyd updates on the buckets (post-processing)
 
     Attributes
     ----------
-    cluster_centers_, labels_ (evaluation only), n_iter_, epsilon_spent_, ledger_,
-    tree_ (:class:`QuadTree`), bucket_centers_, bucket_counts_ (noisy),
-    max_height_, threshold_, bounds_
+    cluster_centers_, n_iter_, ledger_, tree_ (:class:`QuadTree`, the released
+    tree: cells and noisy counts, no records), bucket_centers_, bucket_counts_
+    (noisy), max_height_, threshold_, bounds_, n_features_in_, epsilon_spent_,
+    epsilon_guaranteed_, neighbouring_ (add/remove one record; replace-one
+    costs up to 2 epsilon). No labels_ and no exact leaf counts: use predict,
+    or exact_diagnostics(X) (NOT private), whose ``leaf_counts`` are the true
+    counts of the leaves.
     """
 
-    def __init__(self, n_clusters=8, epsilon=1.0, gamma=0.3, max_height=None, threshold=None, random_state=None,
+    def __init__(self, n_clusters=8, *, epsilon=1.0, gamma=0.3, max_height=None, threshold=None, random_state=None,
                  bounds=None, n_public=None, init="k-means++", max_iter=300):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -220,15 +270,18 @@ class DPQTKMeans(CentroidClusterMixin):
                 raise ValueError(f"init must be one of ['k-means++', 'kmeans-on-data'] or an array, got init={self.init!r}")
         else:
             given_init = check_array(self.init, "init").astype(float)
-        max_height = None if self.max_height is None else check_int(self.max_height, "max_height", minimum=1)
+        max_height = None if self.max_height is None else check_int(self.max_height, "max_height", minimum=1,
+                                                                    maximum=MAX_HEIGHT)
         threshold = None if self.threshold is None else _check_threshold(self.threshold)
-        X, lower, upper = _numeric_input(X, self.bounds)
+        X = numeric_input(self, X)
+        lower, upper, leaky = resolve_bounds(self.bounds, X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
         if given_init is not None and given_init.shape != (k, X.shape[1]):
             raise ValueError(f"init array must have shape ({k}, {X.shape[1]}), got {given_init.shape}")
         if max_height is None or threshold is None:
-            n = _resolve_n(self.n_public, X)
-            max_height = default_max_height(n, X.shape[1]) if max_height is None else max_height
+            n, leaky_n = resolve_n(self.n_public, X, "for the default max_height and threshold; or give both")
+            leaky = leaky or leaky_n
+            max_height = min(MAX_HEIGHT, default_max_height(n, X.shape[1])) if max_height is None else max_height
             threshold = default_threshold(n) if threshold is None else threshold
         rng = check_random_state(self.random_state)
         eps_tree, eps_leaves = gamma * eps, (1.0 - gamma) * eps
@@ -244,6 +297,7 @@ class DPQTKMeans(CentroidClusterMixin):
         ledger.spend(eps_leaves, f"leaf counts: {leaves.size} leaves partition the domain, "
                                  f"Laplace scale {laplace_scale(1.0, eps_leaves):.4g}")
         noisy = laplace_mechanism(tree.leaf_counts(), 1.0, eps_leaves, rng)
+        tree = replace(tree, point_node=None)  # the records' leaves are exact data: not kept
 
         if given_init is not None:
             start = given_init
@@ -252,13 +306,18 @@ class DPQTKMeans(CentroidClusterMixin):
                           "(as the paper does); that is not covered by epsilon. init='k-means++' seeds it from "
                           "the noisy buckets instead.", PrivacyLeakWarning, stacklevel=2)
             start = KMeans(k, max_iter=max_iter, random_state=rng).fit(X).cluster_centers_
+            leaky = True
         else:
             start = kmeans_plusplus(buckets, k, rng, np.maximum(noisy, 0.0))
-        _fit_buckets(self, X, buckets, noisy, start, max_iter)
+        self.cluster_centers_, self.n_iter_ = fit_buckets(buckets, noisy, start, max_iter)
+        self.bucket_centers_, self.bucket_counts_ = buckets, noisy
         self.tree_ = tree
         self.max_height_ = max_height
         self.threshold_ = threshold
         self.ledger_ = ledger
-        self.epsilon_spent_ = ledger.spent
         self.bounds_ = (lower, upper)
+        record_privacy(self, ledger.spent, leaky)
         return self
+
+    def _exact_extra(self, X):
+        return {"leaf_counts": self.tree_.leaf_counts(X)}

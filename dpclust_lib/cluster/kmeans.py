@@ -17,11 +17,13 @@ noisy centroids of K parts of the data, then DP k-means.
 :class:`EUGKMeans` -- Su, Cao, Li, Bertino, Jin (CODASPY 2016; ACM TOPS 20(4),
 2017): a noisy equal-width grid histogram, then weighted k-means on the cells.
 
-Privacy model: neighbouring data sets differ by adding or removing one record.
-The data domain ``bounds`` is public; without it the domain is read from the
-data with a :class:`~dpclust_lib.PrivacyLeakWarning`. ``labels_`` (the nearest
-centre of each fitted record) is computed from the private data for
-evaluation and is not a private output.
+Privacy model: neighbouring data sets differ by adding or removing one record
+(``neighbouring_``; replacing one record costs up to 2 epsilon). The data
+domain ``bounds`` is a required public input; ``bounds="data"`` reads it off
+the records, which leaks (PrivacyLeakWarning, ``epsilon_guaranteed_ = inf``).
+A fitted private estimator holds its release only (centres, noise scales,
+ledger); labels of the records come from ``predict`` and exact-data
+evaluation from ``exact_diagnostics(X)``, which is not private.
 """
 from __future__ import annotations
 
@@ -29,12 +31,11 @@ import math
 import warnings
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._distances import nearest
 from .._validation import (
     PrivacyLeakWarning,
     check_array,
-    check_bounds,
     check_choice,
     check_epsilon,
     check_fraction,
@@ -44,6 +45,16 @@ from .._validation import (
     check_sample_weight,
 )
 from ..privacy import PrivacyLedger, laplace_mechanism, laplace_scale
+from ._numeric import (
+    NearestCentrePredict,
+    PrivateCentroidMixin,
+    assign,
+    numeric_input,
+    record_privacy,
+    resolve_bounds,
+    resolve_n,
+    weighted_means,
+)
 
 __all__ = [
     "KMeans",
@@ -59,26 +70,17 @@ __all__ = [
     "noisy_centres",
     "eug_grid_size",
     "grid_histogram",
+    "fit_buckets",
 ]
 
 SCHEDULES = ("fixed", "halving")
+MIN_SHARE = 1e-150  # the smallest budget of one release a schedule may give
 GRID_CELL_LIMIT = 10_000_000  # a noisy histogram must hold every cell, empty ones included
 
 
 # ---------------------------------------------------------------------------
 # The weighted Lloyd core (no privacy)
 # ---------------------------------------------------------------------------
-
-def _weighted_means(X, labels, weights, n_clusters, previous):
-    """Weighted mean of each cluster; an empty (zero-weight) cluster keeps its previous centre."""
-    mass = np.bincount(labels, weights=weights, minlength=n_clusters)
-    sums = np.column_stack([np.bincount(labels, weights=weights * X[:, j], minlength=n_clusters)
-                            for j in range(X.shape[1])])
-    centres = previous.copy()
-    full = mass > 0
-    centres[full] = sums[full] / mass[full, None]
-    return centres
-
 
 def lloyd(X, centres, weights=None, max_iter=300):
     """Weighted Lloyd iterations from ``centres`` until the assignment repeats.
@@ -93,21 +95,16 @@ def lloyd(X, centres, weights=None, max_iter=300):
     X = np.asarray(X, dtype=float)
     w = np.ones(X.shape[0]) if weights is None else np.asarray(weights, dtype=float)
     centres = np.array(centres, dtype=float)
-    labels = _assign(X, centres)
+    labels = assign(X, centres)
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
-        centres = _weighted_means(X, labels, w, centres.shape[0], centres)
-        new = _assign(X, centres)
+        centres = weighted_means(X, labels, w, centres.shape[0], centres)
+        new = assign(X, centres)
         if np.array_equal(new, labels):
             break
         labels = new
     diff = X - np.take(centres, labels, axis=0)
     return centres, labels, float(np.dot(w, np.einsum("nd,nd->n", diff, diff))), n_iter
-
-
-def _assign(X, centres):
-    """The nearest centre of each record (no distances)."""
-    return nearest(X, centres, "sqeuclidean", return_distance=False)[0]
 
 
 def kmeans_plusplus(X, n_clusters, random_state=None, weights=None):
@@ -140,22 +137,7 @@ def kmeans_plusplus(X, n_clusters, random_state=None, weights=None):
     return X[chosen].copy()
 
 
-class CentroidClusterMixin:
-    """predict and fit_predict of the numeric estimators: each record goes to its nearest centre."""
-
-    def predict(self, X):
-        if not hasattr(self, "cluster_centers_"):
-            raise AttributeError(f"this {type(self).__name__} instance is not fitted yet; call fit first")
-        X = check_array(X).astype(float, copy=False)
-        if X.shape[1] != self.cluster_centers_.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} features but the model was fitted with {self.cluster_centers_.shape[1]}")
-        return _assign(X, self.cluster_centers_)
-
-    def fit_predict(self, X, y=None):
-        return self.fit(X).labels_
-
-
-class KMeans(CentroidClusterMixin):
+class KMeans(NearestCentrePredict, ClusterMixin, BaseEstimator):
     """Weighted k-means (Lloyd) with k-means++ seeding; no privacy.
 
     Parameters
@@ -168,10 +150,11 @@ class KMeans(CentroidClusterMixin):
 
     Attributes
     ----------
-    cluster_centers_, labels_, inertia_ (weighted sum of squared distances), n_iter_
+    cluster_centers_, labels_, inertia_ (weighted sum of squared distances), n_iter_,
+    n_features_in_, feature_names_in_ (DataFrames with string columns)
     """
 
-    def __init__(self, n_clusters=8, init="k-means++", n_init=1, max_iter=300, random_state=None):
+    def __init__(self, n_clusters=8, *, init="k-means++", n_init=1, max_iter=300, random_state=None):
         self.n_clusters = n_clusters
         self.init = init
         self.n_init = n_init
@@ -179,7 +162,8 @@ class KMeans(CentroidClusterMixin):
         self.random_state = random_state
 
     def fit(self, X, y=None, sample_weight=None):
-        X = np.ascontiguousarray(check_array(X), dtype=float)
+        """Fit to X (n, d), with optional record weights (n,)."""
+        X = numeric_input(self, X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
         n_init = check_int(self.n_init, "n_init", minimum=1)
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
@@ -202,6 +186,7 @@ class KMeans(CentroidClusterMixin):
         return self
 
     def fit_predict(self, X, y=None, sample_weight=None):
+        """fit(X), then the labels of the fitted records (``labels_``)."""
         return self.fit(X, sample_weight=sample_weight).labels_
 
 
@@ -222,7 +207,12 @@ def budget_shares(schedule, epsilon, n_releases):
     n = check_int(n_releases, "n_releases", minimum=0)
     if schedule == "fixed":
         return [eps / n] * n if n else []
-    return [eps / 2.0 ** t for t in range(1, n + 1)]
+    # Refuse before running: a share this small gives a Laplace scale of 1e150 and more (pure noise), and
+    # further halvings underflow to 0, an infinite scale. ldexp halves without overflow.
+    if n and math.ldexp(eps, -n) < MIN_SHARE:
+        raise ValueError(f"schedule='halving' with {n} releases gives a last share epsilon / 2^{n} that underflows "
+                         f"(epsilon={eps:g}); use fewer iterations (max_iter) or schedule='fixed'")
+    return [math.ldexp(eps, -t) for t in range(1, n + 1)]
 
 
 def sum_count_sensitivity(n_features):
@@ -267,61 +257,46 @@ def noisy_centres(X, labels, n_clusters, lower, upper, epsilon, previous, random
     return np.clip(centres, lower, upper)
 
 
-def _resolve_n(n_public, X):
-    """The record count used to size a grid or a tree: public if given, else the true N (with a warning)."""
-    if n_public is not None:
-        return check_int(n_public, "n_public", minimum=1)
-    warnings.warn(
-        f"n_public not given: the grid/tree is sized from the true number of records N={X.shape[0]}, which is "
-        "not covered by the privacy guarantee (the papers treat N as public). Pass n_public=... to say so.",
-        PrivacyLeakWarning, stacklevel=3)
-    return X.shape[0]
-
-
-def _numeric_input(X, bounds):
-    X = np.ascontiguousarray(check_array(X), dtype=float)  # row blocks are read in the distance loops
-    lower, upper = check_bounds(bounds, X.shape[1], X)
-    return X, lower, upper
-
-
 # ---------------------------------------------------------------------------
 # Interactive methods: DPKMeans, IDPKMeans, DPKMeansPP
 # ---------------------------------------------------------------------------
 
-class _DPLloyd(CentroidClusterMixin):
+class _DPLloyd(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
     """Shared fit of the interactive methods: initial centres, then noisy Lloyd releases.
 
     A subclass defines ``_start(X, k, lower, upper, eps, rng, ledger)``, which
-    returns the initial centres and the budgets of the Lloyd iterations.
+    returns the initial centres, the budgets of the Lloyd iterations and
+    whether the start read the data outside the budget (leaky).
     """
 
     def fit(self, X, y=None):
+        """Fit to X (n, d); the release is ``cluster_centers_`` (see the class docstring)."""
         eps = check_epsilon(self.epsilon)
         check_int(self.max_iter, "max_iter", minimum=1)
         check_choice(self.schedule, "schedule", set(SCHEDULES))
-        X, lower, upper = _numeric_input(X, self.bounds)
+        X = numeric_input(self, X)
+        lower, upper, leaky = resolve_bounds(self.bounds, X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
         rng = check_random_state(self.random_state)
         ledger = PrivacyLedger(eps)
         sensitivity = sum_count_sensitivity(X.shape[1])
-        centres, shares = self._start(X, k, lower, upper, eps, rng, ledger)
+        centres, shares, leaky_start = self._start(X, k, lower, upper, eps, rng, ledger)
         self.initial_centers_ = centres
         scales = []
         by_column = np.asfortranarray(X)  # the per-cluster sums read one column at a time
         for t, share in enumerate(shares, start=1):
-            labels = _assign(X, centres)
+            labels = assign(X, centres)
             scales.append(laplace_scale(sensitivity, share))
             ledger.spend(share, f"iteration {t}: noisy sum and count per cluster, L1 sensitivity "
                                 f"{sensitivity:g}, Laplace scale {scales[-1]:.4g}")
             centres = noisy_centres(by_column, labels, k, lower, upper, share, centres, rng)
         self.cluster_centers_ = centres
-        self.labels_ = _assign(X, centres)
         self.n_iter_ = len(shares)
         self.noise_scales_ = scales
         self.sensitivity_ = sensitivity
         self.bounds_ = (lower, upper)
         self.ledger_ = ledger
-        self.epsilon_spent_ = ledger.spent
+        record_privacy(self, ledger.spent, leaky or leaky_start)
         return self
 
 
@@ -346,21 +321,25 @@ class DPKMeans(_DPLloyd):
     schedule : "fixed" (epsilon / N each, total epsilon) or "halving"
         (epsilon/2, epsilon/4, ..., total epsilon (1 - 2^-N))
     random_state : None, int or Generator
-    bounds : (lower, upper), the public data domain (scalars or length-d arrays);
-        None takes it from the data and warns
+    bounds : (lower, upper) or "data", required
+        The public data domain (scalars or length-d arrays). "data" reads it
+        off the records: not private (PrivacyLeakWarning, epsilon_guaranteed_ = inf).
     init : "domain" (default), "records" or an array (n_clusters, d)
         "domain": K points uniform in the domain, independent of the data (no
         budget). "records": K distinct records, as one reading of the text; not
-        covered by epsilon, warns with PrivacyLeakWarning. An array must not
-        depend on the data for the guarantee to hold.
+        covered by epsilon (PrivacyLeakWarning, epsilon_guaranteed_ = inf). An
+        array must not depend on the data for the guarantee to hold.
 
     Attributes
     ----------
-    cluster_centers_, initial_centers_, labels_ (evaluation only), n_iter_,
-    epsilon_spent_, ledger_, noise_scales_ (per iteration), sensitivity_, bounds_
+    cluster_centers_, initial_centers_, n_iter_, ledger_, noise_scales_ (per
+    iteration), sensitivity_, bounds_, n_features_in_;
+    epsilon_spent_ (the budget arithmetic), epsilon_guaranteed_ (inf with a
+    leaky option), neighbouring_ (add/remove one record; replace-one costs up
+    to 2 epsilon). No labels_: use predict, or exact_diagnostics(X) (NOT private).
     """
 
-    def __init__(self, n_clusters=8, epsilon=1.0, max_iter=5, schedule="fixed", random_state=None, bounds=None,
+    def __init__(self, n_clusters=8, *, epsilon=1.0, max_iter=5, schedule="fixed", random_state=None, bounds=None,
                  init="domain"):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -371,25 +350,26 @@ class DPKMeans(_DPLloyd):
         self.init = init
 
     def _start(self, X, k, lower, upper, eps, rng, ledger):
-        return _initial_centres(self.init, X, k, lower, upper, rng), budget_shares(self.schedule, eps, self.max_iter)
+        centres, leaky = _initial_centres(self.init, X, k, lower, upper, rng)
+        return centres, budget_shares(self.schedule, eps, self.max_iter), leaky
 
 
 def _initial_centres(init, X, k, lower, upper, rng):
     if isinstance(init, str):
         check_choice(init, "init", {"domain", "records"})
         if init == "domain":
-            return rng.uniform(lower, upper, size=(k, X.shape[1]))
+            return rng.uniform(lower, upper, size=(k, X.shape[1])), False
         warnings.warn("init='records' picks initial centres among the private records; that choice is not "
-                      "covered by epsilon. init='domain' draws them from the public domain instead.",
-                      PrivacyLeakWarning, stacklevel=4)
+                      "covered by epsilon (epsilon_guaranteed_ = inf). init='domain' draws them from the public "
+                      "domain instead.", PrivacyLeakWarning, stacklevel=4)
         uniq = np.unique(X, axis=0)
         if k > uniq.shape[0]:
             raise ValueError(f"n_clusters={k} is larger than the number of distinct records ({uniq.shape[0]})")
-        return uniq[rng.choice(uniq.shape[0], size=k, replace=False)].copy()
+        return uniq[rng.choice(uniq.shape[0], size=k, replace=False)].copy(), True
     centres = check_array(init, "init").astype(float)
     if centres.shape != (k, X.shape[1]):
         raise ValueError(f"init array must have shape ({k}, {X.shape[1]}), got {centres.shape}")
-    return centres
+    return centres, False
 
 
 class IDPKMeans(_DPLloyd):
@@ -414,7 +394,8 @@ class IDPKMeans(_DPLloyd):
     literal reading of "split into K equal parts". Then inserting one record
     moves up to K - 1 boundary records between parts, so the initial release
     has sensitivity up to (2K - 1)(d + 1), not d + 1, and the result depends on
-    how the file is sorted; it warns with PrivacyLeakWarning.
+    how the file is sorted; it warns with PrivacyLeakWarning and
+    ``epsilon_guaranteed_`` is inf.
 
     Parameters
     ----------
@@ -425,10 +406,11 @@ class IDPKMeans(_DPLloyd):
     Attributes
     ----------
     as :class:`DPKMeans`; ``n_iter_`` = ``max_iter - 1`` Lloyd iterations after the
-    initial step; ``part_sizes_`` (true part sizes: evaluation only).
+    initial step. The true part sizes are exact data: ``exact_diagnostics(X).part_sizes``
+    (NOT private; replayed from an int ``random_state``, or with split="order").
     """
 
-    def __init__(self, n_clusters=8, epsilon=1.0, max_iter=5, schedule="fixed", random_state=None, bounds=None,
+    def __init__(self, n_clusters=8, *, epsilon=1.0, max_iter=5, schedule="fixed", random_state=None, bounds=None,
                  split="random"):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -442,22 +424,34 @@ class IDPKMeans(_DPLloyd):
         check_choice(self.split, "split", {"random", "order"})
         n, d = X.shape
         shares = budget_shares(self.schedule, eps, self.max_iter)
-        if self.split == "random":
-            parts = rng.integers(0, k, size=n)
-        else:
+        if self.split == "order":
             warnings.warn("split='order' cuts the rows into K contiguous parts: one added record can move K - 1 "
                           "others between parts (sensitivity up to (2K-1)(d+1), not d+1), so epsilon does not "
-                          "cover it, and the parts depend on how the file is sorted. split='random' is exact.",
-                          PrivacyLeakWarning, stacklevel=4)
-            parts = (np.arange(n) * k) // n
-        self.part_sizes_ = np.bincount(parts, minlength=k)
+                          "cover it (epsilon_guaranteed_ = inf), and the parts depend on how the file is sorted. "
+                          "split='random' is exact.", PrivacyLeakWarning, stacklevel=4)
+        parts = _split_parts(self.split, n, k, rng)
         fallback = rng.uniform(lower, upper, size=(k, d))  # for a part whose noisy count is below 1
         sensitivity = sum_count_sensitivity(X.shape[1])
         ledger.spend(shares[0], f"initial centres: noisy sum and count of each of {k} parts, L1 sensitivity "
                                 f"{sensitivity:g}, Laplace scale {laplace_scale(sensitivity, shares[0]):.4g}")
         centres = noisy_centres(X, parts, k, lower, upper, shares[0], fallback, rng)
         self.initial_noise_scale_ = laplace_scale(sensitivity, shares[0])
-        return centres, shares[1:]
+        return centres, shares[1:], self.split == "order"
+
+    def _exact_extra(self, X):
+        # The parts are replayed: the split is the first draw of the fit's generator.
+        k = self.cluster_centers_.shape[0]
+        if self.split == "order" or isinstance(self.random_state, (int, np.integer)):
+            rng = check_random_state(self.random_state)
+            return {"part_sizes": np.bincount(_split_parts(self.split, X.shape[0], k, rng), minlength=k)}
+        return {"part_sizes": None}  # a Generator or None cannot be replayed
+
+
+def _split_parts(split, n, k, rng):
+    """The part of each of n records: uniform at random ("random") or K contiguous blocks ("order")."""
+    if split == "random":
+        return rng.integers(0, k, size=n)
+    return (np.arange(n) * k) // n
 
 
 class DPKMeansPP(_DPLloyd):
@@ -479,15 +473,15 @@ class DPKMeansPP(_DPLloyd):
     ----------
     n_clusters, epsilon, max_iter, schedule, random_state, bounds : as :class:`DPKMeans`
     seeding_share : float in (0, 1), the part of epsilon spent on the seeding histogram
-    n_public : int or None, the record count used to size the grid (None: the
-        true N, with a PrivacyLeakWarning)
+    n_public : int or "data", required: the public record count that sizes the grid
+        ("data": the true N, not private: PrivacyLeakWarning, epsilon_guaranteed_ = inf)
 
     Attributes
     ----------
     as :class:`DPKMeans`, plus ``grid_size_`` (cells per dimension).
     """
 
-    def __init__(self, n_clusters=8, epsilon=1.0, max_iter=5, schedule="fixed", random_state=None, bounds=None,
+    def __init__(self, n_clusters=8, *, epsilon=1.0, max_iter=5, schedule="fixed", random_state=None, bounds=None,
                  seeding_share=0.5, n_public=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -501,14 +495,15 @@ class DPKMeansPP(_DPLloyd):
     def _start(self, X, k, lower, upper, eps, rng, ledger):
         share = check_fraction(self.seeding_share, "seeding_share")
         eps_seed = share * eps
-        m = eug_grid_size(_resolve_n(self.n_public, X), eps_seed, X.shape[1])
+        n, leaky = resolve_n(self.n_public, X)
+        m = eug_grid_size(n, eps_seed, X.shape[1])
         cells, counts = grid_histogram(X, lower, upper, m)
         ledger.spend(eps_seed, f"seeding: grid histogram of {m}^{X.shape[1]} cells, L1 sensitivity 1, "
                                f"Laplace scale {laplace_scale(1.0, eps_seed):.4g}")
         noisy = laplace_mechanism(counts, 1.0, eps_seed, rng)
         self.grid_size_ = m
         centres = kmeans_plusplus(cells, k, rng, np.maximum(noisy, 0.0))
-        return centres, budget_shares(self.schedule, eps - eps_seed, self.max_iter)
+        return centres, budget_shares(self.schedule, eps - eps_seed, self.max_iter), leaky
 
 
 # ---------------------------------------------------------------------------
@@ -554,7 +549,7 @@ def grid_histogram(X, lower, upper, cells_per_dim):
     return lower + (grid + 0.5) * width, counts
 
 
-class EUGKMeans(CentroidClusterMixin):
+class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
     """EUGk-means (Su et al. 2016/2017): a noisy equal-width grid, then weighted k-means.
 
     The domain is cut into m cells per dimension with
@@ -564,9 +559,10 @@ class EUGKMeans(CentroidClusterMixin):
     the cell centres with the noisy counts as weights (negatives as 0), seeded
     by k-means++; that is post-processing.
 
-    N itself depends on the data. Su et al. treat it as public; here it comes
-    from ``n_public`` when given, else the true N is used with a
-    PrivacyLeakWarning. ``grid_size`` overrides the formula (then N is not needed).
+    N itself depends on the data. Su et al. treat it as public; here it is the
+    required ``n_public`` ("data" uses the true N: PrivacyLeakWarning,
+    ``epsilon_guaranteed_ = inf``). ``grid_size`` overrides the formula (then N
+    is not needed).
 
     Parameters
     ----------
@@ -574,17 +570,19 @@ class EUGKMeans(CentroidClusterMixin):
     epsilon : float > 0
     max_iter : int >= 1, Lloyd updates on the grid (post-processing)
     random_state : None, int or Generator
-    bounds : (lower, upper), the public domain; None takes it from the data and warns
-    n_public : int or None
+    bounds : (lower, upper) or "data", required; as :class:`DPKMeans`
+    n_public : int or "data"; required unless ``grid_size`` is given
     grid_size : int >= 1 or None, cells per dimension
 
     Attributes
     ----------
-    cluster_centers_, labels_ (evaluation only), n_iter_, epsilon_spent_, ledger_,
-    grid_size_, bucket_centers_, bucket_counts_ (noisy)
+    cluster_centers_, n_iter_, ledger_, grid_size_, bucket_centers_,
+    bucket_counts_ (noisy), bounds_, n_features_in_, epsilon_spent_,
+    epsilon_guaranteed_, neighbouring_ (add/remove one record; replace-one
+    costs up to 2 epsilon). No labels_: use predict, or exact_diagnostics(X) (NOT private).
     """
 
-    def __init__(self, n_clusters=8, epsilon=1.0, max_iter=300, random_state=None, bounds=None, n_public=None,
+    def __init__(self, n_clusters=8, *, epsilon=1.0, max_iter=300, random_state=None, bounds=None, n_public=None,
                  grid_size=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -597,36 +595,38 @@ class EUGKMeans(CentroidClusterMixin):
     def fit(self, X, y=None):
         eps = check_epsilon(self.epsilon)
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
-        X, lower, upper = _numeric_input(X, self.bounds)
+        X = numeric_input(self, X)
+        lower, upper, leaky = resolve_bounds(self.bounds, X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
         if self.grid_size is not None:
             m = check_int(self.grid_size, "grid_size", minimum=1)
         else:
-            m = eug_grid_size(_resolve_n(self.n_public, X), eps, X.shape[1])
+            n, leaky_n = resolve_n(self.n_public, X, "to size the grid; or give grid_size")
+            leaky = leaky or leaky_n
+            m = eug_grid_size(n, eps, X.shape[1])
         rng = check_random_state(self.random_state)
         ledger = PrivacyLedger(eps)
         cells, counts = grid_histogram(X, lower, upper, m)
         ledger.spend(eps, f"grid histogram of {m}^{X.shape[1]} cells, L1 sensitivity 1, Laplace scale {1 / eps:.4g}")
         noisy = laplace_mechanism(counts, 1.0, eps, rng)
-        _fit_buckets(self, X, cells, noisy, kmeans_plusplus(cells, k, rng, np.maximum(noisy, 0.0)), max_iter)
+        self.cluster_centers_, self.n_iter_ = fit_buckets(cells, noisy, kmeans_plusplus(cells, k, rng,
+                                                                                        np.maximum(noisy, 0.0)), max_iter)
+        self.bucket_centers_, self.bucket_counts_ = cells, noisy
         self.grid_size_ = m
         self.ledger_ = ledger
-        self.epsilon_spent_ = ledger.spent
         self.bounds_ = (lower, upper)
+        record_privacy(self, ledger.spent, leaky)
         return self
 
 
-def _fit_buckets(est, X, bucket_centres, noisy_counts, start, max_iter):
-    """Weighted Lloyd on the buckets (weights: noisy counts, negatives as 0); store the results on ``est``.
+def fit_buckets(bucket_centres, noisy_counts, start, max_iter):
+    """Weighted Lloyd on the buckets (weights: noisy counts, negatives as 0): (centres, n_iter).
 
-    Buckets of weight 0 move no centre, so Lloyd runs on the others only (same centres, less work).
+    Post-processing of the noisy counts. Buckets of weight 0 move no centre,
+    so Lloyd runs on the others only (same centres, less work).
     """
     positive = noisy_counts > 0
     centres, n_iter = np.array(start, dtype=float), 0
     if positive.any():
         centres, _, _, n_iter = lloyd(bucket_centres[positive], start, noisy_counts[positive], max_iter)
-    est.bucket_centers_ = bucket_centres
-    est.bucket_counts_ = noisy_counts
-    est.cluster_centers_ = centres
-    est.n_iter_ = n_iter
-    est.labels_ = _assign(X, centres)
+    return centres, n_iter
