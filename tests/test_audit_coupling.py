@@ -18,12 +18,9 @@ from dpclust_lib.audit.coupling import domain_points, neighbours, public_differe
 from dpclust_lib.cluster.kmeans import eug_grid_size
 from dpclust_lib.privacy import laplace_mechanism
 
-# --- Spellings that change with the estimator API rewrite: switch these after merging. ---------
-FROM_DATA = None  # bounds / n_public / domain_sizes read off the data: None today, "data" after
-UNROUTED_NOISE = {"DPKModes"}  # draw Laplace noise with rng.laplace, not laplace_mechanism: empty after
-# Leaky settings whose epsilon_guaranteed_ is still finite (the contract says inf): empty after
-GUARANTEE_NOT_INF = {"DPBirchPublicTree bounds from data"}
-# ------------------------------------------------------------------------------------------------
+FROM_DATA = "data"  # bounds / n_public / domain_sizes read off the private records (leaky, by name)
+UNROUTED_NOISE = set()  # estimators that draw Laplace noise outside laplace_mechanism: none
+GUARANTEE_NOT_INF = set()  # leaky settings whose epsilon_guaranteed_ is still finite: none
 
 EPS = 1.0
 UNIT = (0.0, 1.0)

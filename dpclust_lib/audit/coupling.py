@@ -445,9 +445,8 @@ def audit_neighbours(estimator, X, points, *, relations=("add", "remove"), seeds
 # The overview table
 # ---------------------------------------------------------------------------
 
-FROM_DATA = None
-"""How a public quantity is asked to be read off the data (``bounds``, ``domain_sizes``,
-``n_public``): ``None`` today, ``"data"`` once the estimators require these parameters."""
+FROM_DATA = "data"
+"""How a public quantity is asked to be read off the data (``bounds``, ``domain_sizes``, ``n_public``)."""
 
 
 def _numeric_data(n=41, seed=7):
