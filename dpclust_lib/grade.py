@@ -71,7 +71,8 @@ def _check_name(call):
 def _exercise_id(call):
     """``check_x(student_function, ...)``: the checker and the names (and constant options) it is given."""
     args = [ast.unparse(a) for a in call.args if isinstance(a, ast.Name)]
-    args += [f"{k.arg}={ast.unparse(k.value)}" for k in call.keywords if isinstance(k.value, ast.Constant)]
+    args += [f"{k.arg}={ast.unparse(k.value)}" for k in call.keywords  # options, not explanations
+             if isinstance(k.value, ast.Constant) and len(ast.unparse(k.value)) <= 20]
     return f"{_check_name(call)}({', '.join(args)})"
 
 
@@ -269,12 +270,21 @@ def grade_notebook(path, teacher, time_limit=DEFAULT_TIME_LIMIT, student=None):
     return rows(results, status == "ok", message)
 
 
+def _declared(nb):
+    """The names the notebook's ``parameters`` cell assigns."""
+    cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None)
+    try:
+        tree = ast.parse(cell.source) if cell is not None else ast.Module(body=[], type_ignores=[])
+    except SyntaxError:
+        return set()
+    return {t.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)}
+
+
 def _with_parameters(nb, teacher_path, folder):
     """Results and figures into ``folder``, the smoke profile: a cell after the parameters cell
     (at the top if the student deleted it), setting the names the teacher's parameters cell declares."""
-    import papermill as pm
-
-    declared = set(pm.inspect_notebook(str(teacher_path)))
+    declared = _declared(nbformat.read(teacher_path, as_version=4))
     params = {"results_dir": str(folder / "results"), "figures_dir": str(folder / "figures"), "profile": "smoke"}
     source = "\n".join(f"{k} = {v!r}" for k, v in params.items() if k in declared)
     if not source:
