@@ -231,7 +231,8 @@ class _Progress:
 
     def line(self):
         now = time.perf_counter()
-        parts = [f"{label} cell {k}/{n} {_clock(now - t0)}" for label, (k, n, t0) in self.running.items()]
+        parts = [f"{label} {f'cell {k}/{n}' if k else 'starting'} {_clock(now - t0)}"
+                 for label, (k, n, t0) in self.running.items()]
         return f"[{self.done}/{self.total} done, {_clock(now - self.start)}] " + " | ".join(parts)
 
     def _drain(self):
@@ -270,6 +271,8 @@ def _clock(seconds):
 
 
 def _run_one(call, events, single_thread=False):
+    if events is not None:
+        events.put((call.get("label") or Path(call["notebook"]).stem, 0, 0))  # the clock starts with the kernel
     row = run_notebook(single_thread=single_thread, events=events, **call)
     if events is not None:
         events.put((call.get("label") or Path(call["notebook"]).stem, None, None))
@@ -371,7 +374,10 @@ def _tag(point):
 
 def _remote_run(source, name, parameters, profile, timeout):
     """Run one grid point where a Dask worker is: the notebook travels as text, its executed copy
-    and result CSVs come back as text, so the workers need the environment but no shared folder."""
+    and result CSVs come back as text, so the workers need the environment but no shared folder.
+
+    A run sets environment variables and the kernel's stderr for the whole worker process, so
+    workers run one notebook at a time (``--nthreads 1``)."""
     with tempfile.TemporaryDirectory(prefix="dpclust-sweep-") as tmp:
         tmp = Path(tmp)
         notebook = tmp / name

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .experiments import MANIFEST, is_timing_column, read_manifest
+from .experiments import is_timing_column, read_manifest
 
 __all__ = ["compare_tables", "compare_folders", "verify"]
 
@@ -151,5 +151,3 @@ def verify(notebooks=None, jobs=1, timeout=None, keep=None, progress=None):
     table = pd.concat(diffs, ignore_index=True) if diffs else pd.DataFrame(columns=DIFF_COLUMNS)
     return summary, table
 
-
-__all__ += ["MANIFEST"]
