@@ -171,3 +171,12 @@ def test_a_submission_without_a_teacher_is_a_row(tmp_path):
     path.write_text("{}")
     book = grade.grade([path], tmp_path / "g.csv")
     assert book["exercise"].tolist() == ["(notebook)"] and "no teacher notebook matches" in book["message"][0]
+
+
+def test_the_teacher_notebook_is_found_by_file_name_or_by_the_assignment_header(tmp_path):
+    assert grade._teacher_for(tmp_path / "alice_03_dpqt_kmeans.ipynb", None).name == "03_dpqt_kmeans.ipynb"
+    renamed = tmp_path / "homework.ipynb"
+    nb = new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(assignments.HEADER.format(title="t", name="04_idp_kmeans.ipynb"))]
+    nbformat.write(nb, renamed)
+    assert grade._teacher_for(renamed, None).name == "04_idp_kmeans.ipynb"
