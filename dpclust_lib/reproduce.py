@@ -161,13 +161,13 @@ def run_notebook(notebook, output_path=None, parameters=None, profile=None, time
         env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     hooks = {}
     if events is not None:
-        n_cells = {}
+        n_cells, name = {}, label or notebook.stem
 
-        def on_notebook_start(notebook=None, **_):
-            n_cells["n"] = len(notebook.cells)
+        def on_notebook_start(**kw):  # nbclient passes the notebook, with papermill's injected cell
+            n_cells["n"] = len(kw["notebook"].cells)
 
-        def on_cell_start(cell=None, cell_index=0, **_):
-            events.put((label or notebook.stem, cell_index + 1, n_cells.get("n", 0)))
+        def on_cell_start(cell_index=0, **_):
+            events.put((name, cell_index + 1, n_cells.get("n", 0)))
 
         hooks = {"on_notebook_start": on_notebook_start, "on_cell_start": on_cell_start}
     start = time.perf_counter()
@@ -183,7 +183,7 @@ def run_notebook(notebook, output_path=None, parameters=None, profile=None, time
                 )
         except Exception as exc:  # a failing notebook is reported, not raised: the batch goes on
             status, error = "failed", _describe_failure(exc)
-            if not getattr(exc, "cell_index", None) and _tail(log):
+            if getattr(exc, "cell_index", None) is None and _tail(log):
                 error += "\n" + _tail(log)  # e.g. a kernel that did not start: its stderr says why
     _drop_machine_paths(output_path)
     return {"notebook": notebook.stem, "status": status, "seconds": round(time.perf_counter() - start, 1),
