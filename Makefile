@@ -1,7 +1,9 @@
 # dpclust: every target creates .venv and installs what it needs on first use.
 #   make reproduce   all notebooks, paper profile, in place (papermill)
+#   make verify      rerun all notebooks (paper profile) in a temporary folder; compare every result table
 #   make test        unit tests + every notebook in the smoke profile (nbval)
-#   make sweep       a papermill parameter sweep (NOTEBOOK=..., GRID=name=v1,v2,..., OUT=...)
+#   make sweep       a papermill parameter sweep (NOTEBOOK=..., GRID=name=v1,v2,..., OUT=...,
+#                    SCHEDULER=tcp://host:8786 to run it on a Dask cluster)
 #   make bench       benchmarks
 #   make data        fetch missing data files and report what is present
 #   make lab         JupyterLab on the notebooks
@@ -15,10 +17,11 @@ JOBS   ?= 2
 NOTEBOOK ?= 00_overview
 GRID   ?= epsilon=0.5,1,2
 OUT    ?= data/results/sweeps/$(NOTEBOOK)
+SCHEDULER ?=
 
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: install reproduce test sweep bench data lab assignments book browser clean-venv
+.PHONY: install reproduce verify test sweep bench data lab assignments book browser clean-venv
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,12 +38,15 @@ install: $(VENV)/.installed
 reproduce: $(VENV)/.installed
 	$(BIN)/python -m dpclust_lib reproduce --profile paper --jobs $(JOBS)
 
+verify: $(VENV)/.installed
+	$(BIN)/python -m dpclust_lib verify --jobs $(JOBS)
+
 test: $(VENV)/.installed browser
 	$(BIN)/python -m pytest tests
 	DPCLUST_PROFILE=smoke $(BIN)/python -m pytest --nbval-lax --nbval-current-env notebooks
 
 sweep: $(VENV)/.installed
-	$(BIN)/python -m dpclust_lib sweep $(NOTEBOOK) --grid $(GRID) --jobs $(JOBS) --out $(OUT)
+	$(BIN)/python -m dpclust_lib sweep $(NOTEBOOK) --grid $(GRID) --jobs $(JOBS) --out $(OUT) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 bench: $(VENV)/.bench-installed
 	$(BIN)/python benchmarks/run.py

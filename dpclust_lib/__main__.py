@@ -1,9 +1,16 @@
-"""Command line: ``python -m dpclust_lib {reproduce, sweep, data} ...``.
+"""Command line: ``python -m dpclust_lib {reproduce, verify, sweep, grade, data, assignments} ...``.
 
   reproduce [--profile paper|smoke] [--jobs N] [--timeout S] [--out DIR] [NOTEBOOK ...]
-      run notebooks in place with papermill and print a summary
+      run notebooks in place with papermill and print a summary (with each ledger's verdict counts)
+  verify [--jobs N] [--timeout S] [--keep DIR] [NOTEBOOK ...]
+      rerun notebooks (paper profile) into a temporary folder and compare every result table
+      with the committed one; exit 1 and list the differing cells if any differ
   sweep NOTEBOOK --grid NAME=V1,V2,... [--grid ...] [-p NAME VALUE ...] --out DIR [--jobs N]
-      one papermill run per grid point; the result CSVs concatenated under DIR
+        [--scheduler ADDRESS]
+      one papermill run per grid point (on a Dask cluster with --scheduler); the result CSVs
+      concatenated under DIR
+  grade SUBMISSION.ipynb ... --out grades.csv [--time-limit S] [--teacher NOTEBOOK]
+      run student notebooks (smoke profile) with the teacher's checks; write a gradebook
   data [--fetch]
       show which data files are present (and download the missing ones)
   assignments [--out DIR] [NOTEBOOK ...]
@@ -59,6 +66,21 @@ def build_parser():
     sw.add_argument("--jobs", type=_positive_int, default=1)
     sw.add_argument("--out", required=True, metavar="DIR")
     sw.add_argument("--timeout", type=_positive_int, default=1800)
+    sw.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="a Dask scheduler (tcp://host:8786): run the grid on its workers")
+
+    ver = sub.add_parser("verify", help="rerun notebooks (paper profile) and compare their tables with the committed ones")
+    ver.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="paths, names or numbers (default: all)")
+    ver.add_argument("--jobs", type=_positive_int, default=1, help="notebooks run side by side")
+    ver.add_argument("--timeout", type=_positive_int, default=1800, help="seconds allowed per cell")
+    ver.add_argument("--keep", default=None, metavar="DIR", help="keep the reruns in DIR (default: a temporary folder)")
+
+    gr = sub.add_parser("grade", help="grade student notebooks with the teacher's checks")
+    gr.add_argument("submissions", nargs="+", metavar="SUBMISSION.ipynb")
+    gr.add_argument("--out", required=True, metavar="grades.csv", help="the gradebook; feedback goes next to it")
+    gr.add_argument("--time-limit", type=_positive_int, default=600, metavar="S", help="seconds per notebook")
+    gr.add_argument("--teacher", default=None, metavar="NOTEBOOK",
+                    help="the teacher notebook (default: matched by name among notebooks/)")
 
     data = sub.add_parser("data", help="show (and fetch) the data files")
     data.add_argument("--fetch", action="store_true", help="download the missing files")
@@ -69,6 +91,15 @@ def build_parser():
     return parser
 
 
+def _print_summary(summary):
+    """The batch summary: one row per notebook with its ledger's verdict counts; errors below it."""
+    print(summary.drop(columns="error").to_string(index=False))
+    for row in summary.itertuples(index=False):
+        if row.status != "ok":
+            print(f"\n{row.notebook} failed: {row.error}")
+    print(f"total: {summary['seconds'].sum():.1f} s (wall time is less with --jobs > 1)")
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     with pd.option_context("display.width", 200, "display.max_colwidth", 90, "display.max_rows", 200):
@@ -77,16 +108,34 @@ def main(argv=None):
 
             summary = reproduce(args.notebooks, profile=args.profile, jobs=args.jobs, timeout=args.timeout,
                                 output_dir=args.out)
-            print(summary.to_string(index=False))
-            print(f"total: {summary['seconds'].sum():.1f} s (wall time is less with --jobs > 1)")
+            _print_summary(summary)
             return 0 if (summary["status"] == "ok").all() else 1
+        if args.command == "verify":
+            from .verify import verify
+
+            summary, diffs = verify(args.notebooks, jobs=args.jobs, timeout=args.timeout, keep=args.keep)
+            _print_summary(summary)
+            if len(diffs):
+                print(f"\n{len(diffs)} differences with the committed results:")
+                print(diffs.to_string(index=False))
+            else:
+                print("every result table matches the committed one")
+            return 0 if (summary["status"] == "ok").all() and not len(diffs) else 1
+        if args.command == "grade":
+            from .grade import grade
+
+            book = grade(args.submissions, args.out, time_limit=args.time_limit, teacher=args.teacher)
+            totals = book.groupby("student", sort=False)[["points", "max_points"]].sum().reset_index()
+            print(totals.to_string(index=False))
+            print(f"gradebook: {args.out}")
+            return 0
         if args.command == "sweep":
             from .reproduce import parse_value, sweep_notebook
 
             grid = dict(args.grid)
             params = {name: parse_value(value) for name, value in args.parameter}
             summary, tables = sweep_notebook(args.notebook, grid, args.out, parameters=params, profile=args.profile,
-                                             jobs=args.jobs, timeout=args.timeout)
+                                             jobs=args.jobs, timeout=args.timeout, scheduler=args.scheduler)
             print(summary.to_string(index=False))
             for name, frame in tables.items():
                 print(f"{args.out}/{name}.csv: {len(frame)} rows")

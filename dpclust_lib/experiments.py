@@ -14,6 +14,7 @@ smoke=...)``, so the two sizes of every experiment sit side by side.
 from __future__ import annotations
 
 import contextlib
+import json
 import numbers
 import os
 import time
@@ -40,6 +41,9 @@ __all__ = [
     "summarise",
     "results_path",
     "save_results",
+    "table_spec",
+    "read_manifest",
+    "is_timing_column",
     "load_published",
     "VERDICTS",
     "Ledger",
@@ -209,15 +213,81 @@ def summarise(frame, metrics, by=("algorithm", "dataset", "epsilon")):
 
 def results_path(notebook, name, results_dir=None):
     """``<results_dir or data/results/<notebook>>/<name>.csv``."""
-    folder = Path(results_dir) if results_dir is not None else RESULTS_DIR / notebook
+    folder = Path(results_dir) if results_dir is not None else RESULTS_DIR / notebook  # RESULTS_DIR: default folder
     return folder / f"{name}.csv"
 
 
-def save_results(frame, notebook, name, results_dir=None):
-    """Write a result table as CSV and return its path."""
+MANIFEST = "tables.json"
+"""The file, next to a notebook's result CSVs, that declares how ``verify`` compares each table."""
+
+
+def is_timing_column(name):
+    """Whether a column holds a timing by its name: ``seconds`` or ``*_seconds``."""
+    return name == "seconds" or str(name).endswith("_seconds")
+
+
+def _columns_arg(value, frame, name):
+    if value is None:
+        return []
+    columns = [value] if isinstance(value, str) else list(value)
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{name} names columns that the table does not have: {missing}")
+    return columns
+
+
+def table_spec(frame, key=None, timing=None, rtol=0.0, atol=0.0):
+    """How ``verify`` compares a table: its row key, timing columns and tolerances (a dict).
+
+    ``timing=None`` takes the columns named ``seconds`` or ending in ``_seconds``;
+    ``timing=True`` makes every column outside the key a timing (a timing table).
+    """
+    key = _columns_arg(key, frame, "key")
+    if key and frame.duplicated(key).any():
+        raise ValueError(f"key={key} does not identify the rows: some rows share a key")
+    if timing is True:
+        timing = [c for c in frame.columns if c not in key]
+    elif timing is None:
+        timing = [c for c in frame.columns if is_timing_column(c)]
+    else:
+        timing = _columns_arg(timing, frame, "timing")
+    for value, label in ((rtol, "rtol"), (atol, "atol")):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(value) or value < 0:
+            raise ValueError(f"{label} must be a finite number >= 0, got {label}={value!r}")
+    return {"key": [str(c) for c in key], "timing": [str(c) for c in timing], "rtol": float(rtol),
+            "atol": float(atol)}
+
+
+def read_manifest(folder):
+    """The table declarations of a results folder (``{}`` when it has none)."""
+    path = Path(folder) / MANIFEST
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def save_results(frame, notebook, name, results_dir=None, *, key=None, timing=None, rtol=0.0, atol=0.0):
+    """Write a result table as CSV, declare how ``verify`` compares it, and return its path.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    notebook : the notebook's stem, e.g. ``"03_dpqt_kmeans"``
+    name : the table's name (the CSV's stem)
+    results_dir : folder; default ``data/results/<notebook>``
+    key : column or list of columns that identify a row (default: rows are compared by position)
+    timing : columns that hold timings, which ``verify`` ignores (default: ``seconds`` and
+        ``*_seconds``; ``True``: every column outside the key)
+    rtol, atol : tolerances of the numeric cells (default 0: exact, as for seeded results)
+
+    The declaration goes to ``tables.json`` in the same folder (one entry per table).
+    """
+    spec = table_spec(frame, key=key, timing=timing, rtol=rtol, atol=atol)
     path = results_path(notebook, name, results_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(path, index=False)
+    manifest = read_manifest(path.parent)
+    manifest[name] = spec
+    (path.parent / MANIFEST).write_text(json.dumps(dict(sorted(manifest.items())), indent=1) + "\n")
     return path
 
 

@@ -129,3 +129,79 @@ def test_executed_notebook_does_not_record_machine_paths(tmp_path):
     reproduce.reproduce([str(nb)], profile="paper")
     meta = nbformat.read(nb, as_version=4).metadata["papermill"]
     assert meta["input_path"] == "13_paths.ipynb" and meta["output_path"] == "13_paths.ipynb"
+
+
+LEDGER = """
+from dpclust_lib import experiments
+ledger = experiments.Ledger("A paper", "14_ledger")
+for i, verdict in enumerate(["reproduced", "reproduced", "partly", "not run"]):
+    ledger.add(f"c{i}", "a claim", "1", "1", verdict)
+ledger.save(results_dir)
+"""
+
+
+def test_batch_keeps_kernel_stderr_off_the_terminal_and_counts_ledger_verdicts(tmp_path, capfd):
+    nb = _notebook(tmp_path / "14_ledger.ipynb", "import os\nos.write(2, b'kernel noise\\n')", LEDGER)
+    calls = [dict(notebook=nb, output_path=tmp_path / "out.ipynb", profile="smoke",
+                  parameters={"results_dir": str(tmp_path / "results")})]
+    summary = reproduce.run_batch(calls, progress=False)
+    row = summary.iloc[0]
+    assert row["status"] == "ok", row["error"]
+    assert (row["reproduced"], row["partly"], row["not reproduced"], row["not testable"], row["not run"]) == (2, 1, 0, 0, 1)
+    captured = capfd.readouterr()
+    assert "without encryption" not in captured.err and "kernel noise" not in captured.err
+    assert captured.out == ""  # nothing per notebook on success
+
+
+def test_cli_reproduce_prints_only_the_summary(tmp_path, capfd):
+    from dpclust_lib.__main__ import main
+
+    nb = _notebook(tmp_path / "15_quiet.ipynb", "print('cell output stays in the notebook')")
+    assert main(["reproduce", str(nb), "--profile", "smoke", "--out", str(tmp_path / "out")]) == 0
+    captured = capfd.readouterr()
+    lines = captured.out.strip().splitlines()
+    assert lines[0].split()[:3] == ["notebook", "status", "seconds"] and "not run" in lines[0]
+    assert lines[1].split()[:2] == ["15_quiet", "ok"] and lines[2].startswith("total:") and len(lines) == 3
+    assert captured.err == ""
+
+
+class _Terminal:
+    def __init__(self):
+        self.text = ""
+
+    def isatty(self):
+        return True
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        pass
+
+
+def test_progress_line_names_notebook_cell_and_elapsed_time_then_clears():
+    import queue
+    import time
+
+    events, terminal = queue.Queue(), _Terminal()
+    with reproduce._Progress(events, total=2, stream=terminal):
+        events.put(("01_a", 3, 10))
+        events.put(("02_b", 1, 7))
+        events.put(("02_b", None, None))
+        time.sleep(1.0)
+    assert "[1/2 done, 0s] 01_a cell 3/10 0s" in terminal.text and "02_b" not in terminal.text
+    assert terminal.text.endswith("\r\x1b[K")  # erased at the end: a successful batch leaves only its summary
+
+
+def test_sweep_on_a_dask_cluster_gives_the_same_tables_as_a_local_run(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    nb = _notebook(tmp_path / "16_dask.ipynb", WRITE_RESULTS.replace(', "python": [sys.executable]', ""))
+    grid = {"epsilon": [0.5, 2.0]}
+    local_summary, local = reproduce.sweep_notebook(nb, grid, tmp_path / "local", profile="smoke")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        summary, tables = reproduce.sweep_notebook(nb, grid, tmp_path / "dask", profile="smoke",
+                                                   scheduler=cluster.scheduler_address)
+    assert summary["status"].tolist() == ["ok", "ok"] and summary["point"].tolist() == local_summary["point"].tolist()
+    pd.testing.assert_frame_equal(tables["demo"], local["demo"])
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "dask" / "demo.csv"), pd.read_csv(tmp_path / "local" / "demo.csv"))
+    assert (tmp_path / "dask" / "epsilon=2.0" / "16_dask.ipynb").is_file()

@@ -1,0 +1,113 @@
+"""verify: reruns compared with the committed tables, on a tiny compendium written by the tests."""
+import json
+
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from dpclust_lib import experiments, reproduce
+from dpclust_lib.__main__ import main
+from dpclust_lib.verify import compare_folders, compare_tables
+
+PARAMS = "results_dir = None\nfigures_dir = None"
+WRITE = """
+import time
+import pandas as pd
+from dpclust_lib import experiments
+runs = pd.DataFrame({"run": [2, 0, 1], "value": [0.25, 1.0 / 3.0, 7.0], "method": ["a", "b", "c"],
+                     "fit_seconds": [time.perf_counter_ns() % 997 / 10.0] * 3})
+experiments.save_results(runs, "20_demo", "runs", results_dir, key="run")
+experiments.save_results(pd.DataFrame({"n": [1, 2], "seconds": [time.perf_counter_ns() % 991, 1.0]}),
+                         "20_demo", "timing", results_dir)
+"""
+
+
+def _notebook(path, *sources):
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cell = new_code_cell(PARAMS)
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells = [cell] + [new_code_cell(s) for s in sources]
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture
+def compendium(tmp_path, monkeypatch):
+    """One notebook and its committed results, made by running it once."""
+    nb = _notebook(tmp_path / "20_demo.ipynb", WRITE)
+    committed = tmp_path / "committed"
+    monkeypatch.setattr(reproduce, "committed_results_dir", lambda stem: committed / stem)
+    row = reproduce.run_notebook(nb, tmp_path / "run0.ipynb", parameters={"results_dir": str(committed / "20_demo")})
+    assert row["status"] == "ok", row["error"]
+    return nb, committed / "20_demo"
+
+
+def test_verify_matches_a_rerun_and_reports_changed_cells_and_missing_tables(compendium, capsys):
+    from dpclust_lib.verify import verify
+
+    nb, committed = compendium
+    manifest = json.loads((committed / "tables.json").read_text())
+    assert manifest["runs"] == {"key": ["run"], "timing": ["fit_seconds"], "rtol": 0.0, "atol": 0.0}
+    summary, diffs = verify([str(nb)])
+    assert summary["status"].tolist() == ["ok"] and diffs.empty  # the timings differ and are ignored
+
+    runs = pd.read_csv(committed / "runs.csv")
+    runs.loc[runs["run"] == 1, "value"] = 7.000001           # a changed cell
+    runs["fit_seconds"] = 123.0                               # a changed timing: ignored
+    runs.to_csv(committed / "runs.csv", index=False)
+    (committed / "timing.csv").rename(committed / "old_name.csv")  # new has "timing", committed "old_name"
+    assert main(["verify", str(nb)]) == 1
+    out = capsys.readouterr().out
+    assert "3 differences" in out
+    diffs = verify([str(nb)])[1]
+    got = {tuple(r) for r in diffs[["table", "row", "column", "committed", "new"]].itertuples(index=False)}
+    assert got == {("runs", "run=1", "value", "7.000001", "7.0"),
+                   ("old_name", "(table)", "", "(table)", "(absent)"),
+                   ("timing", "(table)", "", "(absent)", "(table)")}
+
+
+def test_compare_tables_exact_by_default_within_declared_tolerance_otherwise():
+    a = pd.DataFrame({"k": ["x", "y"], "v": [1.0, np.nan], "s": ["p", "q"]})
+    b = pd.DataFrame({"k": ["y", "x"], "v": [np.nan, 1.0 + 1e-12], "s": ["q", "p"]})
+    spec = {"key": ["k"], "timing": [], "rtol": 0.0, "atol": 0.0}
+    assert compare_tables(a, b, spec) == [("k=x", "v", "1.0", "1.000000000001")]  # rows matched by key, NaN = NaN
+    assert compare_tables(a, b, {**spec, "rtol": 1e-9}) == []
+    assert {d[:2] for d in compare_tables(a, b, None)} == {(r, c) for r in "01" for c in "kvs"}  # by position
+
+
+def test_compare_tables_reports_rows_and_columns_on_one_side():
+    a = pd.DataFrame({"k": [1, 2], "v": [1, 2], "gone": [0, 0]})
+    b = pd.DataFrame({"k": [2, 3], "v": [2, 3], "extra_seconds": [9.0, 9.0]})
+    diffs = compare_tables(a, b, {"key": ["k"], "timing": ["extra_seconds"]})
+    assert set(diffs) == {("(all)", "gone", "(column)", "(absent)"), ("k=1", "(row)", "(row)", "(absent)"),
+                          ("k=3", "(row)", "(absent)", "(row)")}
+
+
+def test_timing_table_and_default_spec(tmp_path):
+    frame = pd.DataFrame({"n": [1, 2], "fit": [0.1, 0.2], "seconds": [1.0, 2.0]})
+    experiments.save_results(frame, "x", "t", tmp_path, key="n", timing=True)
+    experiments.save_results(frame, "x", "d", tmp_path, rtol=1e-6)
+    manifest = json.loads((tmp_path / "tables.json").read_text())
+    assert manifest["t"]["timing"] == ["fit", "seconds"]
+    assert manifest["d"] == {"key": [], "timing": ["seconds"], "rtol": 1e-6, "atol": 0.0}
+    new = tmp_path / "new"
+    new.mkdir()
+    frame.assign(fit=[5.0, 6.0], seconds=[3.0, 4.0]).to_csv(new / "t.csv", index=False)
+    frame.assign(fit=[0.1, 0.2000001]).to_csv(new / "d.csv", index=False)
+    assert compare_folders("x", tmp_path, new).empty
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(key="nope"), "key names columns"),
+    (dict(key="a"), "does not identify the rows"),
+    (dict(timing=["zz"]), "timing names columns"),
+    (dict(rtol=-1.0), "rtol must be"),
+    (dict(atol=float("nan")), "atol must be"),
+])
+def test_save_results_refuses_bad_declarations(tmp_path, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        experiments.save_results(pd.DataFrame({"a": [1, 1], "b": [1, 2]}), "x", "t", tmp_path, **kwargs)
+    assert not (tmp_path / "t.csv").exists()
