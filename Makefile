@@ -1,6 +1,6 @@
 # dpclust: every target creates .venv and installs what it needs on first use.
 #   make reproduce   all notebooks, paper profile, in place (papermill)
-#   make test        unit tests + every notebook in the smoke profile (nbval)
+#   make test        ruff, unit tests (incl. the wheel check) + every notebook in the smoke profile (nbval)
 #   make sweep       a papermill parameter sweep (NOTEBOOK=..., GRID=name=v1,v2,..., OUT=...)
 #   make bench       benchmarks
 #   make data        fetch missing data files and report what is present
@@ -19,10 +19,12 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .PHONY: install reproduce test sweep bench data lab assignments clean-venv
 
-$(VENV)/.installed: pyproject.toml
+# The exact versions of requirements.lock, then the package itself without resolving anything again.
+$(VENV)/.installed: requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
 $(VENV)/.bench-installed: $(VENV)/.installed
@@ -35,6 +37,8 @@ reproduce: $(VENV)/.installed
 	$(BIN)/python -m dpclust_lib reproduce --profile paper --jobs $(JOBS)
 
 test: $(VENV)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest tests
 	DPCLUST_PROFILE=smoke $(BIN)/python -m pytest --nbval-lax --nbval-current-env notebooks
 

@@ -34,8 +34,9 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
+import pooch
 
-from ._paths import PROJECT_ROOT
+from . import _paths
 from ._validation import check_int, check_random_state
 
 __all__ = [
@@ -45,7 +46,7 @@ __all__ = [
     "DataNotFoundError",
     "ChecksumError",
     "DownloadError",
-    "RAW_DIR",
+    "default_raw_dir",
     "data_dirs",
     "entries",
     "variants",
@@ -57,8 +58,8 @@ __all__ = [
     "make_uniform_square",
 ]
 
-RAW_DIR = PROJECT_ROOT / "data" / "raw"
 ENV_VAR = "DPCLUST_DATA_DIR"
+CACHE_NAME = "dpclust"
 
 
 class DataError(Exception):
@@ -190,6 +191,19 @@ class _Entry:
 # Finding, checking and downloading files
 # ---------------------------------------------------------------------------
 
+def default_raw_dir():
+    """Where files are looked for after ``$DPCLUST_DATA_DIR``, and downloaded to.
+
+    ``data/raw`` of the compendium when there is one (see :mod:`dpclust_lib._paths`),
+    else the user's download cache (``pooch.os_cache("dpclust")``, e.g. ``~/.cache/dpclust``),
+    so the library works outside any compendium.
+    """
+    project = _paths.find_project_dir()
+    if project is not None:
+        return project / "data" / "raw"
+    return Path(pooch.os_cache(CACHE_NAME))
+
+
 def data_dirs():
     """The folders listed in $DPCLUST_DATA_DIR, in order (may be empty)."""
     value = os.environ.get(ENV_VAR, "")
@@ -263,7 +277,7 @@ def locate(datafile, raw_dir=None, download=True, allow_unverified=False):
     Raises :class:`ChecksumError` when a copy with the wrong sha256 is found,
     :class:`DataNotFoundError` when no copy is found and none can be downloaded.
     """
-    raw_dir = Path(RAW_DIR if raw_dir is None else raw_dir)
+    raw_dir = Path(default_raw_dir() if raw_dir is None else raw_dir)
     for path in _candidates(datafile, raw_dir):
         if path.is_file():
             _check_file(path, datafile)
@@ -883,12 +897,12 @@ def load(name, variant=None, raw_dir=None, **options):
     variant = entry.default_variant if variant is None else variant
     if variant not in entry.variants:
         raise ValueError(f"unknown variant={variant!r} for data set {name!r}; known: {', '.join(entry.variants)}")
-    return entry.variants[variant].build(Path(RAW_DIR if raw_dir is None else raw_dir), **options)
+    return entry.variants[variant].build(Path(default_raw_dir() if raw_dir is None else raw_dir), **options)
 
 
 def available(raw_dir=None):
     """A table of every registered file: present or missing, where, verified."""
-    raw_dir = Path(RAW_DIR if raw_dir is None else raw_dir)
+    raw_dir = Path(default_raw_dir() if raw_dir is None else raw_dir)
     rows = []
     for entry in _REGISTRY.values():
         for f in entry.files:
@@ -916,7 +930,7 @@ def fetch_missing(raw_dir=None):
 
     Files that cannot be downloaded (the IPUMS extract) are reported, not fetched.
     """
-    raw_dir = Path(RAW_DIR if raw_dir is None else raw_dir)
+    raw_dir = Path(default_raw_dir() if raw_dir is None else raw_dir)
     table = available(raw_dir)
     files = {f.key: f for e in _REGISTRY.values() for f in e.files}
     for i, row in table.iterrows():

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import seaborn as sns
-
-from ._paths import FIGURES_DIR
+from . import _paths
+from ._optional import require
 
 __all__ = ["metric_vs_epsilon", "save_figure", "figure_path"]
 
@@ -42,7 +41,7 @@ def metric_vs_epsilon(frame, metric, hue="algorithm", col=None, logx=False, logy
         kwargs.update(col=col, col_wrap=col_wrap)
     if style is not None:
         kwargs.update(style=style, dashes=True)
-    grid = sns.relplot(**kwargs)
+    grid = require("seaborn", "notebooks").relplot(**kwargs)
     for key, ax in grid.axes_dict.items() if col is not None else [(None, grid.ax)]:
         if logx:
             ax.set_xscale("log")
@@ -58,7 +57,7 @@ def metric_vs_epsilon(frame, metric, hue="algorithm", col=None, logx=False, logy
 
 
 def figure_path(notebook, name, figures_dir=None):
-    folder = Path(figures_dir) if figures_dir is not None else FIGURES_DIR / notebook
+    folder = Path(figures_dir) if figures_dir is not None else _paths.figures_dir() / notebook
     return folder / f"{name}.png"
 
 

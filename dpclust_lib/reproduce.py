@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ._paths import NOTEBOOK_DIR, RESULTS_DIR
+from ._paths import notebook_dir, results_dir
 from .experiments import PROFILE_ENV, resolve_profile
 
 __all__ = ["list_notebooks", "resolve_notebook", "run_notebook", "reproduce", "sweep_notebook", "parse_value"]
@@ -37,7 +37,7 @@ OVERVIEW_PREFIX = "00_"  # the overview notebook, which reads the others' result
 
 def list_notebooks(folder=None):
     """The project's notebooks, ``NN_name.ipynb``, in order."""
-    folder = Path(folder) if folder is not None else NOTEBOOK_DIR
+    folder = Path(folder) if folder is not None else notebook_dir()
     return sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb"))
 
 
@@ -157,9 +157,9 @@ def reproduce(notebooks=None, profile="paper", jobs=1, timeout=DEFAULT_CELL_TIME
     profile = resolve_profile(profile).name
     paths = [resolve_notebook(n) for n in notebooks] if notebooks else list_notebooks()
     if not paths:
-        raise ValueError(f"no notebooks found in {NOTEBOOK_DIR}")
+        raise ValueError(f"no notebooks found in {notebook_dir()}")
     if output_dir is None and profile != "paper":
-        output_dir = RESULTS_DIR / profile / "notebooks"
+        output_dir = results_dir() / profile / "notebooks"
     if output_dir is not None:
         Path(output_dir).mkdir(parents=True, exist_ok=True)
 

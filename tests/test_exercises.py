@@ -5,6 +5,7 @@ import math
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import numpy as np
@@ -13,11 +14,12 @@ from scipy import stats
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from dpclust_lib import assignments, exercises, privacy
-from dpclust_lib._paths import NOTEBOOK_DIR
 from dpclust_lib.cluster import birch, kmeans
 from dpclust_lib.cluster.sampling_kmodes import server_estimates, user_reports
 from dpclust_lib.exercises import ExerciseError
 from dpclust_lib.frequency import LDPFO, Tally, clip_and_normalise
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 # --------------------------------------------------------------------------- GRR
@@ -653,7 +655,7 @@ def _normalised(source):
 
 @pytest.mark.parametrize("stem", PAPER_NOTEBOOKS)
 def test_paper_notebook_student_version(stem, tmp_path):
-    teacher_path = NOTEBOOK_DIR / f"{stem}.ipynb"
+    teacher_path = ROOT / "notebooks" / f"{stem}.ipynb"
     teacher = nbformat.read(teacher_path, as_version=4)
     solutions = {c["id"]: c.source for c in _tagged(teacher, "solution") if c.cell_type == "code"}
     explanations = {c["id"]: c.source for c in _tagged(teacher, "solution") if c.cell_type == "markdown"}
