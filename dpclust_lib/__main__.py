@@ -1,4 +1,7 @@
-"""Command line: ``python -m dpclust_lib {reproduce, sweep, data} ...``.
+"""Command line: ``dpclust {reproduce, sweep, data, assignments} ...`` (or ``python -m dpclust_lib ...``).
+
+``reproduce``, ``sweep`` and ``assignments`` work on the compendium (its notebooks and result
+folders), found from ``$DPCLUST_HOME`` or upwards from the working directory.
 
   reproduce [--profile paper|smoke] [--jobs N] [--timeout S] [--out DIR] [NOTEBOOK ...]
       run notebooks in place with papermill and print a summary
@@ -13,8 +16,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import pandas as pd
+
+from ._paths import CompendiumNotFoundError
 
 
 def _grid_arg(text):
@@ -39,8 +45,8 @@ def _positive_int(text):
     return value
 
 
-def build_parser():
-    parser = argparse.ArgumentParser(prog="python -m dpclust_lib", description="dpclust: run the executable papers.")
+def build_parser(prog="python -m dpclust_lib"):
+    parser = argparse.ArgumentParser(prog=prog, description="dpclust: run the executable papers.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     rep = sub.add_parser("reproduce", help="run notebooks with papermill (paper profile: in place) and print a summary")
@@ -70,7 +76,21 @@ def build_parser():
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    """Run the command line (the ``dpclust`` console script); return the exit status.
+
+    Bad notebook names, undeclared parameters and a missing compendium give a message on
+    stderr and status 2, not a traceback.
+    """
+    prog = "dpclust" if Path(sys.argv[0]).name == "dpclust" else "python -m dpclust_lib"
+    args = build_parser(prog).parse_args(argv)
+    try:
+        return _run(args)
+    except (ValueError, CompendiumNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args):
     with pd.option_context("display.width", 200, "display.max_colwidth", 90, "display.max_rows", 200):
         if args.command == "reproduce":
             from .reproduce import reproduce
@@ -108,8 +128,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except ValueError as exc:  # bad notebook names, undeclared parameters: a message, not a traceback
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    sys.exit(main())
