@@ -12,6 +12,7 @@ folders), found from ``$DPCLUST_HOME`` or upwards from the working directory.
   assignments [--out DIR] [NOTEBOOK ...]
       write the student versions of the paper notebooks (default: assignments/)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,8 +55,12 @@ def build_parser(prog="python -m dpclust_lib"):
     rep.add_argument("--profile", choices=["paper", "smoke"], default="paper")
     rep.add_argument("--jobs", type=_positive_int, default=1, help="notebooks run side by side")
     rep.add_argument("--timeout", type=_positive_int, default=1800, help="seconds allowed per cell")
-    rep.add_argument("--out", default=None, metavar="DIR",
-                     help="where the executed notebooks go (default: in place for paper, data/results/smoke/notebooks for smoke)")
+    rep.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="where the executed notebooks go (default: in place for paper, data/results/smoke/notebooks for smoke)",
+    )
 
     sw = sub.add_parser("sweep", help="one papermill run per point of a parameter grid")
     sw.add_argument("notebook", metavar="NOTEBOOK")
@@ -95,8 +100,9 @@ def _run(args):
         if args.command == "reproduce":
             from .reproduce import reproduce
 
-            summary = reproduce(args.notebooks, profile=args.profile, jobs=args.jobs, timeout=args.timeout,
-                                output_dir=args.out)
+            summary = reproduce(
+                args.notebooks, profile=args.profile, jobs=args.jobs, timeout=args.timeout, output_dir=args.out
+            )
             print(summary.to_string(index=False))
             print(f"total: {summary['seconds'].sum():.1f} s (wall time is less with --jobs > 1)")
             return 0 if (summary["status"] == "ok").all() else 1
@@ -105,8 +111,15 @@ def _run(args):
 
             grid = dict(args.grid)
             params = {name: parse_value(value) for name, value in args.parameter}
-            summary, tables = sweep_notebook(args.notebook, grid, args.out, parameters=params, profile=args.profile,
-                                             jobs=args.jobs, timeout=args.timeout)
+            summary, tables = sweep_notebook(
+                args.notebook,
+                grid,
+                args.out,
+                parameters=params,
+                profile=args.profile,
+                jobs=args.jobs,
+                timeout=args.timeout,
+            )
             print(summary.to_string(index=False))
             for name, frame in tables.items():
                 print(f"{args.out}/{name}.csv: {len(frame)} rows")

@@ -12,8 +12,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["HOME_ENV", "CompendiumNotFoundError", "find_project_dir", "project_dir", "notebook_dir", "results_dir",
-           "figures_dir"]
+__all__ = [
+    "HOME_ENV",
+    "CompendiumNotFoundError",
+    "find_project_dir",
+    "project_dir",
+    "notebook_dir",
+    "results_dir",
+    "figures_dir",
+]
 
 HOME_ENV = "DPCLUST_HOME"
 _MARKERS = ("pyproject.toml", "Makefile")

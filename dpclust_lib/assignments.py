@@ -10,6 +10,7 @@ explanation by a placeholder for the student's own, clears every output, drops
 execution metadata and opens with a header that says what to do. The
 ``assignments/`` folder is generated; edit the teacher notebooks instead.
 """
+
 from __future__ import annotations
 
 import ast
@@ -68,8 +69,10 @@ def stub_solution(source):
             node.body = keep + [raise_stmt]
             body.append(node)
         else:
-            raise ValueError(f"a solution cell may hold only imports and function definitions; found "
-                             f"{type(node).__name__} at line {node.lineno}:\n{source}")
+            raise ValueError(
+                f"a solution cell may hold only imports and function definitions; found "
+                f"{type(node).__name__} at line {node.lineno}:\n{source}"
+            )
     if not any(isinstance(n, ast.FunctionDef) for n in body):
         raise ValueError(f"a solution cell holds no function definition:\n{source}")
     return ast.unparse(ast.fix_missing_locations(ast.Module(body=body, type_ignores=[])))
@@ -111,8 +114,11 @@ def export(notebooks=None, out_dir=None):
     """Write the student versions of the paper notebooks; return their paths."""
     nbformat = require("nbformat", "notebooks")
     out_dir = Path(out_dir) if out_dir is not None else assignments_dir()
-    paths = [Path(p) for p in notebooks] if notebooks else sorted(
-        p for p in _paths.notebook_dir().glob("[0-9][0-9]_*.ipynb") if not p.name.startswith("00_"))
+    paths = (
+        [Path(p) for p in notebooks]
+        if notebooks
+        else sorted(p for p in _paths.notebook_dir().glob("[0-9][0-9]_*.ipynb") if not p.name.startswith("00_"))
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for path in paths:

@@ -84,6 +84,12 @@ def versions(lock=None, packages=None):
     rows = []
     for name in names:
         locked, installed = pins.get(name), _installed(name)
-        rows.append({"package": name, "locked": locked, "installed": installed,
-                     "match": locked is not None and locked == installed})
+        rows.append(
+            {
+                "package": name,
+                "locked": locked,
+                "installed": installed,
+                "match": locked is not None and locked == installed,
+            }
+        )
     return pd.DataFrame(rows, columns=["package", "locked", "installed", "match"])

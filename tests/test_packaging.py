@@ -1,5 +1,6 @@
 """The project's contract: dependency lists agree, the README's commands are what CI runs, notebooks
 follow the conventions, and the README's data table matches the registry."""
+
 import json
 import re
 from pathlib import Path
@@ -56,7 +57,7 @@ def test_environment_yml_is_the_whole_compendium_environment():
             wanted[extra] = str(req.specifier)
     assert set(conda_deps) == set(wanted)
     for name, spec in conda_deps.items():
-        assert Requirement("x" + spec[len(name):]).specifier == Requirement("x" + wanted[name]).specifier, name
+        assert Requirement("x" + spec[len(name) :]).specifier == Requirement("x" + wanted[name]).specifier, name
     python = next(d for d in conda if _name(d) == "python").replace(" ", "")
     assert python == "python" + project["requires-python"]
     assert "conda-forge" in env["channels"]

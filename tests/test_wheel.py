@@ -111,12 +111,31 @@ def test_the_wheel_installs_and_works_outside_the_repository(dist, tmp_path):
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=tmp_path, env=os.environ.copy())
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    site = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                     cwd=tmp_path, env=os.environ.copy()).strip())
+    site = Path(
+        _run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            cwd=tmp_path,
+            env=os.environ.copy(),
+        ).strip()
+    )
     borrowed = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (site / "_borrowed_dependencies.pth").write_text("\n".join(sorted(borrowed)) + "\n")
-    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", "--no-index",
-          str(wheel)], cwd=tmp_path, env=os.environ.copy())
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            str(wheel),
+        ],
+        cwd=tmp_path,
+        env=os.environ.copy(),
+    )
 
     outside = tmp_path / "elsewhere"
     outside.mkdir()
@@ -130,6 +149,12 @@ def test_the_wheel_installs_and_works_outside_the_repository(dist, tmp_path):
         usage = _run(cmd, cwd=outside, env=env)
         assert "reproduce" in usage and "sweep" in usage and "assignments" in usage
         print(" ".join(Path(c).name for c in cmd), "->", usage.splitlines()[0])
-    result = subprocess.run([str(python.parent / "dpclust"), "reproduce", "01"], cwd=outside, env=env,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [str(python.parent / "dpclust"), "reproduce", "01"],
+        cwd=outside,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2 and "DPCLUST_HOME" in result.stderr and "Traceback" not in result.stderr
