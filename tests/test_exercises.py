@@ -4,6 +4,7 @@ the student export stubs solutions, clears outputs, and runs clean with the solu
 import ast
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -1000,3 +1001,22 @@ def test_public_tree_leaf_noise_checker(wrong, hint):
     exercises.check_public_tree_leaf_noise(_leaf_noise())
     with pytest.raises(ExerciseError, match=hint):
         exercises.check_public_tree_leaf_noise(wrong)
+
+
+def test_every_checker_is_exported_and_every_call_in_the_notebooks_resolves():
+    modules = [
+        exercises.ldpk_modes,
+        exercises.sampling_kmodes,
+        exercises.dpqt_kmeans,
+        exercises.idp_kmeans,
+        exercises.dp_birch,
+    ]
+    checkers = {name for module in modules for name in module.__all__}
+    assert {"check_clustering_feature", "check_public_tree_leaf_noise", "check_eq9_variance"} <= checkers
+    assert checkers <= set(exercises.__all__)
+    public = {name for name in dir(exercises) if name.startswith("check_")}
+    assert public == {name for name in exercises.__all__ if name.startswith("check_")}
+    called = set()
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        called |= set(re.findall(r"exercises\.(check_\w+)", path.read_text()))
+    assert called and called <= set(exercises.__all__), called - set(exercises.__all__)
