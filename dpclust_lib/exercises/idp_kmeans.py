@@ -224,6 +224,41 @@ def _idp_data(case, seed):
     return np.clip(means[rng.integers(0, K, n)] + rng.normal(0.0, 0.07, size=(n, d)), 0.0, 1.0)
 
 
+def _idp_variant(
+    X, K, eps, seed, sensitivity="d + 1", denominator="noisy", keep="at least 1", clip=True, parts="random"
+):
+    """IDP k-means' initial centres with the draws of the listing, or with one of its typical deviations."""
+    n, d = X.shape
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, K, size=n) if parts == "random" else (np.arange(n) * K) // n
+    fallback, noise = rng.uniform(0, 1, size=(K, d)), rng.laplace(0, 1, (K, d + 1))
+    scale = {"d + 1": d + 1, "d": d, "1": 1}[sensitivity] / eps
+    s, c = cluster_sums_counts(X, labels, K, np.zeros(d), np.ones(d))
+    noisy_s, noisy_c = s + scale * noise[:, :d], c + scale * noise[:, d]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = noisy_s / (noisy_c if denominator == "noisy" else c)[:, None]
+    kept = {"at least 1": noisy_c >= 1, "positive": noisy_c > 0, "all": np.ones(K, dtype=bool)}[keep]
+    out = np.where(kept[:, None], ratio, fallback)
+    return np.clip(out, 0.0, 1.0) if clip else out
+
+
+# The typical wrong initial centres: (how the answer deviates from the listing, the hint).
+_IDP_INIT_MISTAKES = [
+    ({"sensitivity": "d"}, "the sensitivity is d + 1 (sums AND count), not d"),
+    ({"sensitivity": "1"}, "the sensitivity is d + 1 (sums AND count), not 1"),
+    ({"denominator": "true"}, "divide by the NOISY count; the true count is private"),
+    ({"keep": "positive"}, "a part whose noisy count is below 1 (not only below 0) takes its fallback centre"),
+    ({"keep": "all"}, "a part whose noisy count is below 1 takes its fallback centre"),
+    ({"clip": False}, "project the centres onto [0, 1]^d (np.clip): a noisy ratio can leave the domain"),
+    (
+        {"parts": "blocks"},
+        "the parts are K contiguous blocks of the file: draw each record's part at random, "
+        "rng.integers(0, K, size=n). Blocks depend on how the file is sorted, and one added record "
+        "moves up to K - 1 others between blocks",
+    ),
+]
+
+
 def check_idp_initial_centres(idp_initial_centres, seed=0):
     """``idp_initial_centres(X, n_clusters, epsilon, rng)``: the initial centres of IDP k-means on [0, 1]^d.
 
@@ -259,53 +294,10 @@ def check_idp_initial_centres(idp_initial_centres, seed=0):
             )
         if same_shape_close(got, want, 1e-9, atol=1e-12):
             continue
-        rng = np.random.default_rng(seed)
-        parts, fallback, z = rng.integers(0, K, size=n), rng.uniform(0, 1, size=(K, d)), rng.laplace(0, 1, (K, d + 1))
-        rng = np.random.default_rng(seed)
-        order_fallback, order_z = rng.uniform(0, 1, size=(K, d)), rng.laplace(0, 1, (K, d + 1))
-
-        def variant(
-            scale=(d + 1) / eps,
-            labels=parts,
-            fb=fallback,
-            noise=z,
-            keep=lambda c: c >= 1,
-            clip=True,
-            denominator="noisy",
-        ):
-            s, c = cluster_sums_counts(X, labels, K, np.zeros(d), np.ones(d))
-            noisy_s, noisy_c = s + scale * noise[:, :d], c + scale * noise[:, d]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = noisy_s / (noisy_c if denominator == "noisy" else c)[:, None]
-            out = np.where(keep(noisy_c)[:, None], ratio, fb)
-            return np.clip(out, 0.0, 1.0) if clip else out
-
-        order = (np.arange(n) * K) // n
+        wrong = [(_idp_variant(X, K, eps, seed, **deviation), h) for deviation, h in _IDP_INIT_MISTAKES]
         hint = diagnose(
             got,
-            [
-                (variant(scale=d / eps), "the sensitivity is d + 1 (sums AND count), not d"),
-                (variant(scale=1 / eps), "the sensitivity is d + 1 (sums AND count), not 1"),
-                (variant(denominator="true"), "divide by the NOISY count; the true count is private"),
-                (
-                    variant(keep=lambda c: c > 0),
-                    "a part whose noisy count is below 1 (not only below 0) takes its fallback centre",
-                ),
-                (
-                    variant(keep=lambda c: np.ones_like(c, dtype=bool)),
-                    "a part whose noisy count is below 1 takes its fallback centre",
-                ),
-                (
-                    variant(clip=False),
-                    "project the centres onto [0, 1]^d (np.clip): a noisy ratio can leave the domain",
-                ),
-                (
-                    variant(labels=order, fb=order_fallback, noise=order_z),
-                    "the parts are K contiguous blocks of the file: draw each record's part at random, "
-                    "rng.integers(0, K, size=n). Blocks depend on how the file is sorted, and one added record "
-                    "moves up to K - 1 others between blocks",
-                ),
-            ],
+            wrong,
             1e-9,
             "follow the prescribed order of draws (parts, fallback centres, then the noise of the release) and "
             "compare with the listing of Sec. 3",
