@@ -238,3 +238,12 @@ def test_readme_data_table_matches_the_registry():
 
 def test_no_data_files_are_committed_and_raw_is_ignored():
     assert "data/raw/" in (ROOT / ".gitignore").read_text()
+
+
+def test_a_missing_optional_dependency_names_the_extra_to_install():
+    from dpclust_lib._optional import require
+
+    assert require("json", "notebooks").dumps([1]) == "[1]"
+    with pytest.raises(ImportError, match=r"pip install 'dpclust_lib\[notebooks\]'") as err:
+        require("surely_not_a_module_xyz", "notebooks")
+    assert "surely_not_a_module_xyz" in str(err.value)
