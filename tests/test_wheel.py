@@ -149,6 +149,11 @@ def test_the_wheel_installs_and_works_outside_the_repository(dist, tmp_path):
         usage = _run(cmd, cwd=outside, env=env)
         assert "reproduce" in usage and "sweep" in usage and "assignments" in usage
         print(" ".join(Path(c).name for c in cmd), "->", usage.splitlines()[0])
+    # The library alone lists the data files (from $DPCLUST_DATA_DIR or the user's cache), no compendium needed.
+    listing = subprocess.run(
+        [str(python.parent / "dpclust"), "data"], cwd=outside, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert listing.returncode == 0 and "car_evaluation/car.data" in listing.stdout, listing.stderr
     result = subprocess.run(
         [str(python.parent / "dpclust"), "reproduce", "01"],
         cwd=outside,
