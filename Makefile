@@ -1,7 +1,8 @@
 # dpclust: every target creates .venv and installs what it needs on first use.
 #   make reproduce   all notebooks, paper profile, in place (papermill)
 #   make verify      rerun all notebooks (paper profile) in a temporary folder; compare every result table
-#   make test        unit tests + every notebook in the smoke profile (nbval)
+#   make test        ruff, unit tests (incl. the wheel check and the book) + every notebook in the smoke
+#                    profile (nbval)
 #   make sweep       a papermill parameter sweep (NOTEBOOK=..., GRID=name=v1,v2,..., OUT=...,
 #                    SCHEDULER=tcp://host:8786 to run it on a Dask cluster)
 #   make bench       benchmarks
@@ -23,10 +24,12 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .PHONY: install reproduce verify test sweep bench data lab assignments book browser clean-venv
 
-$(VENV)/.installed: pyproject.toml
+# The exact versions of requirements.lock, then the package itself without resolving anything again.
+$(VENV)/.installed: requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
 $(VENV)/.bench-installed: $(VENV)/.installed
@@ -42,6 +45,8 @@ verify: $(VENV)/.installed
 	$(BIN)/python -m dpclust_lib verify --jobs $(JOBS)
 
 test: $(VENV)/.installed browser
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest tests
 	DPCLUST_PROFILE=smoke $(BIN)/python -m pytest --nbval-lax --nbval-current-env notebooks
 

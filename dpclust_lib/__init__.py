@@ -9,7 +9,9 @@ Modules, in import order (each imports only from those above it):
 ``datasets``     the data registry and each paper's preprocessing
 ``experiments``  sweeps, profiles, result tables, reproduction ledgers
 ``plotting``     metric-vs-epsilon figures (imported on demand)
-``reproduce``    papermill batch runs (imported on demand; ``python -m dpclust_lib``)
+``reproduce``    papermill batch runs (imported on demand; ``dpclust`` or ``python -m dpclust_lib``)
+``environment``  the locked against the installed versions (imported on demand)
+``exercises``    the notebooks' exercise checkers, one module per notebook (imported on demand)
 """
 from . import cluster, datasets, experiments, frequency, metrics, privacy
 from ._validation import PrivacyLeakWarning

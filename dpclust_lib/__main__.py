@@ -1,4 +1,8 @@
-"""Command line: ``python -m dpclust_lib {reproduce, verify, sweep, grade, data, assignments} ...``.
+"""Command line: ``dpclust {reproduce, verify, sweep, grade, data, assignments} ...`` (or
+``python -m dpclust_lib ...``).
+
+``reproduce``, ``verify``, ``sweep``, ``grade`` and ``assignments`` work on the compendium (its
+notebooks and result folders), found from ``$DPCLUST_HOME`` or upwards from the working directory.
 
   reproduce [--profile paper|smoke] [--jobs N] [--timeout S] [--out DIR] [NOTEBOOK ...]
       run notebooks in place with papermill and print a summary (with each ledger's verdict counts)
@@ -16,12 +20,16 @@
   assignments [--out DIR] [NOTEBOOK ...]
       write the student versions of the paper notebooks (default: assignments/)
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import pandas as pd
+
+from ._paths import CompendiumNotFoundError
 
 
 def _grid_arg(text):
@@ -46,8 +54,8 @@ def _positive_int(text):
     return value
 
 
-def build_parser():
-    parser = argparse.ArgumentParser(prog="python -m dpclust_lib", description="dpclust: run the executable papers.")
+def build_parser(prog="python -m dpclust_lib"):
+    parser = argparse.ArgumentParser(prog=prog, description="dpclust: run the executable papers.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     rep = sub.add_parser("reproduce", help="run notebooks with papermill (paper profile: in place) and print a summary")
@@ -55,8 +63,12 @@ def build_parser():
     rep.add_argument("--profile", choices=["paper", "smoke"], default="paper")
     rep.add_argument("--jobs", type=_positive_int, default=1, help="notebooks run side by side")
     rep.add_argument("--timeout", type=_positive_int, default=1800, help="seconds allowed per cell")
-    rep.add_argument("--out", default=None, metavar="DIR",
-                     help="where the executed notebooks go (default: in place for paper, data/results/smoke/notebooks for smoke)")
+    rep.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="where the executed notebooks go (default: in place for paper, data/results/smoke/notebooks for smoke)",
+    )
 
     sw = sub.add_parser("sweep", help="one papermill run per point of a parameter grid")
     sw.add_argument("notebook", metavar="NOTEBOOK")
@@ -101,7 +113,21 @@ def _print_summary(summary):
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    """Run the command line (the ``dpclust`` console script); return the exit status.
+
+    Bad notebook names, undeclared parameters and a missing compendium give a message on
+    stderr and status 2, not a traceback.
+    """
+    prog = "dpclust" if Path(sys.argv[0]).name == "dpclust" else "python -m dpclust_lib"
+    args = build_parser(prog).parse_args(argv)
+    try:
+        return _run(args)
+    except (ValueError, CompendiumNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args):
     with pd.option_context("display.width", 200, "display.max_colwidth", 90, "display.max_rows", 200):
         if args.command == "reproduce":
             from .reproduce import reproduce
@@ -157,8 +183,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except ValueError as exc:  # bad notebook names, undeclared parameters: a message, not a traceback
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    sys.exit(main())

@@ -10,18 +10,22 @@ explanation by a placeholder for the student's own, clears every output, drops
 execution metadata and opens with a header that says what to do. The
 ``assignments/`` folder is generated; edit the teacher notebooks instead.
 """
+
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-import nbformat
+from . import _paths
+from ._optional import require
 
-from ._paths import NOTEBOOK_DIR, PROJECT_ROOT
+__all__ = ["assignments_dir", "EXPLANATION_PLACEHOLDER", "stub_solution", "student_version", "export"]
 
-__all__ = ["ASSIGNMENTS_DIR", "EXPLANATION_PLACEHOLDER", "stub_solution", "student_version", "export"]
 
-ASSIGNMENTS_DIR = PROJECT_ROOT / "assignments"
+def assignments_dir():
+    """``<project>/assignments``, where :func:`export` writes by default."""
+    return _paths.project_dir() / "assignments"
+
 
 HEADER = """# Assignment: {title}
 
@@ -65,8 +69,10 @@ def stub_solution(source):
             node.body = keep + [raise_stmt]
             body.append(node)
         else:
-            raise ValueError(f"a solution cell may hold only imports and function definitions; found "
-                             f"{type(node).__name__} at line {node.lineno}:\n{source}")
+            raise ValueError(
+                f"a solution cell may hold only imports and function definitions; found "
+                f"{type(node).__name__} at line {node.lineno}:\n{source}"
+            )
     if not any(isinstance(n, ast.FunctionDef) for n in body):
         raise ValueError(f"a solution cell holds no function definition:\n{source}")
     return ast.unparse(ast.fix_missing_locations(ast.Module(body=body, type_ignores=[])))
@@ -83,6 +89,7 @@ def _title(nb, fallback):
 
 def student_version(nb, name):
     """The student version of a teacher notebook (a new notebook object)."""
+    nbformat = require("nbformat", "notebooks")
     out = nbformat.v4.new_notebook(metadata={k: v for k, v in nb.metadata.items() if k != "papermill"})
     header = nbformat.v4.new_markdown_cell(HEADER.format(title=_title(nb, name), name=name))
     header["id"] = "assignment-header"
@@ -105,9 +112,13 @@ def student_version(nb, name):
 
 def export(notebooks=None, out_dir=None):
     """Write the student versions of the paper notebooks; return their paths."""
-    out_dir = Path(out_dir) if out_dir is not None else ASSIGNMENTS_DIR
-    paths = [Path(p) for p in notebooks] if notebooks else sorted(
-        p for p in NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb") if not p.name.startswith("00_"))
+    nbformat = require("nbformat", "notebooks")
+    out_dir = Path(out_dir) if out_dir is not None else assignments_dir()
+    paths = (
+        [Path(p) for p in notebooks]
+        if notebooks
+        else sorted(p for p in _paths.notebook_dir().glob("[0-9][0-9]_*.ipynb") if not p.name.startswith("00_"))
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for path in paths:

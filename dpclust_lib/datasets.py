@@ -1,41 +1,58 @@
 """Registry of every data set the five papers use, with each paper's preprocessing.
 
-Each entry lists its files (canonical URL, sha256, license), a parser, and
-named *variants*: one per paper's preprocessing, each documented in its
-``description``. :func:`load` returns a :class:`Dataset`.
+Each entry lists its files (canonical URL, sha256, license) and named
+*variants*: one per paper's preprocessing, each documented in its
+``description``. :func:`load` returns a :class:`Dataset`. The file formats are
+read by :mod:`dpclust_lib._parsers`; this module knows where files come from.
 
 Where files are looked for, in this order:
 
 1. every folder in ``$DPCLUST_DATA_DIR`` (``os.pathsep``-separated), as
    ``<folder>/<key>`` or ``<folder>/<file name>``;
-2. ``data/raw/<key>`` in the project;
-3. the canonical URL, downloaded into ``data/raw/<key>``.
+2. ``<raw_dir>/<key>``: ``data/raw/`` of the compendium, or outside one the
+   user's download cache (:func:`default_raw_dir`);
+3. the canonical URL, fetched with pooch into ``<raw_dir>/<key>``.
 
-The sha256 is checked every time a file is used. A download goes to a
-temporary file that is renamed only once its checksum is right, so a failed
-or interrupted download leaves nothing behind.
+The sha256 is checked every time a file is used. pooch downloads to a
+temporary file that is moved into place only once its checksum is right, so a
+failed or interrupted download leaves nothing behind.
 
 Data codes: categorical attributes are coded ``0 .. k_j - 1`` in the order of
 ``Dataset.categories[j]`` (the papers count from 1).
 """
+
 from __future__ import annotations
 
-import gzip
-import hashlib
-import http.client
-import io
+import contextlib
+import logging
 import os
-import tempfile
-import urllib.error
-import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
+import pooch
 
-from ._paths import PROJECT_ROOT
+from . import _paths
+from ._parsers import (
+    CAR_CATS,
+    ELU,
+    IPUMS_COLS,
+    MAGIC_COLS,
+    NURSERY_CATS,
+    DataError,
+    codes,
+    minmax,
+    numeric,
+    read_adult,
+    read_auto,
+    read_car,
+    read_covertype,
+    read_ipums,
+    read_nursery,
+    read_table,
+)
 from ._validation import check_int, check_random_state
 
 __all__ = [
@@ -45,7 +62,7 @@ __all__ = [
     "DataNotFoundError",
     "ChecksumError",
     "DownloadError",
-    "RAW_DIR",
+    "default_raw_dir",
     "data_dirs",
     "entries",
     "variants",
@@ -57,12 +74,8 @@ __all__ = [
     "make_uniform_square",
 ]
 
-RAW_DIR = PROJECT_ROOT / "data" / "raw"
 ENV_VAR = "DPCLUST_DATA_DIR"
-
-
-class DataError(Exception):
-    """Base class of the data-loading errors."""
+CACHE_NAME = "dpclust"
 
 
 class DataNotFoundError(DataError, FileNotFoundError):
@@ -145,7 +158,10 @@ class Dataset:
     def frame(self):
         """X (decoded to category labels for categorical data) and y as a DataFrame."""
         if self.is_categorical:
-            cols = {f: np.asarray(cats, dtype=object)[self.X[:, j]] for j, (f, cats) in enumerate(zip(self.feature_names, self.categories))}
+            cols = {
+                f: np.asarray(cats, dtype=object)[self.X[:, j]]
+                for j, (f, cats) in enumerate(zip(self.feature_names, self.categories))
+            }
         else:
             cols = {f: self.X[:, j] for j, f in enumerate(self.feature_names)}
         df = pd.DataFrame(cols)
@@ -160,7 +176,9 @@ class Dataset:
             "variant": self.variant,
             "records": self.n_samples,
             "attributes": self.n_features,
-            "domain sizes": "{" + ",".join(str(k) for k in self.domain_sizes) + "}" if self.is_categorical else "numeric",
+            "domain sizes": "{" + ",".join(str(k) for k in self.domain_sizes) + "}"
+            if self.is_categorical
+            else "numeric",
             "classes": int(np.unique(self.y).size) if self.y is not None else None,
         }
 
@@ -190,6 +208,20 @@ class _Entry:
 # Finding, checking and downloading files
 # ---------------------------------------------------------------------------
 
+
+def default_raw_dir():
+    """Where files are looked for after ``$DPCLUST_DATA_DIR``, and downloaded to.
+
+    ``data/raw`` of the compendium when there is one (see :mod:`dpclust_lib._paths`),
+    else the user's download cache (``pooch.os_cache("dpclust")``, e.g. ``~/.cache/dpclust``),
+    so the library works outside any compendium.
+    """
+    project = _paths.find_project_dir()
+    if project is not None:
+        return project / "data" / "raw"
+    return Path(pooch.os_cache(CACHE_NAME))
+
+
 def data_dirs():
     """The folders listed in $DPCLUST_DATA_DIR, in order (may be empty)."""
     value = os.environ.get(ENV_VAR, "")
@@ -197,11 +229,7 @@ def data_dirs():
 
 
 def _sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return pooch.file_hash(str(path), alg="sha256")
 
 
 def _check_file(path, datafile):
@@ -222,39 +250,55 @@ def _candidates(datafile, raw_dir):
     yield Path(raw_dir) / datafile.key
 
 
-def _download(url, target, sha256, timeout=60):
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    tmp = Path(tmp_name)
+@contextlib.contextmanager
+def _quiet_pooch():
+    """pooch logs every download at INFO level; the caller reports what happened instead."""
+    logger = pooch.get_logger()
+    level = logger.level
+    logger.setLevel(logging.WARNING)
     try:
-        h = hashlib.sha256()
-        received = 0
-        with os.fdopen(fd, "wb") as out:
-            try:
-                with urllib.request.urlopen(url, timeout=timeout) as resp:
-                    announced = resp.headers.get("Content-Length")
-                    while True:
-                        chunk = resp.read(1 << 16)
-                        if not chunk:
-                            break
-                        out.write(chunk)
-                        h.update(chunk)
-                        received += len(chunk)
-            except urllib.error.HTTPError as exc:
-                raise DownloadError(f"HTTP {exc.code} ({exc.reason}) for {url}") from exc
-            except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
-                reason = getattr(exc, "reason", exc)
-                raise DownloadError(f"could not download {url}: {type(exc).__name__}: {reason}") from exc
-        if announced is not None and received != int(announced):
-            raise DownloadError(f"download of {url} was interrupted: {received} of {announced} bytes arrived")
-        digest = h.hexdigest()
-        if sha256 is not None and digest != sha256:
-            raise ChecksumError(f"the file downloaded from {url} has sha256 {digest}, expected {sha256}; it was not kept")
-        os.replace(tmp, target)
-        return digest
+        yield
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        logger.setLevel(level)
+
+
+def _fetcher(datafiles, raw_dir):
+    """The pooch registry of ``datafiles`` (key -> URL and sha256), stored under ``raw_dir``."""
+    return pooch.create(
+        path=raw_dir,
+        base_url="",
+        registry={f.key: None if f.sha256 is None else f"sha256:{f.sha256}" for f in datafiles},
+        urls={f.key: f.url for f in datafiles},
+        retry_if_failed=0,
+        allow_updates=False,
+    )
+
+
+def _download(datafile, raw_dir, timeout=60):
+    """Fetch ``datafile`` from its URL into ``<raw_dir>/<key>`` through pooch; return the path.
+
+    pooch streams to a temporary file in the target folder, checks the sha256 and only
+    then moves it into place. Failures become :class:`DownloadError` (HTTP status,
+    network error, interrupted transfer) or :class:`ChecksumError`, naming the URL.
+    """
+    url = datafile.url
+    downloader = pooch.HTTPDownloader(progressbar=False, timeout=timeout)
+    try:
+        with _quiet_pooch():
+            return Path(_fetcher([datafile], raw_dir).fetch(datafile.key, downloader=downloader))
+    except OSError as exc:  # requests' errors are OSErrors; an HTTP error carries the response
+        response = getattr(exc, "response", None)
+        if response is not None and response.status_code >= 400:
+            raise DownloadError(f"HTTP {response.status_code} ({response.reason}) for {url}") from exc
+        reason = "interrupted" if "IncompleteRead" in str(exc) or "ChunkedEncoding" in type(exc).__name__ else ""
+        raise DownloadError(
+            f"could not download {url} ({reason or 'network error'}): {type(exc).__name__}: {exc}"
+        ) from exc
+    except ValueError as exc:  # pooch: the sha256 of the download is not the registered one
+        raise ChecksumError(
+            f"the file downloaded from {url} does not have the registered sha256 {datafile.sha256}; "
+            f"it was not kept ({exc})"
+        ) from exc
 
 
 def locate(datafile, raw_dir=None, download=True, allow_unverified=False):
@@ -263,7 +307,7 @@ def locate(datafile, raw_dir=None, download=True, allow_unverified=False):
     Raises :class:`ChecksumError` when a copy with the wrong sha256 is found,
     :class:`DataNotFoundError` when no copy is found and none can be downloaded.
     """
-    raw_dir = Path(RAW_DIR if raw_dir is None else raw_dir)
+    raw_dir = Path(default_raw_dir() if raw_dir is None else raw_dir)
     for path in _candidates(datafile, raw_dir):
         if path.is_file():
             _check_file(path, datafile)
@@ -282,7 +326,7 @@ def locate(datafile, raw_dir=None, download=True, allow_unverified=False):
         )
     target = raw_dir / datafile.key
     try:
-        _download(datafile.url, target, datafile.sha256)
+        _download(datafile, raw_dir)
     except DownloadError as exc:
         raise DataNotFoundError(
             f"{datafile.filename} is not present and the download failed ({exc}). Looked in {where} and {raw_dir}. "
@@ -302,47 +346,8 @@ def fetch(datafile, raw_dir=None):
 
 
 # ---------------------------------------------------------------------------
-# Parsers
+# Provenance and declared boxes
 # ---------------------------------------------------------------------------
-
-def _read_table(path, n_columns, names=None, **kwargs):
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as f:
-        raw = f.read()
-    try:
-        df = pd.read_csv(io.BytesIO(raw), header=None, **kwargs)
-    except (pd.errors.ParserError, UnicodeDecodeError, EOFError) as exc:
-        raise DataError(f"{path} could not be parsed: {exc}") from exc
-    if df.shape[1] != n_columns:
-        raise DataError(f"{path} has {df.shape[1]} columns per row, expected {n_columns}; is it the right file?")
-    if df.shape[0] == 0:
-        raise DataError(f"{path} holds no records")
-    if names is not None:
-        df.columns = names
-    return df
-
-
-def _check_no_missing(df, path, columns=None):
-    cols = df.columns if columns is None else columns
-    bad = df[cols].isna()
-    if bad.to_numpy().any():
-        i = int(np.argmax(bad.to_numpy().any(axis=1)))
-        raise DataError(f"{path}: row {i} has missing or unparsable values; the file looks truncated or corrupt")
-
-
-def _numeric(df, path, columns):
-    out = df[columns].apply(pd.to_numeric, errors="coerce")
-    _check_no_missing(out, path)
-    return np.ascontiguousarray(out.to_numpy(dtype=float))  # row-major: the distance code reads rows
-
-
-def _codes(values, categories, name):
-    """Code values by their position in ``categories``; unknown values are an error."""
-    lookup = {c: i for i, c in enumerate(categories)}
-    try:
-        return np.fromiter((lookup[v] for v in values), dtype=np.int64, count=len(values))
-    except KeyError as exc:
-        raise DataError(f"attribute {name!r} has the value {exc.args[0]!r}, not among {list(categories)}") from None
 
 
 def _provenance(datafile, path):
@@ -355,16 +360,14 @@ def _provenance(datafile, path):
     }
 
 
-def _minmax(X):
-    lo, hi = X.min(axis=0), X.max(axis=0)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    return (X - lo) / span
-
-
-UNIT_BOX_NOTE = ("[0, 1]^d after min-max scaling; the scaling itself uses each column's minimum and maximum, "
-                 "which the papers treat as public")
-ROUNDED_BOX_NOTE = ("a box around the data with rounded edges, chosen by looking at it: no public domain is "
-                    "published for this data set, so this declaration reveals the extremes at the rounding's precision")
+UNIT_BOX_NOTE = (
+    "[0, 1]^d after min-max scaling; the scaling itself uses each column's minimum and maximum, "
+    "which the papers treat as public"
+)
+ROUNDED_BOX_NOTE = (
+    "a box around the data with rounded edges, chosen by looking at it: no public domain is "
+    "published for this data set, so this declaration reveals the extremes at the rounding's precision"
+)
 
 
 # ---------------------------------------------------------------------------
@@ -375,146 +378,213 @@ UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 UCI_LICENSE = "CC BY 4.0"
 SIPU_LICENSE = "no license stated upstream"
 
-AUTO_MPG = DataFile("auto_mpg/auto-mpg.data", f"{UCI}/auto-mpg/auto-mpg.data",
-                    "48b830e11feee5572525f8f1691ddb9d38d3d7b7063edcd8fca672c2a5e17d8d", UCI_LICENSE)
-CAR = DataFile("car_evaluation/car.data", f"{UCI}/car/car.data",
-               "b703a9ac69f11e64ce8c223c0a40de4d2e9d769f7fb20be5f8f2e8a619893d83", UCI_LICENSE)
-NURSERY = DataFile("nursery/nursery.data", f"{UCI}/nursery/nursery.data",
-                   "8e0389c3dd37590248a921c2726d869ee96b817761a35eb8416afa24f31f931d", UCI_LICENSE)
-COVERTYPE = DataFile("covertype/covtype.data.gz", f"{UCI}/covtype/covtype.data.gz",
-                     "614360d0257557dd1792834a85a1cdebfadc3c4f30b011d56afee7ffb5b15771", UCI_LICENSE,
-                     "The same bytes are served by figshare: https://ndownloader.figshare.com/files/5976039")
-ADULT = DataFile("adult/adult.data", f"{UCI}/adult/adult.data",
-                 "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d", UCI_LICENSE)
+AUTO_MPG = DataFile(
+    "auto_mpg/auto-mpg.data",
+    f"{UCI}/auto-mpg/auto-mpg.data",
+    "48b830e11feee5572525f8f1691ddb9d38d3d7b7063edcd8fca672c2a5e17d8d",
+    UCI_LICENSE,
+)
+CAR = DataFile(
+    "car_evaluation/car.data",
+    f"{UCI}/car/car.data",
+    "b703a9ac69f11e64ce8c223c0a40de4d2e9d769f7fb20be5f8f2e8a619893d83",
+    UCI_LICENSE,
+)
+NURSERY = DataFile(
+    "nursery/nursery.data",
+    f"{UCI}/nursery/nursery.data",
+    "8e0389c3dd37590248a921c2726d869ee96b817761a35eb8416afa24f31f931d",
+    UCI_LICENSE,
+)
+COVERTYPE = DataFile(
+    "covertype/covtype.data.gz",
+    f"{UCI}/covtype/covtype.data.gz",
+    "614360d0257557dd1792834a85a1cdebfadc3c4f30b011d56afee7ffb5b15771",
+    UCI_LICENSE,
+    "The same bytes are served by figshare: https://ndownloader.figshare.com/files/5976039",
+)
+ADULT = DataFile(
+    "adult/adult.data",
+    f"{UCI}/adult/adult.data",
+    "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
+    UCI_LICENSE,
+)
 IPUMS = DataFile(
-    "ipums_usa/ipums_usa.csv", None, None, "IPUMS USA terms of use (no redistribution; citation required)",
+    "ipums_usa/ipums_usa.csv",
+    None,
+    None,
+    "IPUMS USA terms of use (no redistribution; citation required)",
     "IPUMS USA data may not be redistributed. Request an extract at https://usa.ipums.org/ with the variables "
     "FAMSIZE, SEX, RACE, SCHOOL and EMPSTAT, download it as CSV, and save it as ipums_usa/ipums_usa.csv "
     "(or ipums_usa.csv.gz) in data/raw/ or in a folder listed in $DPCLUST_DATA_DIR.",
 )
 IPUMS_GZ = DataFile("ipums_usa/ipums_usa.csv.gz", None, None, IPUMS.license, IPUMS.note)
-MAGIC = DataFile("magic_gamma_telescope/magic04.data", f"{UCI}/magic/magic04.data",
-                 "e9314b7ebd4b4b59a3b3d65f7316663963777b16a46786877651dbbaa640b36a", UCI_LICENSE)
-UNBALANCE = DataFile("sipu_unbalance/unbalance.txt", "http://cs.joensuu.fi/sipu/datasets/unbalance.txt",
-                     "41263f3801181a68857a6361c29a6865c8b66c4c74fdee2320ebd8cce28ad438", SIPU_LICENSE,
-                     "SIPU publishes no checksum; the registered one is of a copy whose values match two "
-                     "independent copies (6500 rows, no final newline). Upstream bytes may differ in whitespace.")
+MAGIC = DataFile(
+    "magic_gamma_telescope/magic04.data",
+    f"{UCI}/magic/magic04.data",
+    "e9314b7ebd4b4b59a3b3d65f7316663963777b16a46786877651dbbaa640b36a",
+    UCI_LICENSE,
+)
+UNBALANCE = DataFile(
+    "sipu_unbalance/unbalance.txt",
+    "http://cs.joensuu.fi/sipu/datasets/unbalance.txt",
+    "41263f3801181a68857a6361c29a6865c8b66c4c74fdee2320ebd8cce28ad438",
+    SIPU_LICENSE,
+    "SIPU publishes no checksum; the registered one is of a copy whose values match two "
+    "independent copies (6500 rows, no final newline). Upstream bytes may differ in whitespace.",
+)
 UNBALANCE_GT = DataFile(
     "sipu_unbalance/derived_denmune/unbalance-gt.txt",
     "https://raw.githubusercontent.com/scikit-learn-contrib/denmune-clustering-algorithm/"
     "06928207c382b1f4a526e1fecaaaa56dc79ae35a/data/unbalance-gt.txt",
-    "56000381e1c21fcf9d5a91524e4dfb23f95046c1a57d34d52fc3c0de36cceee7", "BSD-3-Clause (repository); data: none stated",
+    "56000381e1c21fcf9d5a91524e4dfb23f95046c1a57d34d52fc3c0de36cceee7",
+    "BSD-3-Clause (repository); data: none stated",
     "Per-point labels 1..8, most likely SIPU's unbalance-gt.pa with its header removed (a derived file).",
 )
-BIRCH3 = DataFile("sipu_birch3/birch3.txt", "http://cs.joensuu.fi/sipu/datasets/birch3.txt",
-                  "ee8b8916d0a9a120be207f97a1c0f22bcc24d2b4d45d4e18790ddad7117e22d5", SIPU_LICENSE,
-                  "SIPU publishes no checksum; the registered one is of a copy whose values match two "
-                  "independent copies (100000 rows, no final newline). Upstream bytes may differ in whitespace.")
+BIRCH3 = DataFile(
+    "sipu_birch3/birch3.txt",
+    "http://cs.joensuu.fi/sipu/datasets/birch3.txt",
+    "ee8b8916d0a9a120be207f97a1c0f22bcc24d2b4d45d4e18790ddad7117e22d5",
+    SIPU_LICENSE,
+    "SIPU publishes no checksum; the registered one is of a copy whose values match two "
+    "independent copies (100000 rows, no final newline). Upstream bytes may differ in whitespace.",
+)
 GOWALLA_SAMPLE = DataFile(
     "gowalla/loc-gowalla_totalCheckins.head10000.txt",
     "https://raw.githubusercontent.com/slvn-lefebvre/spark-isep-vm/"
     "37fcfde91211d0c7fbe5a149d34512de7f5cde56/datasets/loc-gowalla_totalCheckins.txt",
     "55fd6710d3eaf1065003bda7c31fd5ebc8c24fbf8de92d1994a3a4baa04ab86b",
     "SNAP: no formal license, for research use",
-    "The first 10,000 lines (users 0-53) of SNAP's loc-gowalla_totalCheckins.txt, as published in a tutorial repository.",
+    "The first 10,000 lines (users 0-53) of SNAP's loc-gowalla_totalCheckins.txt, as published in a tutorial "
+    "repository.",
 )
 GOWALLA_FULL = DataFile(
-    "gowalla/loc-gowalla_totalCheckins.txt.gz", "https://snap.stanford.edu/data/loc-gowalla_totalCheckins.txt.gz",
-    None, "SNAP: no formal license, for research use",
+    "gowalla/loc-gowalla_totalCheckins.txt.gz",
+    "https://snap.stanford.edu/data/loc-gowalla_totalCheckins.txt.gz",
+    None,
+    "SNAP: no formal license, for research use",
     "SNAP publishes no checksum for this file, and none has been pinned here yet.",
 )
-IRIS = DataFile("uci_small_classics/iris/iris.data", f"{UCI}/iris/iris.data",
-                "6f608b71a7317216319b4d27b4d9bc84e6abd734eda7872b71a458569e2656c0", UCI_LICENSE)
-WINE = DataFile("uci_small_classics/wine/wine.data", f"{UCI}/wine/wine.data",
-                "6be6b1203f3d51df0b553a70e57b8a723cd405683958204f96d23d7cd6aea659", UCI_LICENSE)
-LETTER = DataFile("uci_small_classics/letter_recognition/letter-recognition.data",
-                  f"{UCI}/letter-recognition/letter-recognition.data",
-                  "2b89f3602cf768d3c8355267d2f13f2417809e101fc2b5ceee10db19a60de6e2", UCI_LICENSE)
-ABALONE = DataFile("uci_small_classics/abalone/abalone.data", f"{UCI}/abalone/abalone.data",
-                   "de37cdcdcaaa50c309d514f248f7c2302a5f1f88c168905eba23fe2fbc78449f", UCI_LICENSE)
+IRIS = DataFile(
+    "uci_small_classics/iris/iris.data",
+    f"{UCI}/iris/iris.data",
+    "6f608b71a7317216319b4d27b4d9bc84e6abd734eda7872b71a458569e2656c0",
+    UCI_LICENSE,
+)
+WINE = DataFile(
+    "uci_small_classics/wine/wine.data",
+    f"{UCI}/wine/wine.data",
+    "6be6b1203f3d51df0b553a70e57b8a723cd405683958204f96d23d7cd6aea659",
+    UCI_LICENSE,
+)
+LETTER = DataFile(
+    "uci_small_classics/letter_recognition/letter-recognition.data",
+    f"{UCI}/letter-recognition/letter-recognition.data",
+    "2b89f3602cf768d3c8355267d2f13f2417809e101fc2b5ceee10db19a60de6e2",
+    UCI_LICENSE,
+)
+ABALONE = DataFile(
+    "uci_small_classics/abalone/abalone.data",
+    f"{UCI}/abalone/abalone.data",
+    "de37cdcdcaaa50c309d514f248f7c2302a5f1f88c168905eba23fe2fbc78449f",
+    UCI_LICENSE,
+)
 
 
 # ---------------------------------------------------------------------------
 # Variants (one per paper's preprocessing)
 # ---------------------------------------------------------------------------
 
+
+def _read(datafile_name, reader, raw_dir, **options):
+    """Locate the registered file ``datafile_name`` (looked up when called) and read it: (datafile, path, frame)."""
+    datafile = globals()[datafile_name]
+    path = locate(datafile, raw_dir, **options)
+    return datafile, path, reader(path)
+
+
 def _categorical_dataset(name, variant, df, columns, categories, label, description, prov, label_name):
-    X = np.column_stack([_codes(df[c].tolist(), categories[c], c) for c in columns])
-    return Dataset(name, variant, X, label, list(columns), label_name, description, prov,
-                   domain_sizes=tuple(len(categories[c]) for c in columns),
-                   categories=[list(categories[c]) for c in columns])
-
-
-# Auto MPG ------------------------------------------------------------------
-_AUTO_COLS = ["mpg", "cylinders", "displacement", "horsepower", "weight", "acceleration", "model_year", "origin", "car_name"]
-
-
-def _read_auto(path):
-    df = _read_table(path, 9, sep=r"\s+", quotechar='"', na_values="?", names=_AUTO_COLS)
-    _check_no_missing(df, path, [c for c in _AUTO_COLS if c != "horsepower"])
-    return df
+    X = np.column_stack([codes(df[c].tolist(), categories[c], c) for c in columns])
+    return Dataset(
+        name,
+        variant,
+        X,
+        label,
+        list(columns),
+        label_name,
+        description,
+        prov,
+        domain_sizes=tuple(len(categories[c]) for c in columns),
+        categories=[list(categories[c]) for c in columns],
+    )
 
 
 def _auto_raw(raw_dir, **_):
-    path = locate(AUTO_MPG, raw_dir)
-    df = _read_auto(path)
+    _, path, df = _read("AUTO_MPG", read_auto, raw_dir)
     cols = ["cylinders", "displacement", "weight", "acceleration", "model_year", "origin"]
-    X = _numeric(df, path, cols)
-    return Dataset("auto_mpg", "raw", X, df["mpg"].to_numpy(float), cols, "mpg",
-                   "All 398 cars; numeric attributes without horsepower (missing for 6 cars); label: mpg.",
-                   [_provenance(AUTO_MPG, path)])
+    X = numeric(df, path, cols)
+    return Dataset(
+        "auto_mpg",
+        "raw",
+        X,
+        df["mpg"].to_numpy(float),
+        cols,
+        "mpg",
+        "All 398 cars; numeric attributes without horsepower (missing for 6 cars); label: mpg.",
+        [_provenance(AUTO_MPG, path)],
+    )
 
 
 def _auto_ldpk(raw_dir, **_):
-    path = locate(AUTO_MPG, raw_dir)
-    df = _read_auto(path)
+    _, path, df = _read("AUTO_MPG", read_auto, raw_dir)
     cyl = np.select([df["cylinders"] <= 4, df["cylinders"] <= 6], ["<=4", "5-6"], "8")
     year = np.where(df["model_year"] <= 76, "1970-76", "1977-82")
     origin = df["origin"].map({1: "USA", 2: "Europe", 3: "Japan"})
     tertile = pd.qcut(df["mpg"], 3, labels=["low", "mid", "high"]).astype(str).to_numpy()
     frame = pd.DataFrame({"cylinders": cyl, "model_year": year, "origin": origin})
-    cats = {"cylinders": ["<=4", "5-6", "8"], "model_year": ["1970-76", "1977-82"], "origin": ["USA", "Europe", "Japan"]}
+    cats = {
+        "cylinders": ["<=4", "5-6", "8"],
+        "model_year": ["1970-76", "1977-82"],
+        "origin": ["USA", "Europe", "Japan"],
+    }
     return _categorical_dataset(
-        "auto_mpg", "ldpk_modes", frame, list(cats), cats, tertile,
+        "auto_mpg",
+        "ldpk_modes",
+        frame,
+        list(cats),
+        cats,
+        tertile,
         "Peng et al. D1, domains {3,2,3} (our reading; the paper does not say which attributes): "
         "cylinders {<=4, 5-6, 8}, model year {1970-76, 1977-82}, origin {USA, Europe, Japan}; "
         "label: mpg tertile (low/mid/high). All 398 cars.",
-        [_provenance(AUTO_MPG, path)], "mpg_tertile")
+        [_provenance(AUTO_MPG, path)],
+        "mpg_tertile",
+    )
 
 
-# Car Evaluation ------------------------------------------------------------
-_CAR_CATS = {
-    "buying": ["vhigh", "high", "med", "low"],
-    "maint": ["vhigh", "high", "med", "low"],
-    "doors": ["2", "3", "4", "5more"],
-    "persons": ["2", "4", "more"],
-    "lug_boot": ["small", "med", "big"],
-    "safety": ["low", "med", "high"],
-}
-_CAR_CLASSES = ["unacc", "acc", "good", "vgood"]
+def _categorical_raw(name, datafile_name, reader, categories, what):
+    """The ``raw`` variant of a categorical UCI file: every attribute with its original domain."""
+
+    def build(raw_dir, **_):
+        datafile, path, df = _read(datafile_name, reader, raw_dir)
+        sizes = ",".join(str(len(values)) for values in categories.values())
+        return _categorical_dataset(
+            name,
+            "raw",
+            df,
+            list(categories),
+            categories,
+            df["class"].to_numpy(),
+            f"All {len(df)} records, {what} with their original domains {{{sizes}}}; label: class.",
+            [_provenance(datafile, path)],
+            "class",
+        )
+
+    return build
 
 
-def _check_categories(df, path, categories):
-    for col, values in categories.items():
-        unknown = sorted(set(df[col]) - set(values))
-        if unknown:
-            raise DataError(f"{path}: attribute {col!r} has the value {unknown[0]!r}, not among {values}")
-
-
-def _read_car(path):
-    df = _read_table(path, 7, names=list(_CAR_CATS) + ["class"], dtype=str)
-    _check_no_missing(df, path)
-    _check_categories(df, path, _CAR_CATS)
-    return df
-
-
-def _car_raw(raw_dir, **_):
-    path = locate(CAR, raw_dir)
-    df = _read_car(path)
-    return _categorical_dataset("car", "raw", df, list(_CAR_CATS), _CAR_CATS, df["class"].to_numpy(),
-                                "All 1728 records, the six attributes with their original domains {4,4,4,3,3,3}; label: class.",
-                                [_provenance(CAR, path)], "class")
-
+_car_raw = _categorical_raw("car", "CAR", read_car, CAR_CATS, "the six attributes")
+_nursery_raw = _categorical_raw("nursery", "NURSERY", read_nursery, NURSERY_CATS, "eight attributes")
 
 _CAR_BINARY = {  # attribute -> the values of the first group
     "buying": {"vhigh", "high"},
@@ -527,106 +597,92 @@ _CAR_BINARY = {  # attribute -> the values of the first group
 
 
 def _car_ldpk(raw_dir, **_):
-    path = locate(CAR, raw_dir)
-    df = _read_car(path)
+    _, path, df = _read("CAR", read_car, raw_dir)
     frame, cats = {}, {}
     for col, first in _CAR_BINARY.items():
-        a = "|".join(v for v in _CAR_CATS[col] if v in first)
-        b = "|".join(v for v in _CAR_CATS[col] if v not in first)
+        a = "|".join(v for v in CAR_CATS[col] if v in first)
+        b = "|".join(v for v in CAR_CATS[col] if v not in first)
         frame[col] = np.where(df[col].isin(first), a, b)
         cats[col] = [a, b]
     return _categorical_dataset(
-        "car", "ldpk_modes", pd.DataFrame(frame), list(cats), cats, df["class"].to_numpy(),
+        "car",
+        "ldpk_modes",
+        pd.DataFrame(frame),
+        list(cats),
+        cats,
+        df["class"].to_numpy(),
         "Peng et al. D2, six binary attributes (our reading): buying and maint {vhigh,high | med,low}, "
         "doors {2,3 | 4,5more}, persons {2 | 4,more}, lug_boot {small | med,big}, safety {low | med,high}; "
         "label: class. All 1728 records.",
-        [_provenance(CAR, path)], "class")
-
-
-# Nursery -------------------------------------------------------------------
-_NURSERY_CATS = {
-    "parents": ["usual", "pretentious", "great_pret"],
-    "has_nurs": ["proper", "less_proper", "improper", "critical", "very_crit"],
-    "form": ["complete", "completed", "incomplete", "foster"],
-    "children": ["1", "2", "3", "more"],
-    "housing": ["convenient", "less_conv", "critical"],
-    "finance": ["convenient", "inconv"],
-    "social": ["nonprob", "slightly_prob", "problematic"],
-    "health": ["recommended", "priority", "not_recom"],
-}
-
-
-def _read_nursery(path):
-    df = _read_table(path, 9, names=list(_NURSERY_CATS) + ["class"], dtype=str, skip_blank_lines=True)
-    _check_no_missing(df, path)
-    _check_categories(df, path, _NURSERY_CATS)
-    return df
-
-
-def _nursery_raw(raw_dir, **_):
-    path = locate(NURSERY, raw_dir)
-    df = _read_nursery(path)
-    return _categorical_dataset("nursery", "raw", df, list(_NURSERY_CATS), _NURSERY_CATS, df["class"].to_numpy(),
-                                "All 12960 records, eight attributes with their original domains {3,5,4,4,3,2,3,3}; label: class.",
-                                [_provenance(NURSERY, path)], "class")
+        [_provenance(CAR, path)],
+        "class",
+    )
 
 
 def _nursery_ldpk(raw_dir, **_):
-    path = locate(NURSERY, raw_dir)
-    df = _read_nursery(path)
+    _, path, df = _read("NURSERY", read_nursery, raw_dir)
     frame, cats = {}, {}
-    for col, values in _NURSERY_CATS.items():
+    for col, values in NURSERY_CATS.items():
         first = "not_recom" if col == "health" else values[0]
         rest = "|".join(v for v in values if v != first)
         frame[col] = np.where(df[col] == first, first, rest)
         cats[col] = [first, rest]
     return _categorical_dataset(
-        "nursery", "ldpk_modes", pd.DataFrame(frame), list(cats), cats, df["class"].to_numpy(),
+        "nursery",
+        "ldpk_modes",
+        pd.DataFrame(frame),
+        list(cats),
+        cats,
+        df["class"].to_numpy(),
         "Peng et al. D3, eight binary attributes (our reading): each attribute's first value vs the rest, "
         "health as not_recom vs the rest; label: class. All 12960 records.",
-        [_provenance(NURSERY, path)], "class")
-
-
-# Covertype -----------------------------------------------------------------
-# USFS ELU codes of the 40 soil types (covtype.info): the first digit is the
-# climatic zone, the second the geologic zone.
-_ELU = [2702, 2703, 2704, 2705, 2706, 2717, 3501, 3502, 4201, 4703, 4704, 4744, 4758, 5101, 5151, 6101, 6102,
-        6731, 7101, 7102, 7103, 7201, 7202, 7700, 7701, 7702, 7709, 7710, 7745, 7746, 7755, 7756, 7757, 7790,
-        8703, 8707, 8708, 8771, 8772, 8776]
-
-
-def _read_covertype(path):
-    df = _read_table(path, 55)
-    _check_no_missing(df, path)
-    one_hot = df.iloc[:, 10:54].to_numpy()
-    if not np.all(one_hot[:, :4].sum(axis=1) == 1) or not np.all(one_hot[:, 4:].sum(axis=1) == 1):
-        raise DataError(f"{path}: the wilderness-area or soil-type columns are not one-hot; is it the right file?")
-    return df
+        [_provenance(NURSERY, path)],
+        "class",
+    )
 
 
 def _covertype_raw(raw_dir, **_):
-    path = locate(COVERTYPE, raw_dir)
-    df = _read_covertype(path)
+    _, path, df = _read("COVERTYPE", read_covertype, raw_dir)
     X = df.iloc[:, :54].to_numpy(float)
-    names = ["elevation", "aspect", "slope", "h_dist_hydrology", "v_dist_hydrology", "h_dist_roadways",
-             "hillshade_9am", "hillshade_noon", "hillshade_3pm", "h_dist_fire_points"]
+    names = [
+        "elevation",
+        "aspect",
+        "slope",
+        "h_dist_hydrology",
+        "v_dist_hydrology",
+        "h_dist_roadways",
+        "hillshade_9am",
+        "hillshade_noon",
+        "hillshade_3pm",
+        "h_dist_fire_points",
+    ]
     names += [f"wilderness_{i + 1}" for i in range(4)] + [f"soil_type_{i + 1}" for i in range(40)]
-    return Dataset("covertype", "raw", X, df[54].to_numpy(), names, "cover_type",
-                   "All 581012 records, 54 columns as published; label: cover type 1-7.", [_provenance(COVERTYPE, path)])
+    return Dataset(
+        "covertype",
+        "raw",
+        X,
+        df[54].to_numpy(),
+        names,
+        "cover_type",
+        "All 581012 records, 54 columns as published; label: cover type 1-7.",
+        [_provenance(COVERTYPE, path)],
+    )
 
 
 def _covertype_ldpk(raw_dir, geologic=False, **_):
-    path = locate(COVERTYPE, raw_dir)
-    df = _read_covertype(path)
+    _, path, df = _read("COVERTYPE", read_covertype, raw_dir)
     wilderness = df.iloc[:, 10:14].to_numpy().argmax(axis=1)
-    elu = np.asarray(_ELU)[df.iloc[:, 14:54].to_numpy().argmax(axis=1)]
+    elu = np.asarray(ELU)[df.iloc[:, 14:54].to_numpy().argmax(axis=1)]
     climatic = elu // 1000
     climatic_values = [2, 3, 4, 5, 6, 7, 8]
     X2 = np.searchsorted(climatic_values, climatic)
     if geologic:
         geo_values = [1, 2, 5, 7]
         X1 = np.searchsorted(geo_values, (elu // 100) % 10)
-        names, cats = ["geologic_zone", "climatic_zone"], [[str(v) for v in geo_values], [str(v) for v in climatic_values]]
+        names, cats = (
+            ["geologic_zone", "climatic_zone"],
+            [[str(v) for v in geo_values], [str(v) for v in climatic_values]],
+        )
         what = "geologic zone (4, second digit of the soil type's ELU code)"
         variant = "ldpk_modes_elu"
     else:
@@ -635,36 +691,43 @@ def _covertype_ldpk(raw_dir, geologic=False, **_):
         what = "wilderness area (4)"
         variant = "ldpk_modes"
     X = np.column_stack([X1, X2]).astype(np.int64)
-    return Dataset("covertype", variant, X, df[54].to_numpy(), names, "cover_type",
-                   f"Peng et al. D4, domains {{4,7}} (our reading): {what} and climatic zone (7, first digit of the "
-                   "soil type's ELU code); label: cover type. All 581012 records.",
-                   [_provenance(COVERTYPE, path)], domain_sizes=(4, 7), categories=cats)
+    return Dataset(
+        "covertype",
+        variant,
+        X,
+        df[54].to_numpy(),
+        names,
+        "cover_type",
+        f"Peng et al. D4, domains {{4,7}} (our reading): {what} and climatic zone (7, first digit of the "
+        "soil type's ELU code); label: cover type. All 581012 records.",
+        [_provenance(COVERTYPE, path)],
+        domain_sizes=(4, 7),
+        categories=cats,
+    )
 
 
-# Adult ---------------------------------------------------------------------
-_ADULT_COLS = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status", "occupation",
-               "relationship", "race", "sex", "capital_gain", "capital_loss", "hours_per_week", "native_country", "income"]
 _ADULT_SAMPLING = ["workclass", "education", "marital_status", "relationship", "race", "sex"]
 
 
 def _adult_sampling(raw_dir, **_):
-    path = locate(ADULT, raw_dir)
-    df = _read_table(path, 15, names=_ADULT_COLS, skipinitialspace=True, dtype=str, skip_blank_lines=True)
-    _check_no_missing(df, path)
+    _, path, df = _read("ADULT", read_adult, raw_dir)
     complete = ~(df == "?").any(axis=1)
     dropped = int((~complete).sum())
     df = df[complete].reset_index(drop=True)
     cats = {c: sorted(df[c].unique()) for c in _ADULT_SAMPLING}
     return _categorical_dataset(
-        "adult", "ldp_kmodes_sampling", df, _ADULT_SAMPLING, cats, df["income"].to_numpy(),
+        "adult",
+        "ldp_kmodes_sampling",
+        df,
+        _ADULT_SAMPLING,
+        cats,
+        df["income"].to_numpy(),
         f"Zhang et al. (2022): adult.data without the {dropped} rows that contain '?' ({len(df)} records); "
         "attributes WORKCLASS, EDUCATION, MARITAL, RELATIONSHIP, RACE, SEX (categories sorted alphabetically); "
         "label: income (<=50K / >50K), our choice for AC and E.",
-        [_provenance(ADULT, path)], "income")
-
-
-# IPUMS USA -----------------------------------------------------------------
-_IPUMS_COLS = ["FAMSIZE", "SEX", "RACE", "SCHOOL", "EMPSTAT"]
+        [_provenance(ADULT, path)],
+        "income",
+    )
 
 
 def _ipums_sampling(raw_dir, label="EMPSTAT", **_):
@@ -675,92 +738,143 @@ def _ipums_sampling(raw_dir, label="EMPSTAT", **_):
             datafile, path = IPUMS_GZ, locate(IPUMS_GZ, raw_dir, download=False, allow_unverified=True)
         except DataNotFoundError:
             raise not_found from None
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt") as f:
-        df = pd.read_csv(f)
-    missing = [c for c in _IPUMS_COLS if c not in df.columns]
-    if missing:
-        raise DataError(f"{path} lacks the columns {missing}; the extract needs {_IPUMS_COLS}")
-    df = df[_IPUMS_COLS]
-    _check_no_missing(df, path)
-    cats = {c: sorted(df[c].unique().tolist()) for c in _IPUMS_COLS}
-    if label not in _IPUMS_COLS:
-        raise ValueError(f"label must be one of {_IPUMS_COLS}, got label={label!r}")
-    features = [c for c in _IPUMS_COLS if c != label]
+    df = read_ipums(path)
+    cats = {c: sorted(df[c].unique().tolist()) for c in IPUMS_COLS}
+    if label not in IPUMS_COLS:
+        raise ValueError(f"label must be one of {IPUMS_COLS}, got label={label!r}")
+    features = [c for c in IPUMS_COLS if c != label]
     return _categorical_dataset(
-        "ipums_usa", "ldp_kmodes_sampling", df, features, cats, df[label].to_numpy(),
+        "ipums_usa",
+        "ldp_kmodes_sampling",
+        df,
+        features,
+        cats,
+        df[label].to_numpy(),
         f"Zhang et al. (2022): a user-supplied IPUMS USA extract ({len(df)} records), attributes {features} "
         f"coded by their sorted IPUMS codes; label: {label} (our choice).",
-        [_provenance(datafile, path)], label)
-
-
-# MAGIC ---------------------------------------------------------------------
-_MAGIC_COLS = ["fLength", "fWidth", "fSize", "fConc", "fConc1", "fAsym", "fM3Long", "fM3Trans", "fAlpha", "fDist"]
+        [_provenance(datafile, path)],
+        label,
+    )
 
 
 def _magic(raw_dir, scale=False, **_):
     path = locate(MAGIC, raw_dir)
-    df = _read_table(path, 11, names=_MAGIC_COLS + ["class"])
-    X = _numeric(df, path, _MAGIC_COLS)
+    df = read_table(path, 11, names=MAGIC_COLS + ["class"])
+    X = numeric(df, path, MAGIC_COLS)
     desc = f"All {len(X)} events, 10 numeric features; label: class (g = gamma, h = hadron)."
     if scale:
-        X = _minmax(X)
+        X = minmax(X)
         desc = f"All {len(X)} events, 10 features min-max scaled to [0, 1] (Wang et al.); label: class (g/h)."
     unit = ((np.zeros(X.shape[1]), np.ones(X.shape[1])), UNIT_BOX_NOTE) if scale else (None, "")
-    return Dataset("magic", "minmax" if scale else "raw", X, df["class"].to_numpy(), _MAGIC_COLS, "class",
-                   desc, [_provenance(MAGIC, path)], bounds=unit[0], bounds_note=unit[1])
+    return Dataset(
+        "magic",
+        "minmax" if scale else "raw",
+        X,
+        df["class"].to_numpy(),
+        MAGIC_COLS,
+        "class",
+        desc,
+        [_provenance(MAGIC, path)],
+        bounds=unit[0],
+        bounds_note=unit[1],
+    )
 
 
 # SIPU ----------------------------------------------------------------------
 def _unbalance(raw_dir, **_):
     path = locate(UNBALANCE, raw_dir)
     gt_path = locate(UNBALANCE_GT, raw_dir)
-    X = _numeric(_read_table(path, 2, sep=r"\s+"), path, [0, 1])
-    y = _numeric(_read_table(gt_path, 1, sep=r"\s+"), gt_path, [0])[:, 0].astype(np.int64)
+    X = numeric(read_table(path, 2, sep=r"\s+"), path, [0, 1])
+    y = numeric(read_table(gt_path, 1, sep=r"\s+"), gt_path, [0])[:, 0].astype(np.int64)
     if y.shape[0] != X.shape[0]:
         raise DataError(f"{gt_path} has {y.shape[0]} labels but {path} has {X.shape[0]} points")
-    return Dataset("unbalance", "raw", X, y, ["x", "y"], "cluster",
-                   "SIPU unbalance: 6500 points in 2-D, 8 clusters (three of 2000, five of 100); label: ground-truth "
-                   "cluster 1-8 (derived file).", [_provenance(UNBALANCE, path), _provenance(UNBALANCE_GT, gt_path)],
-                   bounds=((100_000.0, 250_000.0), (600_000.0, 450_000.0)), bounds_note=ROUNDED_BOX_NOTE)
+    return Dataset(
+        "unbalance",
+        "raw",
+        X,
+        y,
+        ["x", "y"],
+        "cluster",
+        "SIPU unbalance: 6500 points in 2-D, 8 clusters (three of 2000, five of 100); label: ground-truth "
+        "cluster 1-8 (derived file).",
+        [_provenance(UNBALANCE, path), _provenance(UNBALANCE_GT, gt_path)],
+        bounds=((100_000.0, 250_000.0), (600_000.0, 450_000.0)),
+        bounds_note=ROUNDED_BOX_NOTE,
+    )
 
 
 def _birch3(raw_dir, **_):
     path = locate(BIRCH3, raw_dir)
-    X = _numeric(_read_table(path, 2, sep=r"\s+"), path, [0, 1])
-    return Dataset("birch3", "raw", X, None, ["x", "y"], None,
-                   "SIPU birch3: 100000 points in 2-D, 100 clusters of random size and position; no published "
-                   "ground truth.", [_provenance(BIRCH3, path)],
-                   bounds=((0.0, 0.0), (1_000_000.0, 1_000_000.0)), bounds_note=ROUNDED_BOX_NOTE)
+    X = numeric(read_table(path, 2, sep=r"\s+"), path, [0, 1])
+    return Dataset(
+        "birch3",
+        "raw",
+        X,
+        None,
+        ["x", "y"],
+        None,
+        "SIPU birch3: 100000 points in 2-D, 100 clusters of random size and position; no published ground truth.",
+        [_provenance(BIRCH3, path)],
+        bounds=((0.0, 0.0), (1_000_000.0, 1_000_000.0)),
+        bounds_note=ROUNDED_BOX_NOTE,
+    )
 
 
 # Gowalla -------------------------------------------------------------------
 def _gowalla(raw_dir, full=False, allow_unverified=False, **_):
     datafile = GOWALLA_FULL if full else GOWALLA_SAMPLE
     path = locate(datafile, raw_dir, allow_unverified=allow_unverified)
-    df = _read_table(path, 5, sep="\t", names=["user", "time", "latitude", "longitude", "location"])
-    X = _numeric(df, path, ["longitude", "latitude"])
-    what = ("the full SNAP file" if full else
-            "a 10,000-line sample of the SNAP file (its first lines: users 0-53), not the full data set")
-    return Dataset("gowalla" if full else "gowalla_sample10k", "lonlat", X, None, ["longitude", "latitude"], None,
-                   f"Gowalla check-ins, (longitude, latitude) of {len(X)} check-ins: {what}.", [_provenance(datafile, path)],
-                   bounds=((-180.0, -90.0), (180.0, 90.0)), bounds_note="the whole globe (public)")
+    df = read_table(path, 5, sep="\t", names=["user", "time", "latitude", "longitude", "location"])
+    X = numeric(df, path, ["longitude", "latitude"])
+    what = (
+        "the full SNAP file"
+        if full
+        else "a 10,000-line sample of the SNAP file (its first lines: users 0-53), not the full data set"
+    )
+    return Dataset(
+        "gowalla" if full else "gowalla_sample10k",
+        "lonlat",
+        X,
+        None,
+        ["longitude", "latitude"],
+        None,
+        f"Gowalla check-ins, (longitude, latitude) of {len(X)} check-ins: {what}.",
+        [_provenance(datafile, path)],
+        bounds=((-180.0, -90.0), (180.0, 90.0)),
+        bounds_note="the whole globe (public)",
+    )
 
 
 # Small UCI classics --------------------------------------------------------
 def _classic(datafile_name, name, n_columns, label_col, feature_cols, names, read_kwargs=None):
     def build(raw_dir, scale=False, **_):
-        datafile = globals()[datafile_name]  # looked up at call time, like the other loaders
-        path = locate(datafile, raw_dir)
-        df = _read_table(path, n_columns, skip_blank_lines=True, **(read_kwargs or {}))
-        X = _numeric(df, path, feature_cols)
+        def reader(path):
+            return read_table(path, n_columns, skip_blank_lines=True, **(read_kwargs or {}))
+
+        datafile, path, df = _read(datafile_name, reader, raw_dir)
+        X = numeric(df, path, feature_cols)
         y = df[label_col].to_numpy()
         if scale:
-            X = _minmax(X)
-        desc = f"UCI {name}: {len(X)} records, {X.shape[1]} numeric features" + (" min-max scaled to [0, 1]" if scale else "") + "; label: class."
+            X = minmax(X)
+        desc = (
+            f"UCI {name}: {len(X)} records, {X.shape[1]} numeric features"
+            + (" min-max scaled to [0, 1]" if scale else "")
+            + "; label: class."
+        )
         unit = ((np.zeros(X.shape[1]), np.ones(X.shape[1])), UNIT_BOX_NOTE) if scale else (None, "")
-        return Dataset(name, "minmax" if scale else "raw", X, y, names, "class", desc, [_provenance(datafile, path)],
-                       bounds=unit[0], bounds_note=unit[1])
+        return Dataset(
+            name,
+            "minmax" if scale else "raw",
+            X,
+            y,
+            names,
+            "class",
+            desc,
+            [_provenance(datafile, path)],
+            bounds=unit[0],
+            bounds_note=unit[1],
+        )
+
     return build
 
 
@@ -772,12 +886,28 @@ def make_uniform_square(n_samples=10_000, low=-2.0, high=2.0, random_state=0):
         raise ValueError(f"high must exceed low, got low={low!r}, high={high!r}")
     rng = check_random_state(random_state)
     X = rng.uniform(low, high, size=(n, 2))
-    return Dataset("pytest_uniform", "uniform", X, None, ["x", "y"], None,
-                   f"Synthetic: {n} points uniform in ({low:g}, {high:g})^2, seed {random_state!r} "
-                   "(the paper's size is not stated; ours is a choice).",
-                   [{"file": None, "generator": "make_uniform_square", "n_samples": n, "low": low, "high": high,
-                     "random_state": random_state}],
-                   bounds=((float(low), float(low)), (float(high), float(high))), bounds_note="the generator's square (public)")
+    return Dataset(
+        "pytest_uniform",
+        "uniform",
+        X,
+        None,
+        ["x", "y"],
+        None,
+        f"Synthetic: {n} points uniform in ({low:g}, {high:g})^2, seed {random_state!r} "
+        "(the paper's size is not stated; ours is a choice).",
+        [
+            {
+                "file": None,
+                "generator": "make_uniform_square",
+                "n_samples": n,
+                "low": low,
+                "high": high,
+                "random_state": random_state,
+            }
+        ],
+        bounds=((float(low), float(low)), (float(high), float(high))),
+        bounds_note="the generator's square (public)",
+    )
 
 
 _IRIS = _classic("IRIS", "iris", 5, 4, [0, 1, 2, 3], ["sepal_length", "sepal_width", "petal_length", "petal_width"])
@@ -801,54 +931,176 @@ LI = "Li et al. 2013 (IDP k-means)"
 WANG = "Wang et al. (DPBIRCH)"
 
 _REGISTRY = {
-    e.name: e for e in [
-        _Entry("auto_mpg", "UCI Auto MPG", (AUTO_MPG,), (PEN,), "Quinlan, UCI ML Repository, 1993",
-               {"raw": _Variant(_auto_raw, "numeric attributes, label mpg"),
-                "ldpk_modes": _Variant(_auto_ldpk, "Peng et al. D1 {3,2,3}")}, "ldpk_modes"),
-        _Entry("car", "UCI Car Evaluation", (CAR,), (PEN, "overview"), "Bohanec & Rajkovic, UCI ML Repository, 1997",
-               {"raw": _Variant(_car_raw, "original domains {4,4,4,3,3,3}"),
-                "ldpk_modes": _Variant(_car_ldpk, "Peng et al. D2, six binary attributes")}, "ldpk_modes"),
-        _Entry("nursery", "UCI Nursery", (NURSERY,), (PEN, "overview"), "Rajkovic, UCI ML Repository, 1997",
-               {"raw": _Variant(_nursery_raw, "original domains {3,5,4,4,3,2,3,3}"),
-                "ldpk_modes": _Variant(_nursery_ldpk, "Peng et al. D3, eight binary attributes")}, "ldpk_modes"),
-        _Entry("covertype", "UCI Covertype", (COVERTYPE,), (PEN,), "Blackard, UCI ML Repository, 1998",
-               {"raw": _Variant(_covertype_raw, "54 columns as published"),
+    e.name: e
+    for e in [
+        _Entry(
+            "auto_mpg",
+            "UCI Auto MPG",
+            (AUTO_MPG,),
+            (PEN,),
+            "Quinlan, UCI ML Repository, 1993",
+            {
+                "raw": _Variant(_auto_raw, "numeric attributes, label mpg"),
+                "ldpk_modes": _Variant(_auto_ldpk, "Peng et al. D1 {3,2,3}"),
+            },
+            "ldpk_modes",
+        ),
+        _Entry(
+            "car",
+            "UCI Car Evaluation",
+            (CAR,),
+            (PEN, "overview"),
+            "Bohanec & Rajkovic, UCI ML Repository, 1997",
+            {
+                "raw": _Variant(_car_raw, "original domains {4,4,4,3,3,3}"),
+                "ldpk_modes": _Variant(_car_ldpk, "Peng et al. D2, six binary attributes"),
+            },
+            "ldpk_modes",
+        ),
+        _Entry(
+            "nursery",
+            "UCI Nursery",
+            (NURSERY,),
+            (PEN, "overview"),
+            "Rajkovic, UCI ML Repository, 1997",
+            {
+                "raw": _Variant(_nursery_raw, "original domains {3,5,4,4,3,2,3,3}"),
+                "ldpk_modes": _Variant(_nursery_ldpk, "Peng et al. D3, eight binary attributes"),
+            },
+            "ldpk_modes",
+        ),
+        _Entry(
+            "covertype",
+            "UCI Covertype",
+            (COVERTYPE,),
+            (PEN,),
+            "Blackard, UCI ML Repository, 1998",
+            {
+                "raw": _Variant(_covertype_raw, "54 columns as published"),
                 "ldpk_modes": _Variant(_covertype_ldpk, "Peng et al. D4 {4,7}: wilderness area, climatic zone"),
-                "ldpk_modes_elu": _Variant(lambda raw_dir, **kw: _covertype_ldpk(raw_dir, geologic=True, **kw),
-                                           "Peng et al. D4 {4,7}, alternative: geologic zone, climatic zone")},
-               "ldpk_modes"),
-        _Entry("adult", "UCI Adult", (ADULT,), (ZHA, "overview"), "Becker & Kohavi, UCI ML Repository, 1996",
-               {"ldp_kmodes_sampling": _Variant(_adult_sampling, "Zhang et al. 2022: 30,162 complete records, 6 attributes")},
-               "ldp_kmodes_sampling"),
-        _Entry("ipums_usa", "IPUMS USA extract (user-supplied)", (IPUMS,), (ZHA,),
-               "Ruggles et al., IPUMS USA, Minneapolis, MN: IPUMS (cite the version you extract)",
-               {"ldp_kmodes_sampling": _Variant(_ipums_sampling, "Zhang et al. 2022: FAMSIZE, SEX, RACE, SCHOOL, EMPSTAT")},
-               "ldp_kmodes_sampling"),
-        _Entry("magic", "UCI MAGIC Gamma Telescope", (MAGIC,), (WANG, LI, "overview"), "Bock, UCI ML Repository, 2004",
-               {"raw": _Variant(_magic, "10 numeric features"),
-                "minmax": _Variant(_scaled(_magic), "min-max scaled to [0, 1]")},
-               "raw"),
-        _Entry("unbalance", "SIPU unbalance", (UNBALANCE, UNBALANCE_GT), (ZC, "overview"),
-               "Rezaei & Franti, IEEE TKDE 28(8), 2016", {"raw": _Variant(_unbalance, "6500 x 2 with ground truth")}),
-        _Entry("birch3", "SIPU birch3", (BIRCH3,), (ZC, "overview"), "Zhang, Ramakrishnan & Livny, DMKD 1(2), 1997",
-               {"raw": _Variant(_birch3, "100000 x 2, no ground truth")}),
-        _Entry("gowalla_sample10k", "Gowalla check-ins, 10,000-line sample", (GOWALLA_SAMPLE,), (ZC,),
-               "Cho, Myers & Leskovec, KDD 2011", {"lonlat": _Variant(_gowalla, "(longitude, latitude)")}, "lonlat"),
-        _Entry("gowalla", "Gowalla check-ins, full SNAP file", (GOWALLA_FULL,), (ZC,), "Cho, Myers & Leskovec, KDD 2011",
-               {"lonlat": _Variant(lambda raw_dir, **kw: _gowalla(raw_dir, full=True, **kw), "(longitude, latitude)")},
-               "lonlat"),
-        _Entry("iris", "UCI Iris", (IRIS,), (LI,), "Fisher, UCI ML Repository, 1936",
-               {"raw": _Variant(_IRIS, "4 features"), "minmax": _Variant(_scaled(_IRIS), "4 features in [0, 1]")}),
-        _Entry("wine", "UCI Wine", (WINE,), (LI,), "Aeberhard & Forina, UCI ML Repository, 1991",
-               {"raw": _Variant(_WINE, "13 features"), "minmax": _Variant(_scaled(_WINE), "13 features in [0, 1]")}),
-        _Entry("letter", "UCI Letter Recognition", (LETTER,), (LI,), "Slate, UCI ML Repository, 1991",
-               {"raw": _Variant(_LETTER, "16 features"), "minmax": _Variant(_scaled(_LETTER), "16 features in [0, 1]")}),
-        _Entry("abalone", "UCI Abalone", (ABALONE,), (LI,), "Nash et al., UCI ML Repository, 1995",
-               {"raw": _Variant(_ABALONE, "7 numeric features (sex left out); label: rings"),
-                "minmax": _Variant(_scaled(_ABALONE), "7 numeric features in [0, 1]")}),
-        _Entry("pytest_uniform", "Synthetic uniform square (\"Pytest\")", (), (ZC,), "Zhang & Cheng 2021",
-               {"uniform": _Variant(lambda raw_dir, **kw: make_uniform_square(**kw), "n points uniform in (-2, 2)^2")},
-               "uniform"),
+                "ldpk_modes_elu": _Variant(
+                    lambda raw_dir, **kw: _covertype_ldpk(raw_dir, geologic=True, **kw),
+                    "Peng et al. D4 {4,7}, alternative: geologic zone, climatic zone",
+                ),
+            },
+            "ldpk_modes",
+        ),
+        _Entry(
+            "adult",
+            "UCI Adult",
+            (ADULT,),
+            (ZHA, "overview"),
+            "Becker & Kohavi, UCI ML Repository, 1996",
+            {
+                "ldp_kmodes_sampling": _Variant(
+                    _adult_sampling, "Zhang et al. 2022: 30,162 complete records, 6 attributes"
+                )
+            },
+            "ldp_kmodes_sampling",
+        ),
+        _Entry(
+            "ipums_usa",
+            "IPUMS USA extract (user-supplied)",
+            (IPUMS,),
+            (ZHA,),
+            "Ruggles et al., IPUMS USA, Minneapolis, MN: IPUMS (cite the version you extract)",
+            {
+                "ldp_kmodes_sampling": _Variant(
+                    _ipums_sampling, "Zhang et al. 2022: FAMSIZE, SEX, RACE, SCHOOL, EMPSTAT"
+                )
+            },
+            "ldp_kmodes_sampling",
+        ),
+        _Entry(
+            "magic",
+            "UCI MAGIC Gamma Telescope",
+            (MAGIC,),
+            (WANG, LI, "overview"),
+            "Bock, UCI ML Repository, 2004",
+            {
+                "raw": _Variant(_magic, "10 numeric features"),
+                "minmax": _Variant(_scaled(_magic), "min-max scaled to [0, 1]"),
+            },
+            "raw",
+        ),
+        _Entry(
+            "unbalance",
+            "SIPU unbalance",
+            (UNBALANCE, UNBALANCE_GT),
+            (ZC, "overview"),
+            "Rezaei & Franti, IEEE TKDE 28(8), 2016",
+            {"raw": _Variant(_unbalance, "6500 x 2 with ground truth")},
+        ),
+        _Entry(
+            "birch3",
+            "SIPU birch3",
+            (BIRCH3,),
+            (ZC, "overview"),
+            "Zhang, Ramakrishnan & Livny, DMKD 1(2), 1997",
+            {"raw": _Variant(_birch3, "100000 x 2, no ground truth")},
+        ),
+        _Entry(
+            "gowalla_sample10k",
+            "Gowalla check-ins, 10,000-line sample",
+            (GOWALLA_SAMPLE,),
+            (ZC,),
+            "Cho, Myers & Leskovec, KDD 2011",
+            {"lonlat": _Variant(_gowalla, "(longitude, latitude)")},
+            "lonlat",
+        ),
+        _Entry(
+            "gowalla",
+            "Gowalla check-ins, full SNAP file",
+            (GOWALLA_FULL,),
+            (ZC,),
+            "Cho, Myers & Leskovec, KDD 2011",
+            {"lonlat": _Variant(lambda raw_dir, **kw: _gowalla(raw_dir, full=True, **kw), "(longitude, latitude)")},
+            "lonlat",
+        ),
+        _Entry(
+            "iris",
+            "UCI Iris",
+            (IRIS,),
+            (LI,),
+            "Fisher, UCI ML Repository, 1936",
+            {"raw": _Variant(_IRIS, "4 features"), "minmax": _Variant(_scaled(_IRIS), "4 features in [0, 1]")},
+        ),
+        _Entry(
+            "wine",
+            "UCI Wine",
+            (WINE,),
+            (LI,),
+            "Aeberhard & Forina, UCI ML Repository, 1991",
+            {"raw": _Variant(_WINE, "13 features"), "minmax": _Variant(_scaled(_WINE), "13 features in [0, 1]")},
+        ),
+        _Entry(
+            "letter",
+            "UCI Letter Recognition",
+            (LETTER,),
+            (LI,),
+            "Slate, UCI ML Repository, 1991",
+            {"raw": _Variant(_LETTER, "16 features"), "minmax": _Variant(_scaled(_LETTER), "16 features in [0, 1]")},
+        ),
+        _Entry(
+            "abalone",
+            "UCI Abalone",
+            (ABALONE,),
+            (LI,),
+            "Nash et al., UCI ML Repository, 1995",
+            {
+                "raw": _Variant(_ABALONE, "7 numeric features (sex left out); label: rings"),
+                "minmax": _Variant(_scaled(_ABALONE), "7 numeric features in [0, 1]"),
+            },
+        ),
+        _Entry(
+            "pytest_uniform",
+            'Synthetic uniform square ("Pytest")',
+            (),
+            (ZC,),
+            "Zhang & Cheng 2021",
+            {"uniform": _Variant(lambda raw_dir, **kw: make_uniform_square(**kw), "n points uniform in (-2, 2)^2")},
+            "uniform",
+        ),
     ]
 }
 
@@ -883,12 +1135,12 @@ def load(name, variant=None, raw_dir=None, **options):
     variant = entry.default_variant if variant is None else variant
     if variant not in entry.variants:
         raise ValueError(f"unknown variant={variant!r} for data set {name!r}; known: {', '.join(entry.variants)}")
-    return entry.variants[variant].build(Path(RAW_DIR if raw_dir is None else raw_dir), **options)
+    return entry.variants[variant].build(Path(default_raw_dir() if raw_dir is None else raw_dir), **options)
 
 
 def available(raw_dir=None):
     """A table of every registered file: present or missing, where, verified."""
-    raw_dir = Path(RAW_DIR if raw_dir is None else raw_dir)
+    raw_dir = Path(default_raw_dir() if raw_dir is None else raw_dir)
     rows = []
     for entry in _REGISTRY.values():
         for f in entry.files:
@@ -897,17 +1149,39 @@ def available(raw_dir=None):
                 if path.is_file():
                     where = str(path)
                     digest = _sha256(path)
-                    status = ("present" if f.sha256 is None or digest == f.sha256 else "checksum mismatch")
+                    status = "present" if f.sha256 is None or digest == f.sha256 else "checksum mismatch"
                     if f.sha256 is None:
                         status = "present (unverified)"
                     break
-            rows.append({
-                "dataset": entry.name, "title": entry.title, "file": f.key, "status": status, "present": where is not None and status.startswith("present"),
-                "location": where, "url": f.url, "sha256": f.sha256, "license": f.license, "papers": "; ".join(entry.papers),
-            })
+            rows.append(
+                {
+                    "dataset": entry.name,
+                    "title": entry.title,
+                    "file": f.key,
+                    "status": status,
+                    "present": where is not None and status.startswith("present"),
+                    "location": where,
+                    "url": f.url,
+                    "sha256": f.sha256,
+                    "license": f.license,
+                    "papers": "; ".join(entry.papers),
+                }
+            )
         if not entry.files:
-            rows.append({"dataset": entry.name, "title": entry.title, "file": None, "status": "generated", "present": True,
-                         "location": None, "url": None, "sha256": None, "license": "n/a", "papers": "; ".join(entry.papers)})
+            rows.append(
+                {
+                    "dataset": entry.name,
+                    "title": entry.title,
+                    "file": None,
+                    "status": "generated",
+                    "present": True,
+                    "location": None,
+                    "url": None,
+                    "sha256": None,
+                    "license": "n/a",
+                    "papers": "; ".join(entry.papers),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -916,7 +1190,7 @@ def fetch_missing(raw_dir=None):
 
     Files that cannot be downloaded (the IPUMS extract) are reported, not fetched.
     """
-    raw_dir = Path(RAW_DIR if raw_dir is None else raw_dir)
+    raw_dir = Path(default_raw_dir() if raw_dir is None else raw_dir)
     table = available(raw_dir)
     files = {f.key: f for e in _REGISTRY.values() for f in e.files}
     for i, row in table.iterrows():

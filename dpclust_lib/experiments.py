@@ -14,6 +14,7 @@ smoke=...)``, so the two sizes of every experiment sit side by side.
 from __future__ import annotations
 
 import contextlib
+import importlib.resources
 import json
 import numbers
 import os
@@ -27,7 +28,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from ._paths import FIGURES_DIR, PUBLISHED_DIR, RESULTS_DIR
+from . import _paths
 from ._validation import check_int
 from .datasets import Dataset
 
@@ -82,11 +83,13 @@ def output_dirs(notebook, profile, results_dir=None, figures_dir=None):
     Paper profile: ``data/results/<notebook>`` and ``figures/<notebook>``.
     Smoke profile: the same under ``data/results/smoke/`` and ``figures/smoke/``
     (git-ignored), so a test run never overwrites the paper-profile outputs.
-    Explicit folders (a sweep passes them) win.
+    Explicit folders (a sweep passes them) win; without them the compendium is
+    needed (see :func:`dpclust_lib._paths.project_dir`).
     """
     smoke = resolve_profile(profile.name if isinstance(profile, Profile) else profile).name == "smoke"
-    results = Path(results_dir) if results_dir is not None else RESULTS_DIR / ("smoke" if smoke else "") / notebook
-    figures = Path(figures_dir) if figures_dir is not None else FIGURES_DIR / ("smoke" if smoke else "") / notebook
+    sub = ("smoke" if smoke else "", notebook)
+    results = Path(results_dir) if results_dir is not None else _paths.results_dir().joinpath(*sub)
+    figures = Path(figures_dir) if figures_dir is not None else _paths.figures_dir().joinpath(*sub)
     return results, figures
 
 
@@ -213,7 +216,7 @@ def summarise(frame, metrics, by=("algorithm", "dataset", "epsilon")):
 
 def results_path(notebook, name, results_dir=None):
     """``<results_dir or data/results/<notebook>>/<name>.csv``."""
-    folder = Path(results_dir) if results_dir is not None else RESULTS_DIR / notebook  # RESULTS_DIR: default folder
+    folder = Path(results_dir) if results_dir is not None else _paths.results_dir() / notebook
     return folder / f"{name}.csv"
 
 
@@ -292,11 +295,15 @@ def save_results(frame, notebook, name, results_dir=None, *, key=None, timing=No
 
 
 def load_published(notebook):
-    """The paper's own numbers, kept as data in ``data/published/<notebook>.csv``."""
-    path = PUBLISHED_DIR / f"{notebook}.csv"
-    if not path.is_file():
-        raise FileNotFoundError(f"no published numbers for notebook={notebook!r} at {path}")
-    return pd.read_csv(path)
+    """The paper's own numbers, package data ``dpclust_lib/published/<notebook>.csv``.
+
+    Read through :mod:`importlib.resources`, so they come with an installed wheel.
+    """
+    resource = importlib.resources.files("dpclust_lib").joinpath("published", f"{notebook}.csv")
+    if not resource.is_file():
+        raise FileNotFoundError(f"no published numbers for notebook={notebook!r} (dpclust_lib/published/)")
+    with resource.open("rb") as f:
+        return pd.read_csv(f)
 
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "not testable", "not run")

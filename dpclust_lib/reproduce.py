@@ -31,8 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
-# The project's folders: only list_notebooks, committed_results_dir and reproduce's smoke default use these.
-from ._paths import NOTEBOOK_DIR, RESULTS_DIR
+from ._paths import notebook_dir, results_dir
 from .experiments import PROFILE_ENV, VERDICTS, output_dirs, resolve_profile
 
 __all__ = ["list_notebooks", "resolve_notebook", "committed_results_dir", "run_notebook", "run_batch", "reproduce",
@@ -44,13 +43,13 @@ OVERVIEW_PREFIX = "00_"  # the overview notebook, which reads the others' result
 
 def list_notebooks(folder=None):
     """The project's notebooks, ``NN_name.ipynb``, in order."""
-    folder = Path(folder) if folder is not None else NOTEBOOK_DIR
+    folder = Path(folder) if folder is not None else notebook_dir()
     return sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb"))
 
 
 def committed_results_dir(stem):
     """The folder of a notebook's committed (paper-profile) result tables."""
-    return RESULTS_DIR / stem
+    return results_dir() / stem
 
 
 def resolve_notebook(name, folder=None):
@@ -349,9 +348,9 @@ def reproduce(notebooks=None, profile="paper", jobs=1, timeout=DEFAULT_CELL_TIME
     profile = resolve_profile(profile).name
     paths = [resolve_notebook(n) for n in notebooks] if notebooks else list_notebooks()
     if not paths:
-        raise ValueError(f"no notebooks found in {NOTEBOOK_DIR}")
+        raise ValueError(f"no notebooks found in {notebook_dir()}")
     if output_dir is None and profile != "paper":
-        output_dir = RESULTS_DIR / profile / "notebooks"
+        output_dir = results_dir() / profile / "notebooks"
     if output_dir is not None:
         Path(output_dir).mkdir(parents=True, exist_ok=True)
     calls = [dict(notebook=path, output_path=None if output_dir is None else Path(output_dir) / path.name,

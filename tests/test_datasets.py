@@ -1,4 +1,5 @@
 """The data registry: parsers on small fixture files, checksums, lookup order, downloads, errors."""
+
 import gzip
 import hashlib
 import os
@@ -32,13 +33,14 @@ def _listing(folder):
 
 # --------------------------------------------------------------------------- parsers on fixtures
 
+
 def test_parse_auto_mpg_ldpk_variant(monkeypatch, tmp_path):
     text = (
-        '18.0   8   307.0      130.0      3504.      12.0   70  1\t"chevrolet chevelle malibu"\n'
-        '25.0   4   98.00      ?          2046.      19.0   71  1\t"ford pinto"\n'
-        '31.0   4   119.0      82.00      2720.      19.4   82  3\t"chevy s-10"\n'
-        '20.0   6   200.0      85.00      2965.      15.8   78  2\t"some car"\n'
-    ).encode()
+        b'18.0   8   307.0      130.0      3504.      12.0   70  1\t"chevrolet chevelle malibu"\n'
+        b'25.0   4   98.00      ?          2046.      19.0   71  1\t"ford pinto"\n'
+        b'31.0   4   119.0      82.00      2720.      19.4   82  3\t"chevy s-10"\n'
+        b'20.0   6   200.0      85.00      2965.      15.8   78  2\t"some car"\n'
+    )
     raw = _install(monkeypatch, tmp_path, "AUTO_MPG", "auto_mpg/auto-mpg.data", text)
     ds = datasets.load("auto_mpg", "ldpk_modes", raw_dir=raw)
     assert ds.domain_sizes == (3, 2, 3)
@@ -59,8 +61,10 @@ def test_parse_car_both_variants(monkeypatch, tmp_path):
 
 
 def test_parse_nursery_with_trailing_blank_line(monkeypatch, tmp_path):
-    text = (b"usual,proper,complete,1,convenient,convenient,nonprob,recommended,recommend\n"
-            b"great_pret,very_crit,foster,more,critical,inconv,problematic,not_recom,not_recom\n\n")
+    text = (
+        b"usual,proper,complete,1,convenient,convenient,nonprob,recommended,recommend\n"
+        b"great_pret,very_crit,foster,more,critical,inconv,problematic,not_recom,not_recom\n\n"
+    )
     raw = _install(monkeypatch, tmp_path, "NURSERY", "nursery/nursery.data", text)
     ds = datasets.load("nursery", "ldpk_modes", raw_dir=raw)
     assert ds.n_samples == 2 and ds.domain_sizes == (2,) * 8
@@ -69,9 +73,13 @@ def test_parse_nursery_with_trailing_blank_line(monkeypatch, tmp_path):
 
 
 def test_parse_adult_drops_rows_with_question_marks_and_says_so(monkeypatch, tmp_path):
-    text = (b"39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, 40, United-States, <=50K\n"
-            b"50, ?, 83311, Bachelors, 13, Married-civ-spouse, ?, Husband, White, Male, 0, 0, 13, United-States, <=50K\n"
-            b"38, Private, 215646, HS-grad, 9, Divorced, Handlers-cleaners, Not-in-family, Black, Female, 0, 0, 40, United-States, >50K\n\n")
+    text = (
+        b"39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, "
+        b"White, Male, 2174, 0, 40, United-States, <=50K\n"
+        b"50, ?, 83311, Bachelors, 13, Married-civ-spouse, ?, Husband, White, Male, 0, 0, 13, United-States, <=50K\n"
+        b"38, Private, 215646, HS-grad, 9, Divorced, Handlers-cleaners, "
+        b"Not-in-family, Black, Female, 0, 0, 40, United-States, >50K\n\n"
+    )
     raw = _install(monkeypatch, tmp_path, "ADULT", "adult/adult.data", text)
     ds = datasets.load("adult", raw_dir=raw)
     assert ds.n_samples == 2
@@ -82,9 +90,11 @@ def test_parse_adult_drops_rows_with_question_marks_and_says_so(monkeypatch, tmp
 
 
 def test_parse_magic_and_minmax(monkeypatch, tmp_path):
-    text = b"28.7967,16.0021,2.6449,0.3918,0.1982,27.7004,22.011,-8.2027,40.092,81.8828,g\n" \
-           b"31.6036,11.7235,2.5185,0.5303,0.3773,26.2722,23.8238,-9.9574,6.3609,205.261,h\n" \
-           b"10.0,1.0,2.0,0.1,0.1,1.0,1.0,1.0,1.0,1.0,g\n"
+    text = (
+        b"28.7967,16.0021,2.6449,0.3918,0.1982,27.7004,22.011,-8.2027,40.092,81.8828,g\n"
+        b"31.6036,11.7235,2.5185,0.5303,0.3773,26.2722,23.8238,-9.9574,6.3609,205.261,h\n"
+        b"10.0,1.0,2.0,0.1,0.1,1.0,1.0,1.0,1.0,1.0,g\n"
+    )
     raw = _install(monkeypatch, tmp_path, "MAGIC", "magic_gamma_telescope/magic04.data", text)
     ds = datasets.load("magic", "minmax", raw_dir=raw)
     assert ds.X.shape == (3, 10) and ds.X.min() == 0.0 and ds.X.max() == 1.0
@@ -138,7 +148,9 @@ def test_parse_iris_classic_with_blank_line(monkeypatch, tmp_path):
 def test_ipums_extract_is_read_from_a_user_supplied_csv(monkeypatch, tmp_path):
     raw = tmp_path / "raw"
     (raw / "ipums_usa").mkdir(parents=True)
-    (raw / "ipums_usa" / "ipums_usa.csv").write_text("YEAR,FAMSIZE,SEX,RACE,SCHOOL,EMPSTAT\n2016,3,1,1,2,1\n2016,1,2,2,1,3\n")
+    (raw / "ipums_usa" / "ipums_usa.csv").write_text(
+        "YEAR,FAMSIZE,SEX,RACE,SCHOOL,EMPSTAT\n2016,3,1,1,2,1\n2016,1,2,2,1,3\n"
+    )
     monkeypatch.delenv("DPCLUST_DATA_DIR", raising=False)
     ds = datasets.load("ipums_usa", raw_dir=raw)
     # Default label: EMPSTAT, the outcome-like attribute (the analogue of Adult's income); the others cluster.
@@ -157,6 +169,7 @@ def test_ipums_missing_explains_how_to_get_an_extract(monkeypatch, tmp_path):
 
 
 # --------------------------------------------------------------------------- corruption
+
 
 def test_wrong_column_count_is_a_clear_error(monkeypatch, tmp_path):
     raw = _install(monkeypatch, tmp_path, "CAR", "car_evaluation/car.data", b"vhigh,vhigh,2,2,small,low\n")
@@ -190,7 +203,8 @@ def test_file_without_registered_checksum_needs_consent(monkeypatch, tmp_path):
     raw = tmp_path / "raw"
     (raw / "gowalla").mkdir(parents=True)
     (raw / "gowalla" / "loc-gowalla_totalCheckins.txt.gz").write_bytes(
-        gzip.compress(b"0\t2010-10-19T23:55:27Z\t30.0\t-97.0\t1\n"))
+        gzip.compress(b"0\t2010-10-19T23:55:27Z\t30.0\t-97.0\t1\n")
+    )
     monkeypatch.delenv("DPCLUST_DATA_DIR", raising=False)
     with pytest.raises(ChecksumError, match="allow_unverified"):
         datasets.load("gowalla", raw_dir=raw)
@@ -199,6 +213,7 @@ def test_file_without_registered_checksum_needs_consent(monkeypatch, tmp_path):
 
 
 # --------------------------------------------------------------------------- lookup order
+
 
 def test_data_dir_is_searched_before_raw_and_accepts_flat_layout(monkeypatch, tmp_path):
     good = b"vhigh,vhigh,2,2,small,low,unacc\n"
@@ -219,7 +234,17 @@ def test_available_reports_missing_files(monkeypatch, tmp_path):
     monkeypatch.delenv("DPCLUST_DATA_DIR", raising=False)
     table = datasets.available(raw_dir=tmp_path)
     assert set(table["dataset"]) == set(datasets.entries())
-    assert set(table.columns) >= {"dataset", "file", "status", "present", "location", "url", "sha256", "license", "papers"}
+    assert set(table.columns) >= {
+        "dataset",
+        "file",
+        "status",
+        "present",
+        "location",
+        "url",
+        "sha256",
+        "license",
+        "papers",
+    }
     files = table[table["file"].notna()]
     assert (files["status"] == "missing").all() and not files["present"].any()
 
@@ -242,6 +267,7 @@ def test_fetch_missing_reports_each_file_without_network(monkeypatch, tmp_path):
 
 
 # --------------------------------------------------------------------------- downloads (local HTTP server)
+
 
 def test_download_success(http_root, tmp_path, monkeypatch):
     root, base = http_root
@@ -303,11 +329,15 @@ def test_offline_error_names_file_url_and_folder(tmp_path, monkeypatch):
 
 # --------------------------------------------------------------------------- names and generators
 
-@pytest.mark.parametrize("name, variant, needle", [
-    ("carz", None, "name='carz'"),
-    (3, None, "name=3"),
-    ("car", "binary", "variant='binary'"),
-])
+
+@pytest.mark.parametrize(
+    "name, variant, needle",
+    [
+        ("carz", None, "name='carz'"),
+        (3, None, "name=3"),
+        ("car", "binary", "variant='binary'"),
+    ],
+)
 def test_unknown_names_and_variants(name, variant, needle):
     with pytest.raises(ValueError, match=needle):
         datasets.load(name, variant)
@@ -320,8 +350,10 @@ def test_uniform_square_is_seeded_and_inside():
     assert a.X.shape == (500, 2) and a.X.min() > -2 and a.X.max() < 2
 
 
-@pytest.mark.parametrize("kwargs, exc", [(dict(n_samples=0), ValueError), (dict(low=1.0, high=1.0), ValueError),
-                                         (dict(n_samples=2.5), TypeError)])
+@pytest.mark.parametrize(
+    "kwargs, exc",
+    [(dict(n_samples=0), ValueError), (dict(low=1.0, high=1.0), ValueError), (dict(n_samples=2.5), TypeError)],
+)
 def test_uniform_square_bad_input(kwargs, exc):
     with pytest.raises(exc):
         datasets.make_uniform_square(**kwargs)
@@ -329,21 +361,25 @@ def test_uniform_square_bad_input(kwargs, exc):
 
 # --------------------------------------------------------------------------- the real files (when present)
 
-@pytest.mark.parametrize("name, variant, datafile, shape, sizes", [
-    ("auto_mpg", "ldpk_modes", "AUTO_MPG", (398, 3), (3, 2, 3)),
-    ("car", "ldpk_modes", "CAR", (1728, 6), (2,) * 6),
-    ("nursery", "ldpk_modes", "NURSERY", (12960, 8), (2,) * 8),
-    ("nursery", "raw", "NURSERY", (12960, 8), (3, 5, 4, 4, 3, 2, 3, 3)),
-    ("adult", "ldp_kmodes_sampling", "ADULT", (30162, 6), (7, 16, 7, 6, 5, 2)),
-    ("magic", "minmax", "MAGIC", (19020, 10), None),
-    ("unbalance", "raw", "UNBALANCE", (6500, 2), None),
-    ("birch3", "raw", "BIRCH3", (100000, 2), None),
-    ("gowalla_sample10k", "lonlat", "GOWALLA_SAMPLE", (10000, 2), None),
-    ("iris", "minmax", "IRIS", (150, 4), None),
-    ("wine", "minmax", "WINE", (178, 13), None),
-    ("letter", "minmax", "LETTER", (20000, 16), None),
-    ("abalone", "minmax", "ABALONE", (4177, 7), None),
-])
+
+@pytest.mark.parametrize(
+    "name, variant, datafile, shape, sizes",
+    [
+        ("auto_mpg", "ldpk_modes", "AUTO_MPG", (398, 3), (3, 2, 3)),
+        ("car", "ldpk_modes", "CAR", (1728, 6), (2,) * 6),
+        ("nursery", "ldpk_modes", "NURSERY", (12960, 8), (2,) * 8),
+        ("nursery", "raw", "NURSERY", (12960, 8), (3, 5, 4, 4, 3, 2, 3, 3)),
+        ("adult", "ldp_kmodes_sampling", "ADULT", (30162, 6), (7, 16, 7, 6, 5, 2)),
+        ("magic", "minmax", "MAGIC", (19020, 10), None),
+        ("unbalance", "raw", "UNBALANCE", (6500, 2), None),
+        ("birch3", "raw", "BIRCH3", (100000, 2), None),
+        ("gowalla_sample10k", "lonlat", "GOWALLA_SAMPLE", (10000, 2), None),
+        ("iris", "minmax", "IRIS", (150, 4), None),
+        ("wine", "minmax", "WINE", (178, 13), None),
+        ("letter", "minmax", "LETTER", (20000, 16), None),
+        ("abalone", "minmax", "ABALONE", (4177, 7), None),
+    ],
+)
 def test_real_files(needs_data, name, variant, datafile, shape, sizes):
     needs_data(getattr(datasets, datafile))
     ds = datasets.load(name, variant)
@@ -360,10 +396,16 @@ def test_real_unbalance_labels(needs_data):
     assert sorted(np.bincount(ds.y)[1:].tolist()) == [100] * 5 + [2000] * 3
 
 
-@pytest.mark.parametrize("name, variant, datafile", [
-    ("unbalance", "raw", "UNBALANCE"), ("birch3", "raw", "BIRCH3"), ("gowalla_sample10k", "lonlat", "GOWALLA_SAMPLE"),
-    ("magic", "minmax", "MAGIC"), ("iris", "minmax", "IRIS"),
-])
+@pytest.mark.parametrize(
+    "name, variant, datafile",
+    [
+        ("unbalance", "raw", "UNBALANCE"),
+        ("birch3", "raw", "BIRCH3"),
+        ("gowalla_sample10k", "lonlat", "GOWALLA_SAMPLE"),
+        ("magic", "minmax", "MAGIC"),
+        ("iris", "minmax", "IRIS"),
+    ],
+)
 def test_declared_bounds_contain_the_data(needs_data, name, variant, datafile):
     needs_data(getattr(datasets, datafile))
     ds = datasets.load(name, variant)

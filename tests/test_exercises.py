@@ -1,26 +1,31 @@
 """Exercise checkers accept the reference solution and reject typical wrong ones with a hint;
 the student export stubs solutions, clears outputs, and runs clean with the solution pasted back."""
+
 import ast
 import math
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import numpy as np
 import pytest
-from scipy import stats
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from scipy import stats
 
 from dpclust_lib import assignments, exercises, privacy
-from dpclust_lib._paths import NOTEBOOK_DIR
 from dpclust_lib.cluster import birch, kmeans
 from dpclust_lib.cluster.sampling_kmodes import server_estimates, user_reports
 from dpclust_lib.exercises import ExerciseError
 from dpclust_lib.frequency import LDPFO, Tally, clip_and_normalise
 
+ROOT = Path(__file__).resolve().parents[1]
+
 
 # --------------------------------------------------------------------------- GRR
+
 
 def grr_reference(values, k, epsilon, rng):
     return privacy.grr_perturb(values, k, epsilon, rng)
@@ -47,6 +52,7 @@ def test_grr_checker():
 
 # --------------------------------------------------------------------------- OUE
 
+
 def oue_reference(values, k, epsilon, rng):
     p, q = privacy.oue_pq(epsilon)
     return privacy.ue_perturb(privacy.unary_encode(values, k), p, q, rng)
@@ -72,6 +78,7 @@ def test_oue_checker():
 
 
 # --------------------------------------------------------------------------- LDP-FO aggregation
+
 
 def estimate_reference(counts, sizes, epsilon):
     return LDPFO(sizes, epsilon).estimate(Tally(counts, int(counts.sum())))
@@ -109,6 +116,7 @@ def test_ldpfo_checker():
 def test_unwritten_solution_says_so():
     def stub(values, k, epsilon, rng):
         raise NotImplementedError("write stub")
+
     with pytest.raises(ExerciseError, match="NotImplementedError"):
         exercises.check_grr_perturb(stub)
 
@@ -116,11 +124,13 @@ def test_unwritten_solution_says_so():
 def test_an_error_in_the_solution_is_reported_with_the_call():
     def crashes(values, k, epsilon, rng):
         return values[:, 1]
+
     with pytest.raises(ExerciseError, match=r"crashes raised IndexError.*\n  called with: crashes\(array of shape"):
         exercises.check_grr_perturb(crashes)
 
 
 # --------------------------------------------------------------------------- Hamming-distance RR (Peng et al.)
+
 
 def hamming_reference(X, sizes, epsilon, rng):
     return privacy.hamming_rr_perturb(X, sizes, epsilon, rng)
@@ -158,24 +168,30 @@ def hamming_first_domain_for_all(X, sizes, epsilon, rng):
     return hamming_reference(X, (sizes[0],) * len(sizes), epsilon, rng)
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (hamming_binary_p, "binary formula"),
-    (hamming_eps_over_m, "split eps over the m attributes"),
-    (hamming_other_includes_self, "OTHER k_j-1 values"),
-    (hamming_one_coin_per_user, "not independent"),
-    (hamming_first_domain_for_all, "outside the domain of attribute 1"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (hamming_binary_p, "binary formula"),
+        (hamming_eps_over_m, "split eps over the m attributes"),
+        (hamming_other_includes_self, "OTHER k_j-1 values"),
+        (hamming_one_coin_per_user, "not independent"),
+        (hamming_first_domain_for_all, "outside the domain of attribute 1"),
+    ],
+)
 def test_hamming_rr_checker(wrong, hint):
     exercises.check_hamming_rr_perturb(hamming_reference)
     with pytest.raises(ExerciseError, match=hint):
         exercises.check_hamming_rr_perturb(wrong)
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda sizes, eps: eps, "per unit of Hamming distance"),
-    (lambda sizes, eps: (len(sizes) - 1) * eps, "differ in ALL m attributes"),
-    (lambda sizes, eps: eps * sum(k - 1 for k in sizes), "differing attributes, not differing values"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (lambda sizes, eps: eps, "per unit of Hamming distance"),
+        (lambda sizes, eps: (len(sizes) - 1) * eps, "differ in ALL m attributes"),
+        (lambda sizes, eps: eps * sum(k - 1 for k in sizes), "differing attributes, not differing values"),
+    ],
+)
 def test_hamming_ldp_level_checker(wrong, hint):
     exercises.check_hamming_rr_ldp_level(lambda sizes, eps: LDPFO(sizes, eps).ldp_epsilon)
     with pytest.raises(ExerciseError, match=hint):
@@ -187,12 +203,15 @@ def _changed(sizes, eps):
     return (k - 1) / (np.exp(eps) + k - 1)
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda sizes, eps: float(np.sum(1 - _changed(sizes, eps))), "attributes the report KEEPS"),
-    (lambda sizes, eps: len(sizes) / (np.exp(eps) + 1), "binary formula"),
-    (lambda sizes, eps: len(sizes) * _changed(sizes[:1], eps)[0], "its own domain size"),
-    (lambda sizes, eps: float(np.sum(_changed(sizes, eps / len(sizes)))), "not eps/m"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (lambda sizes, eps: float(np.sum(1 - _changed(sizes, eps))), "attributes the report KEEPS"),
+        (lambda sizes, eps: len(sizes) / (np.exp(eps) + 1), "binary formula"),
+        (lambda sizes, eps: len(sizes) * _changed(sizes[:1], eps)[0], "its own domain size"),
+        (lambda sizes, eps: float(np.sum(_changed(sizes, eps / len(sizes)))), "not eps/m"),
+    ],
+)
 def test_hamming_expected_distance_checker(wrong, hint):
     exercises.check_hamming_rr_expected_distance(lambda sizes, eps: float(np.sum(_changed(sizes, eps))))
     with pytest.raises(ExerciseError, match=hint):
@@ -203,10 +222,13 @@ def test_expected_distance_reference_is_eq4():
     # The checker's brute-force reference agrees with Eq. 4's distance distribution for equal domains.
     for m, k, eps in [(3, 2, 1.0), (4, 3, 0.5), (2, 5, 2.0)]:
         pmf = privacy.hamming_rr_distance_pmf(m, k, eps)
-        assert np.isclose(exercises._hamming_rr_mean_distance((k,) * m, eps), np.arange(m + 1) @ pmf, rtol=1e-12)
+        assert np.isclose(
+            exercises.ldpk_modes._hamming_rr_mean_distance((k,) * m, eps), np.arange(m + 1) @ pmf, rtol=1e-12
+        )
 
 
 # --------------------------------------------------------------------------- Zhang et al. (2022)
+
 
 def _oue(eps):
     return privacy.oue_pq(eps)
@@ -217,13 +239,16 @@ def eq9_reference(bit_sums, cluster_sizes, d, eps):
     return (bit_sums - cluster_sizes[:, None] / d * q) / (p - q)
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda s, n, d, e: (s - n[:, None] * _oue(e)[1]) / (_oue(e)[0] - _oue(e)[1]), r"\|C_r\|' = \|C_r\| / d"),
-    (lambda s, n, d, e: (s - n[:, None] / d * _oue(e)[0]) / (_oue(e)[1] - _oue(e)[0]), "swapped"),
-    (lambda s, n, d, e: s - n[:, None] / d * _oue(e)[1], r"divide by \(p - q\)"),
-    (lambda s, n, d, e: eq9_reference(s, n, d, e) / (n[:, None] / d), "share"),
-    (lambda s, n, d, e: (s - n / d * _oue(e)[1]) / (_oue(e)[0] - _oue(e)[1]), "wrong axis"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (lambda s, n, d, e: (s - n[:, None] * _oue(e)[1]) / (_oue(e)[0] - _oue(e)[1]), r"\|C_r\|' = \|C_r\| / d"),
+        (lambda s, n, d, e: (s - n[:, None] / d * _oue(e)[0]) / (_oue(e)[1] - _oue(e)[0]), "swapped"),
+        (lambda s, n, d, e: s - n[:, None] / d * _oue(e)[1], r"divide by \(p - q\)"),
+        (lambda s, n, d, e: eq9_reference(s, n, d, e) / (n[:, None] / d), "share"),
+        (lambda s, n, d, e: (s - n / d * _oue(e)[1]) / (_oue(e)[0] - _oue(e)[1]), "wrong axis"),
+    ],
+)
 def test_eq9_estimate_checker(wrong, hint):
     exercises.check_eq9_estimate(eq9_reference)
     with pytest.raises(ExerciseError, match=hint):
@@ -243,13 +268,16 @@ def _unmix(observed, eps, K=None, axis=0, swap=False, scale=True):
     return out / (p - q) if scale else out
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda o, e: _unmix(o, e, swap=True), "swapped"),
-    (lambda o, e: _unmix(o, e, axis=-1), "wrong axis"),
-    (lambda o, e: _unmix(o, e, K=o.shape[0] + 1), "off by one"),
-    (lambda o, e: _unmix(o, e, scale=False), "not rescaled"),
-    (lambda o, e: np.tensordot(privacy.grr_matrix(o.shape[0], e).T, o, axes=1), "mixes the labels once more"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (lambda o, e: _unmix(o, e, swap=True), "swapped"),
+        (lambda o, e: _unmix(o, e, axis=-1), "wrong axis"),
+        (lambda o, e: _unmix(o, e, K=o.shape[0] + 1), "off by one"),
+        (lambda o, e: _unmix(o, e, scale=False), "not rescaled"),
+        (lambda o, e: np.tensordot(privacy.grr_matrix(o.shape[0], e).T, o, axes=1), "mixes the labels once more"),
+    ],
+)
 def test_index_unmix_checker(wrong, hint):
     exercises.check_index_unmix(unmix_reference)
     exercises.check_index_unmix(_unmix)
@@ -264,7 +292,7 @@ def variance_expected(g, N, d, eps):
 
 def variance_observed(g, N, d, eps):
     p, q = _oue(eps)
-    return (g * p * (1 - p) + (N - g) * q * (1 - q)) / (d * (p - q) ** 2) + g * (d - 1) / d ** 2
+    return (g * p * (1 - p) + (N - g) * q * (1 - q)) / (d * (p - q) ** 2) + g * (d - 1) / d**2
 
 
 def variance_eq12_as_printed(N, d, eps):
@@ -277,14 +305,21 @@ def _plain_oue(g, N, d, eps):
     return (g * p * (1 - p) + (N - g) * q * (1 - q)) / (p - q) ** 2
 
 
-@pytest.mark.parametrize("reporters, right, wrong, hint", [
-    ("expected", variance_expected, lambda g, N, d, e: variance_eq12_as_printed(N, d, e), "Eq. 12 as printed"),
-    ("expected", variance_expected, _plain_oue, "plain OUE over all N users"),
-    ("expected", variance_expected, lambda g, N, d, e: variance_expected(g, N, d, e) * (_oue(e)[0] - _oue(e)[1]) ** 2,
-     r"Var\[s\]"),
-    ("observed", variance_observed, lambda g, N, d, e: _plain_oue(g, N, d, e) / d, "WHO reports"),
-    ("observed", variance_observed, variance_expected, "expected number of reporters"),
-])
+@pytest.mark.parametrize(
+    "reporters, right, wrong, hint",
+    [
+        ("expected", variance_expected, lambda g, N, d, e: variance_eq12_as_printed(N, d, e), "Eq. 12 as printed"),
+        ("expected", variance_expected, _plain_oue, "plain OUE over all N users"),
+        (
+            "expected",
+            variance_expected,
+            lambda g, N, d, e: variance_expected(g, N, d, e) * (_oue(e)[0] - _oue(e)[1]) ** 2,
+            r"Var\[s\]",
+        ),
+        ("observed", variance_observed, lambda g, N, d, e: _plain_oue(g, N, d, e) / d, "WHO reports"),
+        ("observed", variance_observed, variance_expected, "expected number of reporters"),
+    ],
+)
 def test_eq9_variance_checker(reporters, right, wrong, hint):
     exercises.check_eq9_variance(right, reporters=reporters)
     with pytest.raises(ExerciseError, match=hint):
@@ -300,12 +335,16 @@ def test_eq9_variance_reference_matches_the_library_estimator(rng):
     centre = np.zeros((1, d), dtype=np.int64)
     low, high = stats.chi2.ppf([0.0005, 0.9995], reps - 1) / (reps - 1)
     for reporters, other in (("expected", "observed"), ("observed", "expected")):
-        draws = [server_estimates(user_reports(X, centre, (2,) * d, eps, random_state=rng), 1, (2,) * d, eps,
-                                  reporters=reporters)[0][0, 1] for _ in range(reps)]
+        draws = [
+            server_estimates(
+                user_reports(X, centre, (2,) * d, eps, random_state=rng), 1, (2,) * d, eps, reporters=reporters
+            )[0][0, 1]
+            for _ in range(reps)
+        ]
         variance = np.var(draws, ddof=1)
-        assert low < variance / exercises._eq9_variance_exact(g, N, d, eps, reporters) < high, reporters
+        assert low < variance / exercises.sampling_kmodes._eq9_variance_exact(g, N, d, eps, reporters) < high, reporters
         # the test can fail: the other estimator's variance is outside the band
-        assert not low < variance / exercises._eq9_variance_exact(g, N, d, eps, other) < high, reporters
+        assert not low < variance / exercises.sampling_kmodes._eq9_variance_exact(g, N, d, eps, other) < high, reporters
 
 
 def test_eq9_variance_checker_refuses_unknown_reporters():
@@ -314,6 +353,7 @@ def test_eq9_variance_checker_refuses_unknown_reporters():
 
 
 # --------------------------------------------------------------------------- Li et al. (2013): SuLQ and IDP k-means
+
 
 def _exact_sums_counts(X, labels, K):
     d = X.shape[1]
@@ -354,16 +394,22 @@ def sums_counts_one_draw_per_cluster(X, labels, K, eps, rng):
     return sums + noise[:, None], counts + noise
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, X.shape[1] / e, X.shape[1] / e), r"d \+ 1, not d"),
-    (lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, 1 / e, 1 / e), "sensitivity of a count alone"),
-    (lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, count_scale=0.0), "noise on the sums but not on the counts"),
-    (lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, X.shape[1] / e, 1 / e), "2 eps-DP"),
-    (lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, draw="normal"), "Gaussian"),
-    (sums_counts_one_draw_per_cluster, "its own Laplace draw"),
-    (sums_counts_two_draws, "prescribed layout"),
-    (sums_counts_transposed, r"shape \(d \+ 1, K\)"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, X.shape[1] / e, X.shape[1] / e), r"d \+ 1, not d"),
+        (lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, 1 / e, 1 / e), "sensitivity of a count alone"),
+        (
+            lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, count_scale=0.0),
+            "noise on the sums but not on the counts",
+        ),
+        (lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, X.shape[1] / e, 1 / e), "2 eps-DP"),
+        (lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, draw="normal"), "Gaussian"),
+        (sums_counts_one_draw_per_cluster, "its own Laplace draw"),
+        (sums_counts_two_draws, "prescribed layout"),
+        (sums_counts_transposed, r"shape \(d \+ 1, K\)"),
+    ],
+)
 def test_noisy_sums_counts_checker(wrong, hint):
     exercises.check_noisy_sums_counts(sums_counts_reference)
     with pytest.raises(ExerciseError, match=hint):
@@ -373,21 +419,29 @@ def test_noisy_sums_counts_checker(wrong, hint):
 def test_noisy_sums_counts_checker_wants_two_arrays():
     with pytest.raises(ExerciseError, match="must return two arrays"):
         exercises.check_noisy_sums_counts(
-            lambda X, l, K, e, rng: np.column_stack(sums_counts_reference(X, l, K, e, rng)))
+            lambda X, l, K, e, rng: np.column_stack(sums_counts_reference(X, l, K, e, rng))
+        )
 
 
 def release_scale_reference(d, eps, N, t, schedule):
-    share = eps / N if schedule == "fixed" else eps / 2 ** t
+    share = eps / N if schedule == "fixed" else eps / 2**t
     return (d + 1) / share
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda d, e, N, t, s: release_scale_reference(d, e, N, t, s) * d / (d + 1), "not d"),
-    (lambda d, e, N, t, s: (d + 1) / e, "share eps"),
-    (lambda d, e, N, t, s: release_scale_reference(d, e, N, t, s) / 2 if s == "halving"
-     else release_scale_reference(d, e, N, t, s), "eps/2\\^t"),
-    (lambda d, e, N, t, s: 1 / release_scale_reference(d, e, N, t, s), "sensitivity / budget"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (lambda d, e, N, t, s: release_scale_reference(d, e, N, t, s) * d / (d + 1), "not d"),
+        (lambda d, e, N, t, s: (d + 1) / e, "share eps"),
+        (
+            lambda d, e, N, t, s: (
+                release_scale_reference(d, e, N, t, s) / 2 if s == "halving" else release_scale_reference(d, e, N, t, s)
+            ),
+            "eps/2\\^t",
+        ),
+        (lambda d, e, N, t, s: 1 / release_scale_reference(d, e, N, t, s), "sensitivity / budget"),
+    ],
+)
 def test_release_scale_checker(wrong, hint):
     exercises.check_release_scale(release_scale_reference)
     with pytest.raises(ExerciseError, match=hint):
@@ -395,14 +449,17 @@ def test_release_scale_checker(wrong, hint):
 
 
 def total_spent_reference(eps, N, schedule):
-    return eps if schedule == "fixed" else eps * (1 - 2.0 ** -N)
+    return eps if schedule == "fixed" else eps * (1 - 2.0**-N)
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda e, N, s: e, "never spends all of eps"),
-    (lambda e, N, s: N * e if s == "fixed" else total_spent_reference(e, N, s), "eps/N each"),
-    (lambda e, N, s: e if s == "fixed" else e / 2 ** N, "LAST release"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (lambda e, N, s: e, "never spends all of eps"),
+        (lambda e, N, s: N * e if s == "fixed" else total_spent_reference(e, N, s), "eps/N each"),
+        (lambda e, N, s: e if s == "fixed" else e / 2**N, "LAST release"),
+    ],
+)
 def test_total_spent_checker(wrong, hint):
     exercises.check_total_spent(total_spent_reference)
     with pytest.raises(ExerciseError, match=hint):
@@ -422,13 +479,19 @@ def _idp_centres(X, K, eps, rng, scale=None, order=False, keep_below_one=False, 
     return np.clip(centres, 0.0, 1.0) if clip else centres
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda X, K, e, rng: _idp_centres(X, K, e, rng, scale=lambda d, e: d / e), r"d \+ 1 \(sums AND count\), not d"),
-    (lambda X, K, e, rng: _idp_centres(X, K, e, rng, order=True), "contiguous blocks"),
-    (lambda X, K, e, rng: _idp_centres(X, K, e, rng, keep_below_one=True), "below 1 \\(not only below 0\\)"),
-    (lambda X, K, e, rng: _idp_centres(X, K, e, rng, clip=False), "np.clip"),
-    (lambda X, K, e, rng: _idp_centres(X, K, e, rng, true_count=True), "NOISY count"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (
+            lambda X, K, e, rng: _idp_centres(X, K, e, rng, scale=lambda d, e: d / e),
+            r"d \+ 1 \(sums AND count\), not d",
+        ),
+        (lambda X, K, e, rng: _idp_centres(X, K, e, rng, order=True), "contiguous blocks"),
+        (lambda X, K, e, rng: _idp_centres(X, K, e, rng, keep_below_one=True), "below 1 \\(not only below 0\\)"),
+        (lambda X, K, e, rng: _idp_centres(X, K, e, rng, clip=False), "np.clip"),
+        (lambda X, K, e, rng: _idp_centres(X, K, e, rng, true_count=True), "NOISY count"),
+    ],
+)
 def test_idp_initial_centres_checker(wrong, hint):
     exercises.check_idp_initial_centres(_idp_centres)
     with pytest.raises(ExerciseError, match=hint):
@@ -436,6 +499,7 @@ def test_idp_initial_centres_checker(wrong, hint):
 
 
 # --------------------------------------------------------------------------- Zhang & Cheng (2021): DPQTk-means
+
 
 def release_level_reference(counts, eps_tree, max_height, threshold, rng):
     noisy = privacy.laplace_mechanism(counts, 1.0, eps_tree / max_height, rng)
@@ -447,15 +511,18 @@ def _level(counts, scale, rng, split_on="noisy"):
     return noisy, {"noisy": noisy > 10.0, "true": counts > 10.0, "inverted": noisy <= 10.0}[split_on]
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda c, e, h, T, rng: _level(c, 1 / e, rng), "not all of epsilon_tree"),
-    (lambda c, e, h, T, rng: _level(c, (h + 1) / e, rng), "off by one in the depth"),
-    (lambda c, e, h, T, rng: _level(c, 2 * h / e, rng), "sensitivity is 1"),
-    (lambda c, e, h, T, rng: _level(c, h / e, rng, split_on="true"), "TRUE count"),
-    (lambda c, e, h, T, rng: _level(c, h / e, rng, split_on="inverted"), "inverted"),
-    (lambda c, e, h, T, rng: (c, c > T), "came back exact"),
-    (lambda c, e, h, T, rng: (c + rng.laplace(0.0, h / e), c > T), "one draw for the whole level"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (lambda c, e, h, T, rng: _level(c, 1 / e, rng), "not all of epsilon_tree"),
+        (lambda c, e, h, T, rng: _level(c, (h + 1) / e, rng), "off by one in the depth"),
+        (lambda c, e, h, T, rng: _level(c, 2 * h / e, rng), "sensitivity is 1"),
+        (lambda c, e, h, T, rng: _level(c, h / e, rng, split_on="true"), "TRUE count"),
+        (lambda c, e, h, T, rng: _level(c, h / e, rng, split_on="inverted"), "inverted"),
+        (lambda c, e, h, T, rng: (c, c > T), "came back exact"),
+        (lambda c, e, h, T, rng: (c + rng.laplace(0.0, h / e), c > T), "one draw for the whole level"),
+    ],
+)
 def test_quadtree_level_checker(wrong, hint):
     exercises.check_quadtree_level(release_level_reference)
     with pytest.raises(ExerciseError, match=hint):
@@ -467,13 +534,16 @@ def _cells(n, eps, d, rounding=round, theta=10.0, exponent=None, at_least_one=Tr
     return max(1, m) if at_least_one else m
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda n, e, d: _cells(n, e, d, exponent=lambda d: 2 * d / (d + 2)), "that is M"),
-    (lambda n, e, d: _cells(n, e, d, rounding=math.floor), "nearest integer"),
-    (lambda n, e, d: _cells(n, e, d, at_least_one=False), "at least one cell"),
-    (lambda n, e, d: _cells(n, e, d, theta=1.0), "theta = 10"),
-    (lambda n, e, d: _cells(n, e, d, rounding=float), "is an integer"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (lambda n, e, d: _cells(n, e, d, exponent=lambda d: 2 * d / (d + 2)), "that is M"),
+        (lambda n, e, d: _cells(n, e, d, rounding=math.floor), "nearest integer"),
+        (lambda n, e, d: _cells(n, e, d, at_least_one=False), "at least one cell"),
+        (lambda n, e, d: _cells(n, e, d, theta=1.0), "theta = 10"),
+        (lambda n, e, d: _cells(n, e, d, rounding=float), "is an integer"),
+    ],
+)
 def test_eug_grid_size_checker(wrong, hint):
     exercises.check_eug_grid_size(lambda n, e, d: _cells(n, e, d, rounding=lambda x: math.floor(x + 0.5)))
     exercises.check_eug_grid_size(kmeans.eug_grid_size)
@@ -485,12 +555,15 @@ def spent_reference(eps, gamma, max_height, levels):
     return gamma * eps * levels / max_height + (1 - gamma) * eps
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda e, g, h, L: e, "deeper levels release nothing"),
-    (lambda e, g, h, L: L * g * e + (1 - g) * e, "not all of epsilon_1"),
-    (lambda e, g, h, L: spent_reference(e, g, h, L + 1), "off by one"),
-    (lambda e, g, h, L: g * e * L / h, "epsilon_2"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (lambda e, g, h, L: e, "deeper levels release nothing"),
+        (lambda e, g, h, L: L * g * e + (1 - g) * e, "not all of epsilon_1"),
+        (lambda e, g, h, L: spent_reference(e, g, h, L + 1), "off by one"),
+        (lambda e, g, h, L: g * e * L / h, "epsilon_2"),
+    ],
+)
 def test_dpqt_epsilon_spent_checker(wrong, hint):
     exercises.check_dpqt_epsilon_spent(spent_reference)
     with pytest.raises(ExerciseError, match=hint):
@@ -498,6 +571,7 @@ def test_dpqt_epsilon_spent_checker(wrong, hint):
 
 
 # --------------------------------------------------------------------------- the generic function checker
+
 
 def test_function_checker_names_the_typical_mistake():
     reference = lambda d: d + 1  # noqa: E731  (the sensitivity of a sum of d bounded coordinates and a count)
@@ -513,6 +587,7 @@ def test_function_checker_names_the_typical_mistake():
 
 
 # --------------------------------------------------------------------------- numbers and predictions
+
 
 def test_number_checker():
     exercises.check_number("sensitivity", 4, 4)
@@ -537,6 +612,7 @@ def test_prediction_checker_takes_the_students_function():
 
     def prediction():
         raise NotImplementedError("write prediction")
+
     with pytest.raises(ExerciseError, match="NotImplementedError"):
         exercises.check_prediction("error when eps doubles", prediction, 0.4, 0.2)
 
@@ -615,17 +691,32 @@ def test_student_version_and_paste_back_run_clean(tmp_path):
 
 
 def _nbval(path):
-    # DPCLUST_DATA_DIR and the rest of the environment pass through; the profile is smoke.
-    return subprocess.run([sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env", "-q", "-p",
-                           "no:cacheprovider", str(path)], capture_output=True, text=True, cwd=path.parent,
-                          env={**os.environ, "DPCLUST_PROFILE": "smoke"}, timeout=900)
+    # DPCLUST_DATA_DIR and the rest of the environment pass through; the profile is smoke. The copy
+    # lies outside the compendium, so DPCLUST_HOME says where it is (its smoke outputs go there).
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--nbval-lax",
+            "--nbval-current-env",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=path.parent,
+        env={**os.environ, "DPCLUST_PROFILE": "smoke", "DPCLUST_HOME": str(ROOT)},
+        timeout=900,
+    )
 
 
 def test_sampler_checker_names_the_typical_mistake():
     # e.g. the Laplace noise of a count with sensitivity 1 at eps = 0.5: scale 2
     cdf = stats.laplace(scale=2.0).cdf
-    mistakes = [(stats.laplace(scale=0.5).cdf, "scale eps / sensitivity"),
-                (stats.norm(scale=2.0).cdf, "Gaussian")]
+    mistakes = [(stats.laplace(scale=0.5).cdf, "scale eps / sensitivity"), (stats.norm(scale=2.0).cdf, "Gaussian")]
     exercises.check_sampler("noise", lambda rng, n: rng.laplace(0.0, 2.0, n), cdf, mistakes=mistakes)
     with pytest.raises(ExerciseError, match="scale eps / sensitivity"):
         exercises.check_sampler("noise", lambda rng, n: rng.laplace(0.0, 0.5, n), cdf, mistakes=mistakes)
@@ -653,7 +744,7 @@ def _normalised(source):
 
 @pytest.mark.parametrize("stem", PAPER_NOTEBOOKS)
 def test_paper_notebook_student_version(stem, tmp_path):
-    teacher_path = NOTEBOOK_DIR / f"{stem}.ipynb"
+    teacher_path = ROOT / "notebooks" / f"{stem}.ipynb"
     teacher = nbformat.read(teacher_path, as_version=4)
     solutions = {c["id"]: c.source for c in _tagged(teacher, "solution") if c.cell_type == "code"}
     explanations = {c["id"]: c.source for c in _tagged(teacher, "solution") if c.cell_type == "markdown"}
@@ -678,7 +769,7 @@ def test_paper_notebook_student_version(stem, tmp_path):
                 assert len(body) == 1 and isinstance(body[0], ast.Raise), (cid, fn.name)
         for fn in ast.parse(source).body:
             if isinstance(fn, ast.FunctionDef):
-                for statement in fn.body[1 if ast.get_docstring(fn) is not None else 0:]:
+                for statement in fn.body[1 if ast.get_docstring(fn) is not None else 0 :]:
                     text = ast.unparse(statement)  # short ones (`return out`) occur in any notebook
                     assert len(text) < 20 or text not in student_code, (cid, text)
 
@@ -721,18 +812,26 @@ def cf_merge_in_place(a, b):
     return a[0] + b[0], ls, a[2] + b[2]
 
 
-@pytest.mark.parametrize("functions, hint", [
-    ({"cf_of": lambda X: (len(X), X.sum(axis=0), (X ** 2).sum(axis=0))}, "SS is not a number"),
-    ({"cf_of": lambda X: (len(X), X.mean(axis=0), float(np.sum(X * X)))}, "SUM of the points"),
-    ({"cf_merge": lambda a, b: (a[0] + b[0], (a[1] + b[1]) / 2, (a[2] + b[2]) / 2)}, "ADDS the three parts"),
-    ({"cf_merge": cf_merge_in_place}, "changed its arguments"),
-    ({"cf_radius": lambda cf: max(cf[2] / cf[0] - (cf[1] / cf[0]) @ (cf[1] / cf[0]), 0.0)}, r"that is R\^2"),
-    ({"cf_radius": lambda cf: math.sqrt(cf[2] / cf[0] - (cf[1] / cf[0]) @ (cf[1] / cf[0]))}, "return 0 in that case"),
-    ({"cf_radius": lambda cf: float(np.sqrt(cf[2] / cf[0] - (cf[1] / cf[0]) @ (cf[1] / cf[0])))},
-     "return 0 in that case"),
-    ({"cf_diameter": lambda cf: 2 * cf_radius(cf)}, "not twice the radius"),
-    ({"cf_diameter": lambda cf: math.sqrt(2) * cf_radius(cf)}, "DISTINCT points"),
-])
+@pytest.mark.parametrize(
+    "functions, hint",
+    [
+        ({"cf_of": lambda X: (len(X), X.sum(axis=0), (X**2).sum(axis=0))}, "SS is not a number"),
+        ({"cf_of": lambda X: (len(X), X.mean(axis=0), float(np.sum(X * X)))}, "SUM of the points"),
+        ({"cf_merge": lambda a, b: (a[0] + b[0], (a[1] + b[1]) / 2, (a[2] + b[2]) / 2)}, "ADDS the three parts"),
+        ({"cf_merge": cf_merge_in_place}, "changed its arguments"),
+        ({"cf_radius": lambda cf: max(cf[2] / cf[0] - (cf[1] / cf[0]) @ (cf[1] / cf[0]), 0.0)}, r"that is R\^2"),
+        (
+            {"cf_radius": lambda cf: math.sqrt(cf[2] / cf[0] - (cf[1] / cf[0]) @ (cf[1] / cf[0]))},
+            "return 0 in that case",
+        ),
+        (
+            {"cf_radius": lambda cf: float(np.sqrt(cf[2] / cf[0] - (cf[1] / cf[0]) @ (cf[1] / cf[0])))},
+            "return 0 in that case",
+        ),
+        ({"cf_diameter": lambda cf: 2 * cf_radius(cf)}, "not twice the radius"),
+        ({"cf_diameter": lambda cf: math.sqrt(2) * cf_radius(cf)}, "DISTINCT points"),
+    ],
+)
 def test_clustering_feature_checker(functions, hint):
     right = {"cf_of": cf_of, "cf_merge": cf_merge, "cf_radius": cf_radius, "cf_diameter": cf_diameter}
     exercises.check_clustering_feature(**right)
@@ -743,6 +842,7 @@ def test_clustering_feature_checker(functions, hint):
 def test_clustering_feature_checker_names_an_unwritten_function():
     def cf_diameter_stub(cf):
         raise NotImplementedError("write cf_diameter")
+
     with pytest.raises(ExerciseError, match="NotImplementedError"):
         exercises.check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter_stub)
 
@@ -774,20 +874,26 @@ def _update(scale=lambda d, e: 1 / e, draw="laplace", shared=False, noisy_n=Fals
             noisy = x + eta[:-1]
             return n + 1, ls + noisy, ss + noisy @ noisy
         return n + 1 + (rng.laplace(0.0, s) if noisy_n else 0), ls + x + eta[:-1], ss + x @ x + eta[-1]
+
     return update
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (_update(scale=lambda d, e: d / e), "scale d/eps"),
-    (_update(scale=lambda d, e: 2 / e), "2 eps in all"),
-    (_update(scale=lambda d, e: e), "shrinks as epsilon grows"),
-    (_update(draw="normal"), "Gaussian"),
-    (_update(shared=True), "not independent"),
-    (_update(noisy_n=True), "N is not exact"),
-    (_update(noise_record=True), "noise the sum"),
-    (lambda cf, x, e, rng: noisy_update((cf[0], cf[1], cf[2] - x @ x + x.sum()), x, e, rng),
-     "not the sum of x's coordinates"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (_update(scale=lambda d, e: d / e), "scale d/eps"),
+        (_update(scale=lambda d, e: 2 / e), "2 eps in all"),
+        (_update(scale=lambda d, e: e), "shrinks as epsilon grows"),
+        (_update(draw="normal"), "Gaussian"),
+        (_update(shared=True), "not independent"),
+        (_update(noisy_n=True), "N is not exact"),
+        (_update(noise_record=True), "noise the sum"),
+        (
+            lambda cf, x, e, rng: noisy_update((cf[0], cf[1], cf[2] - x @ x + x.sum()), x, e, rng),
+            "not the sum of x's coordinates",
+        ),
+    ],
+)
 def test_dpbirch_noisy_update_checker(wrong, hint):
     exercises.check_dpbirch_noisy_update(noisy_update)
     with pytest.raises(ExerciseError, match=hint):
@@ -796,17 +902,20 @@ def test_dpbirch_noisy_update_checker(wrong, hint):
 
 def cf_sensitivities(lower, upper):
     largest = np.maximum(np.abs(lower), np.abs(upper))
-    return 1.0, float(largest.sum()), float((largest ** 2).sum())
+    return 1.0, float(largest.sum()), float((largest**2).sum())
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda lo, up: (1.0, 1.0, 1.0), "ONE coordinate"),
-    (lambda lo, up: (1.0, float(np.max(np.maximum(-lo, up))), cf_sensitivities(lo, up)[2]), "not the largest one"),
-    (lambda lo, up: (1.0, float(np.sum(up - lo)), cf_sensitivities(lo, up)[2]), "REPLACED"),
-    (lambda lo, up: (1.0, cf_sensitivities(lo, up)[1], cf_sensitivities(lo, up)[1] ** 2), "square of their sum"),
-    (lambda lo, up: (1.0, cf_sensitivities(lo, up)[1], float(np.sum(up ** 2))), "l_j < 0"),
-    (lambda lo, up: (0.0, *cf_sensitivities(lo, up)[1:]), "exactly 1"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (lambda lo, up: (1.0, 1.0, 1.0), "ONE coordinate"),
+        (lambda lo, up: (1.0, float(np.max(np.maximum(-lo, up))), cf_sensitivities(lo, up)[2]), "not the largest one"),
+        (lambda lo, up: (1.0, float(np.sum(up - lo)), cf_sensitivities(lo, up)[2]), "REPLACED"),
+        (lambda lo, up: (1.0, cf_sensitivities(lo, up)[1], cf_sensitivities(lo, up)[1] ** 2), "square of their sum"),
+        (lambda lo, up: (1.0, cf_sensitivities(lo, up)[1], float(np.sum(up**2))), "l_j < 0"),
+        (lambda lo, up: (0.0, *cf_sensitivities(lo, up)[1:]), "exactly 1"),
+    ],
+)
 def test_cf_sensitivities_checker(wrong, hint):
     exercises.check_cf_sensitivities(cf_sensitivities)
     with pytest.raises(ExerciseError, match=hint):
@@ -815,9 +924,9 @@ def test_cf_sensitivities_checker(wrong, hint):
 
 def test_cf_sensitivities_reference_is_the_largest_change_over_the_box():
     # The library's sensitivities that the checker reads are the largest ||x||_1 and ||x||^2 over the box's corners.
-    for lower, upper in exercises._SENSITIVITY_BOXES:
+    for lower, upper in exercises.dp_birch._SENSITIVITY_BOXES:
         corners = np.array(np.meshgrid(*zip(lower, upper))).reshape(len(lower), -1).T
-        want = [1.0, np.abs(corners).sum(axis=1).max(), (corners ** 2).sum(axis=1).max()]
+        want = [1.0, np.abs(corners).sum(axis=1).max(), (corners**2).sum(axis=1).max()]
         assert np.allclose(birch.cf_sensitivities(lower, upper), want, rtol=1e-12)
 
 
@@ -832,17 +941,21 @@ def _cost(f):
     def wrong(h, lower, upper, epsilon):
         _, ls, ss = cf_sensitivities(lower, upper)
         return f(h, ls, ss, np.max(np.maximum(np.abs(lower), np.abs(upper))), epsilon, len(lower))
+
     return wrong
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (_cost(lambda h, L, S, q, e, d: 2 * e), "paper's claim"),
-    (_cost(lambda h, L, S, q, e, d: (L + S) * e / q), "ONE noisy CF"),
-    (_cost(lambda h, L, S, q, e, d: h * (L + S) * e), "not 1/eps"),
-    (_cost(lambda h, L, S, q, e, d: h * (L + L * L) * e / q), r"not by \(sum_j \|x_j\|\)\^2"),
-    (_cost(lambda h, L, S, q, e, d: (h - 1) * (L + S) * e / q), "leaf level"),
-    (_cost(lambda h, L, S, q, e, d: 2 * h * d * e), r"on \[0, 1\]\^d only"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (_cost(lambda h, L, S, q, e, d: 2 * e), "paper's claim"),
+        (_cost(lambda h, L, S, q, e, d: (L + S) * e / q), "ONE noisy CF"),
+        (_cost(lambda h, L, S, q, e, d: h * (L + S) * e), "not 1/eps"),
+        (_cost(lambda h, L, S, q, e, d: h * (L + L * L) * e / q), r"not by \(sum_j \|x_j\|\)\^2"),
+        (_cost(lambda h, L, S, q, e, d: (h - 1) * (L + S) * e / q), "leaf level"),
+        (_cost(lambda h, L, S, q, e, d: 2 * h * d * e), r"on \[0, 1\]\^d only"),
+    ],
+)
 def test_dpbirch_insertion_epsilon_checker(wrong, hint):
     exercises.check_dpbirch_insertion_epsilon(insertion_epsilon)
     with pytest.raises(ExerciseError, match=hint):
@@ -850,7 +963,7 @@ def test_dpbirch_insertion_epsilon_checker(wrong, hint):
 
 
 def test_insertion_cases_cover_several_heights():
-    cases, _ = exercises._insertion_cases()
+    cases, _ = exercises.dp_birch._insertion_cases()
     assert len({h for h, *_ in cases}) >= 4 and min(h for h, *_ in cases) >= 2
 
 
@@ -858,22 +971,52 @@ def _leaf_noise(sensitivities=cf_sensitivities, shares=(0.25, 0.5, 0.25), noise_
     def noisy_leaves(n, ls, ss, epsilon, lower, upper, rng):
         scales = np.asarray(sensitivities(lower, upper)) / (np.asarray(shares) * epsilon)
         ls_noise = rng.laplace(0.0, scales[1], (len(ls), 1) if shared else ls.shape)
-        return (n + (rng.laplace(0.0, scales[0], n.shape) if noise_n else 0), ls + ls_noise,
-                ss + rng.laplace(0.0, scales[2], ss.shape))
+        return (
+            n + (rng.laplace(0.0, scales[0], n.shape) if noise_n else 0),
+            ls + ls_noise,
+            ss + rng.laplace(0.0, scales[2], ss.shape),
+        )
+
     return noisy_leaves
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (_leaf_noise(shares=(1, 1, 1)), "share eps"),
-    (_leaf_noise(shares=(1 / 3, 1 / 3, 1 / 3)), "equal thirds"),
-    (_leaf_noise(sensitivities=lambda lo, up: (1.0, len(lo), len(lo))), r"sensitivity of LS on \[0, 1\]\^d only"),
-    (_leaf_noise(sensitivities=lambda lo, up: (1.0, 1.0, 1.0)), "Delta q = 1"),
-    (_leaf_noise(sensitivities=lambda lo, up: (1.0, cf_sensitivities(lo, up)[1], cf_sensitivities(lo, up)[1] ** 2)),
-     "square of their sum"),
-    (_leaf_noise(noise_n=False), "N carries no noise"),
-    (_leaf_noise(shared=True), "not independent"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (_leaf_noise(shares=(1, 1, 1)), "share eps"),
+        (_leaf_noise(shares=(1 / 3, 1 / 3, 1 / 3)), "equal thirds"),
+        (_leaf_noise(sensitivities=lambda lo, up: (1.0, len(lo), len(lo))), r"sensitivity of LS on \[0, 1\]\^d only"),
+        (_leaf_noise(sensitivities=lambda lo, up: (1.0, 1.0, 1.0)), "Delta q = 1"),
+        (
+            _leaf_noise(
+                sensitivities=lambda lo, up: (1.0, cf_sensitivities(lo, up)[1], cf_sensitivities(lo, up)[1] ** 2)
+            ),
+            "square of their sum",
+        ),
+        (_leaf_noise(noise_n=False), "N carries no noise"),
+        (_leaf_noise(shared=True), "not independent"),
+    ],
+)
 def test_public_tree_leaf_noise_checker(wrong, hint):
     exercises.check_public_tree_leaf_noise(_leaf_noise())
     with pytest.raises(ExerciseError, match=hint):
         exercises.check_public_tree_leaf_noise(wrong)
+
+
+def test_every_checker_is_exported_and_every_call_in_the_notebooks_resolves():
+    modules = [
+        exercises.ldpk_modes,
+        exercises.sampling_kmodes,
+        exercises.dpqt_kmeans,
+        exercises.idp_kmeans,
+        exercises.dp_birch,
+    ]
+    checkers = {name for module in modules for name in module.__all__}
+    assert {"check_clustering_feature", "check_public_tree_leaf_noise", "check_eq9_variance"} <= checkers
+    assert checkers <= set(exercises.__all__)
+    public = {name for name in dir(exercises) if name.startswith("check_")}
+    assert public == {name for name in exercises.__all__ if name.startswith("check_")}
+    called = set()
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        called |= set(re.findall(r"exercises\.(check_\w+)", path.read_text()))
+    assert called and called <= set(exercises.__all__), called - set(exercises.__all__)

@@ -136,11 +136,14 @@ def test_experiments_bad_input(data, call, exc, needle):
         call(data)
 
 
-def test_output_dirs_keep_smoke_runs_apart():
-    from dpclust_lib._paths import FIGURES_DIR, RESULTS_DIR
-
-    assert experiments.output_dirs("01_x", "paper") == (RESULTS_DIR / "01_x", FIGURES_DIR / "01_x")
-    assert experiments.output_dirs("01_x", "smoke") == (RESULTS_DIR / "smoke" / "01_x", FIGURES_DIR / "smoke" / "01_x")
+def test_output_dirs_keep_smoke_runs_apart(tmp_path, monkeypatch):
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "pyproject.toml").write_text("")
+    monkeypatch.setenv("DPCLUST_HOME", str(tmp_path))
+    results, figures = tmp_path.resolve() / "data" / "results", tmp_path.resolve() / "figures"
+    assert experiments.output_dirs("01_x", "paper") == (results / "01_x", figures / "01_x")
+    assert experiments.output_dirs("01_x", "smoke") == (results / "smoke" / "01_x", figures / "smoke" / "01_x")
+    assert experiments.results_path("01_x", "t") == results / "01_x" / "t.csv"
     assert experiments.output_dirs("01_x", "smoke", "/r", "/f") == (Path("/r"), Path("/f"))
 
 

@@ -1,9 +1,11 @@
 """The project's contract: dependency lists agree, the README's commands are what CI runs, notebooks
 follow the conventions, and the README's data table matches the registry."""
+
 import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -16,19 +18,180 @@ def _name(spec):
     return re.split(r"[<>=!~ ]", spec, maxsplit=1)[0].lower().replace("_", "-")
 
 
-def test_pyproject_and_environment_yml_list_the_same_dependencies():
+def _pyproject():
     tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    pip_deps = {_name(d): d.replace(" ", "") for d in project["dependencies"]}
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def _requirements(extras):
+    from packaging.requirements import Requirement
+
+    project = _pyproject()["project"]
+    specs = list(project["dependencies"])
+    for extra in extras:
+        specs += project["optional-dependencies"][extra]
+    return [Requirement(s) for s in specs]
+
+
+def _makefile_extras():
+    """The extras the Makefile's base install uses: those of ``-e .[...]`` lines, else the lock's."""
+    makefile = (ROOT / "Makefile").read_text()
+    return ["notebooks", "test"] if "-r requirements.lock" in makefile else []
+
+
+# Conda names of the pip distributions whose conda-forge package is named otherwise.
+_CONDA_NAMES = {"build": "python-build"}
+
+
+def test_environment_yml_is_the_whole_compendium_environment():
+    from packaging.requirements import Requirement
+
+    project = _pyproject()["project"]
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda = [d for d in env["dependencies"] if isinstance(d, str)]
     conda_deps = {_name(d): d.replace(" ", "") for d in conda if _name(d) not in {"python", "pip"}}
-    assert pip_deps == conda_deps
+    wanted = {}
+    for req in _requirements(["notebooks", "test"]):
+        wanted[_CONDA_NAMES.get(req.name, req.name.lower())] = str(req.specifier)
+        for extra in req.extras:  # dask[distributed]: conda-forge packages distributed on its own
+            wanted[extra] = str(req.specifier)
+    assert set(conda_deps) == set(wanted)
+    for name, spec in conda_deps.items():
+        assert Requirement("x" + spec[len(name) :]).specifier == Requirement("x" + wanted[name]).specifier, name
     python = next(d for d in conda if _name(d) == "python").replace(" ", "")
     assert python == "python" + project["requires-python"]
     assert "conda-forge" in env["channels"]
     pip_section = next(d for d in env["dependencies"] if isinstance(d, dict))["pip"]
     assert pip_section == ["-e ."]
+
+
+def test_lock_pins_every_requirement_with_a_version_that_satisfies_it():
+    from dpclust_lib.environment import canonical_name, read_lock
+
+    pins = read_lock(ROOT / "requirements.lock")
+    requirements = _requirements(_makefile_extras())
+    assert len(requirements) > 8
+    for req in requirements:
+        name = canonical_name(req.name)
+        assert name in pins, f"{req.name} is required by pyproject.toml but not pinned in requirements.lock"
+        assert req.specifier.contains(pins[name], prereleases=True), f"{req} is not satisfied by {name}=={pins[name]}"
+        for extra in req.extras:
+            assert canonical_name(extra) in pins, f"{req}: {extra} is not pinned"
+
+
+def test_makefile_installs_the_lock_then_the_package_without_dependencies():
+    makefile = (ROOT / "Makefile").read_text()
+    stamp = re.search(r"^\$\(VENV\)/\.installed: (.*)\n((?:\t.*\n)+)", makefile, re.M)
+    assert stamp and "requirements.lock" in stamp.group(1)
+    recipe = stamp.group(2)
+    assert recipe.index("-r requirements.lock") < recipe.index("--no-deps -e .")
+    assert recipe.rstrip().endswith("touch $@")
+    test = re.search(r"^test:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
+    assert "ruff check" in test and "ruff format --check" in test
+
+
+def _imported_top_level_modules(package):
+    """Top-level third-party modules imported at module level (not inside functions) by a package."""
+    import ast
+    import sys
+
+    found = set()
+    for path in (ROOT / package).rglob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module]
+            found |= {n.split(".")[0] for n in names if n.split(".")[0] not in sys.stdlib_module_names}
+    return found - {package}
+
+
+# Import name -> distribution name, where they differ.
+_DISTRIBUTIONS = {"sklearn": "scikit-learn", "yaml": "pyyaml"}
+
+
+def test_runtime_dependencies_are_what_the_library_imports():
+    from dpclust_lib.environment import canonical_name
+
+    runtime = {canonical_name(r.name) for r in _requirements([])}
+    imported = {canonical_name(_DISTRIBUTIONS.get(m, m)) for m in _imported_top_level_modules("dpclust_lib")}
+    assert imported <= runtime, f"imported at module level but not a runtime dependency: {imported - runtime}"
+    # scikit-learn is required by the estimator contract (BaseEstimator) even where cluster/ does not import it yet.
+    assert runtime - imported <= {"scikit-learn", "joblib", "tqdm", "fastcluster", "pooch"}, runtime - imported
+
+
+def test_versions_compares_the_lock_with_what_is_installed(tmp_path):
+    import importlib.metadata
+
+    from dpclust_lib import environment
+
+    numpy_version = importlib.metadata.version("numpy")
+    lock = tmp_path / "requirements.lock"
+    lock.write_text(f"# header\nnumpy=={numpy_version}\nPandas==0.0.1  # a comment\n")
+    table = environment.versions(lock, packages=["numpy", "pandas", "surely-not-installed"])
+    assert list(table.columns) == ["package", "locked", "installed", "match"]
+    assert table["package"].tolist() == ["numpy", "pandas", "surely-not-installed"]
+    assert table["locked"].tolist()[:2] == [numpy_version, "0.0.1"] and pd.isna(table["locked"].iloc[2])
+    assert table["installed"].iloc[0] == numpy_version and pd.isna(table["installed"].iloc[2])
+    assert table["match"].tolist() == [True, False, False]
+    default = environment.versions(ROOT / "requirements.lock")
+    assert {"numpy", "scikit-learn", "pytest", "papermill"} <= set(default["package"])
+    lock.write_text("numpy>=1\n")
+    with pytest.raises(ValueError, match="name==version"):
+        environment.read_lock(lock)
+
+
+def test_published_numbers_are_package_data():
+    from dpclust_lib import experiments
+
+    for stem in ["01_ldpk_modes", "02_ldp_kmodes_sampling", "03_dpqt_kmeans", "04_idp_kmeans", "05_dp_birch"]:
+        frame = experiments.load_published(stem)
+        assert (ROOT / "dpclust_lib" / "published" / f"{stem}.csv").is_file() and len(frame) > 0
+    assert not (ROOT / "data" / "published").exists()
+    with pytest.raises(FileNotFoundError, match="99_nothing"):
+        experiments.load_published("99_nothing")
+
+
+def _compendium(folder):
+    (folder / "notebooks").mkdir(parents=True)
+    (folder / "pyproject.toml").write_text("")
+    return folder.resolve()
+
+
+def test_project_dir_from_dpclust_home_then_upwards_from_the_working_directory(tmp_path, monkeypatch):
+    from dpclust_lib import _paths
+
+    home = _compendium(tmp_path / "home")
+    other = _compendium(tmp_path / "other")
+    deep = other / "notebooks" / "a" / "b"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    monkeypatch.delenv("DPCLUST_HOME", raising=False)
+    assert _paths.project_dir() == other
+    assert _paths.results_dir() == other / "data" / "results" and _paths.figures_dir() == other / "figures"
+    assert _paths.notebook_dir() == other / "notebooks"
+    monkeypatch.setenv("DPCLUST_HOME", str(home))
+    assert _paths.project_dir() == home
+
+
+def test_without_a_compendium_commands_say_what_they_need(tmp_path, monkeypatch):
+    from dpclust_lib import _paths, datasets, experiments
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DPCLUST_HOME", raising=False)
+    if _paths.find_project_dir() is not None:
+        pytest.skip("the temporary folder lies inside a compendium")
+    with pytest.raises(_paths.CompendiumNotFoundError, match="DPCLUST_HOME") as err:
+        experiments.results_path("01_x", "t")
+    assert "compendium" in str(err.value) and str(tmp_path) in str(err.value)
+    assert experiments.results_path("01_x", "t", tmp_path) == tmp_path / "t.csv"  # an explicit folder needs none
+    monkeypatch.setenv("DPCLUST_HOME", str(tmp_path / "nowhere"))
+    with pytest.raises(_paths.CompendiumNotFoundError, match="nowhere"):
+        experiments.output_dirs("01_x", "paper")
+    # The library alone: data sets fall back to the user's download cache.
+    monkeypatch.delenv("DPCLUST_HOME")
+    assert "data/raw" not in datasets.default_raw_dir().as_posix()
 
 
 def test_readme_leads_with_the_two_commands_and_ci_runs_the_test_command():
@@ -75,3 +238,12 @@ def test_readme_data_table_matches_the_registry():
 
 def test_no_data_files_are_committed_and_raw_is_ignored():
     assert "data/raw/" in (ROOT / ".gitignore").read_text()
+
+
+def test_a_missing_optional_dependency_names_the_extra_to_install():
+    from dpclust_lib._optional import require
+
+    assert require("json", "notebooks").dumps([1]) == "[1]"
+    with pytest.raises(ImportError, match=r"pip install 'dpclust_lib\[notebooks\]'") as err:
+        require("surely_not_a_module_xyz", "notebooks")
+    assert "surely_not_a_module_xyz" in str(err.value)

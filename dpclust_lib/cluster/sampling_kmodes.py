@@ -424,8 +424,3 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
         self.index_epsilon_ = index_eps
         self.domain_sizes_ = sizes
         return self
-
-
-# The former private names, kept until dpclust_lib.exercises imports the public ones.
-_tallies = tallies
-_estimates = estimates_from_tallies

@@ -1,0 +1,165 @@
+"""The package as a new user gets it: build the sdist and the wheel of the working tree, install the
+wheel (not editable) into a fresh virtual environment, and use it from a folder outside the
+repository.
+
+To stay fast and work offline, the fresh environment borrows the dependencies of the running one
+(a ``.pth`` line pointing at its site-packages) and the wheel is installed with ``--no-deps``; the
+package itself must then come from the wheel, which the test checks.
+"""
+
+import os
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PUBLISHED = ["01_ldpk_modes", "02_ldp_kmodes_sampling", "03_dpqt_kmeans", "04_idp_kmeans", "05_dp_birch"]
+SUBPACKAGES = ["dpclust_lib/cluster/__init__.py", "dpclust_lib/audit/__init__.py", "dpclust_lib/exercises/__init__.py"]
+
+# Run inside the fresh environment, from a folder outside the repository.
+USE_THE_WHEEL = textwrap.dedent(
+    """
+    import importlib, pkgutil, sys
+    from pathlib import Path
+
+    import numpy as np
+
+    import dpclust_lib
+    from dpclust_lib import Birch, DPKMeans, DPQTKMeans, KModes, LDPKModes, _paths, experiments
+
+    venv = Path(sys.argv[1]).resolve()
+    where = Path(dpclust_lib.__file__).resolve()
+    assert venv in where.parents, f"dpclust_lib was imported from {where}, not from the fresh environment"
+    print("dpclust_lib from", where.relative_to(venv))
+
+    modules = [m.name for m in pkgutil.walk_packages(dpclust_lib.__path__, "dpclust_lib.")]
+    for name in modules:
+        importlib.import_module(name)
+    print(len(modules), "modules imported")
+
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 3, size=(200, 2))
+    points = np.vstack([rng.normal(0.25, 0.05, (100, 2)), rng.normal(0.75, 0.05, (100, 2))]).clip(0, 1)
+    box = ((0.0, 0.0), (1.0, 1.0))
+    fits = {
+        "KModes": (KModes(n_clusters=2, domain_sizes=(3, 3), random_state=0), codes),
+        "LDPKModes": (LDPKModes(n_clusters=2, epsilon=2.0, domain_sizes=(3, 3), random_state=0), codes),
+        "DPKMeans": (DPKMeans(n_clusters=2, epsilon=1.0, bounds=box, random_state=0), points),
+        "DPQTKMeans": (DPQTKMeans(n_clusters=2, epsilon=1.0, bounds=box, n_public=len(points), random_state=0),
+                       points),
+        "Birch": (Birch(n_clusters=2, threshold=0.1), points),
+    }
+    for name, (est, X) in fits.items():
+        labels = est.fit(X).predict(X)
+        assert labels.shape == (len(X),) and set(np.unique(labels)) <= {0, 1}, name
+    print("fitted:", ", ".join(fits))
+
+    for stem in %(published)r:
+        assert len(experiments.load_published(stem)) > 0, stem
+    print("load_published: %%d tables" %% len(%(published)r))
+
+    assert _paths.find_project_dir() is None
+    try:
+        experiments.results_path("01_ldpk_modes", "x")
+    except _paths.CompendiumNotFoundError as exc:
+        print("outside a compendium:", str(exc)[:60], "...")
+    else:
+        raise AssertionError("results_path worked without a compendium")
+    """
+) % {"published": PUBLISHED}
+
+
+def _run(cmd, cwd, env, timeout=300):
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, f"{cmd} failed:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory):
+    """The sdist and the wheel of the working tree (the wheel built from the sdist, as pip does)."""
+    pytest.importorskip("build", reason="the wheel check needs the test extra (build)")
+    out = tmp_path_factory.mktemp("dist")
+    _run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], cwd=out, env=os.environ.copy())
+    [sdist] = out.glob("dpclust_lib-*.tar.gz")
+    [wheel] = out.glob("dpclust_lib-*.whl")
+    return sdist, wheel
+
+
+def test_sdist_and_wheel_contain_every_subpackage_and_the_published_numbers(dist):
+    sdist, wheel = dist
+    with tarfile.open(sdist) as tar:
+        in_sdist = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
+    in_wheel = set(zipfile.ZipFile(wheel).namelist())
+    for files in (in_sdist, in_wheel):
+        for stem in PUBLISHED:
+            assert f"dpclust_lib/published/{stem}.csv" in files
+        for init in SUBPACKAGES:
+            assert init in files
+    assert any(name.endswith("entry_points.txt") for name in in_wheel)
+    assert "pyproject.toml" in in_sdist and "requirements.lock" not in in_wheel
+
+
+def test_the_wheel_installs_and_works_outside_the_repository(dist, tmp_path):
+    _, wheel = dist
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=tmp_path, env=os.environ.copy())
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    site = Path(
+        _run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            cwd=tmp_path,
+            env=os.environ.copy(),
+        ).strip()
+    )
+    borrowed = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    (site / "_borrowed_dependencies.pth").write_text("\n".join(sorted(borrowed)) + "\n")
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            str(wheel),
+        ],
+        cwd=tmp_path,
+        env=os.environ.copy(),
+    )
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "DPCLUST_HOME", "VIRTUAL_ENV"}}
+    env["PATH"] = os.pathsep.join([str(python.parent), env.get("PATH", "")])
+    report = _run([str(python), "-c", USE_THE_WHEEL, str(venv)], cwd=outside, env=env)
+    print(report)
+    assert "fitted: KModes, LDPKModes, DPKMeans, DPQTKMeans, Birch" in report
+
+    for cmd in ([str(python), "-m", "dpclust_lib", "--help"], [str(python.parent / "dpclust"), "--help"]):
+        usage = _run(cmd, cwd=outside, env=env)
+        assert "reproduce" in usage and "sweep" in usage and "assignments" in usage
+        print(" ".join(Path(c).name for c in cmd), "->", usage.splitlines()[0])
+    # The library alone lists the data files (from $DPCLUST_DATA_DIR or the user's cache), no compendium needed.
+    listing = subprocess.run(
+        [str(python.parent / "dpclust"), "data"], cwd=outside, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert listing.returncode == 0 and "car_evaluation/car.data" in listing.stdout, listing.stderr
+    result = subprocess.run(
+        [str(python.parent / "dpclust"), "reproduce", "01"],
+        cwd=outside,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2 and "DPCLUST_HOME" in result.stderr and "Traceback" not in result.stderr
