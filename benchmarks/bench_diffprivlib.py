@@ -11,10 +11,11 @@ the total is compared with the epsilon asked for. ``KMeans._split_epsilon`` retu
 One iteration then spends eps/T * (1 + d c) / (d + c) with c = (4 d rho^2)^(1/3), rho = 0.225:
 less than eps/T for d <= 4, more from d = 5 on (c > 1 exactly when d > 1 / (4 rho^2) = 4.94).
 """
+
 import numpy as np
+from run import best_of
 
 from dpclust_lib import DPKMeans, datasets
-from run import best_of
 
 
 def _import_diffprivlib():
@@ -42,6 +43,7 @@ def _spent_by_diffprivlib(dp_kmeans, X, k, epsilon, bounds, seed=0):
         def make(*args, **kwargs):
             recorded[name].add(round(kwargs["epsilon"], 15))
             return originals[name](*args, **kwargs)
+
         return make
 
     try:
@@ -59,8 +61,16 @@ def bench_diffprivlib():
     try:
         dp_kmeans = _import_diffprivlib()
     except ImportError as exc:
-        return [{"benchmark": "diffprivlib KMeans", "case": "-", "seconds": np.nan, "target_seconds": None,
-                 "reference_seconds": None, "note": f"not run: diffprivlib not importable ({exc})"}]
+        return [
+            {
+                "benchmark": "diffprivlib KMeans",
+                "case": "-",
+                "seconds": np.nan,
+                "target_seconds": None,
+                "reference_seconds": None,
+                "note": f"not run: diffprivlib not importable ({exc})",
+            }
+        ]
     rows = []
     magic = datasets.load("magic", "minmax")
     X = magic.X
@@ -69,19 +79,35 @@ def bench_diffprivlib():
         model = dp_kmeans.KMeans(n_clusters=k, epsilon=eps, bounds=(np.zeros(d), np.ones(d)), random_state=0)
         ref = best_of(lambda: model.fit(X), repeat=3)
         iters = model.n_iter_
-        ours = DPKMeans(k, epsilon=eps, max_iter=iters, schedule="fixed", bounds=(np.zeros(d), np.ones(d)), random_state=0)
+        ours = DPKMeans(
+            k, epsilon=eps, max_iter=iters, schedule="fixed", bounds=(np.zeros(d), np.ones(d)), random_state=0
+        )
         seconds = best_of(lambda: ours.fit(X), repeat=3)
-        rows.append({"benchmark": "DPKMeans vs diffprivlib KMeans", "case": f"MAGIC (d={d}), K={k}, eps={eps:g}",
-                     "seconds": seconds, "target_seconds": None, "reference_seconds": ref,
-                     "note": f"same eps, {iters} iterations each (diffprivlib chooses {iters}); ours ran {ours.n_iter_}"})
+        rows.append(
+            {
+                "benchmark": "DPKMeans vs diffprivlib KMeans",
+                "case": f"MAGIC (d={d}), K={k}, eps={eps:g}",
+                "seconds": seconds,
+                "target_seconds": None,
+                "reference_seconds": ref,
+                "note": f"same eps, {iters} iterations each (diffprivlib chooses {iters}); ours ran {ours.n_iter_}",
+            }
+        )
     rng = np.random.default_rng(0)
     for dims in (2, 4, 5, 10):
         Xs = rng.random((2000, dims))
         iters, total = _spent_by_diffprivlib(dp_kmeans, Xs, 3, 1.0, (np.zeros(dims), np.ones(dims)))
-        c = np.cbrt(4 * dims * 0.225 ** 2)
-        rows.append({"benchmark": "diffprivlib KMeans budget", "case": f"d={dims}, eps=1", "seconds": np.nan,
-                     "target_seconds": None, "reference_seconds": None,
-                     "note": f"mechanisms' epsilon add up to {total:.4f} over {iters} iterations "
-                             f"(formula (1+dc)/(d+c) = {(1 + dims * c) / (dims + c):.4f}); "
-                             + ("OVER budget" if total > 1 + 1e-9 else "within budget")})
+        c = np.cbrt(4 * dims * 0.225**2)
+        rows.append(
+            {
+                "benchmark": "diffprivlib KMeans budget",
+                "case": f"d={dims}, eps=1",
+                "seconds": np.nan,
+                "target_seconds": None,
+                "reference_seconds": None,
+                "note": f"mechanisms' epsilon add up to {total:.4f} over {iters} iterations "
+                f"(formula (1+dc)/(d+c) = {(1 + dims * c) / (dims + c):.4f}); "
+                + ("OVER budget" if total > 1 + 1e-9 else "within budget"),
+            }
+        )
     return rows

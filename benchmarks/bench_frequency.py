@@ -1,9 +1,10 @@
 """LDP-FO aggregation: the Kronecker (axis-by-axis) inverse against a dense-matrix inverse."""
+
 import numpy as np
+from run import best_of
 
 from dpclust_lib.frequency import LDPFO, Tally
 from dpclust_lib.privacy import grr_matrix
-from run import best_of
 
 DENSE_LIMIT = 8192  # cells; the dense reference is run up to here (0.5 GB; a 10^6-cell matrix would need 8 TB)
 MEMORY_BYTES = 24 * 2**30  # this machine: the largest dense matrix that fits has about 56,000 cells
@@ -18,12 +19,12 @@ def bench_ldpfo_aggregation():
     rng = np.random.default_rng(0)
     rows = []
     cases = [
-        ((2,) * 10, None),                                   # 1024 cells
-        ((2,) * 12, None),                                   # 4096 cells
-        ((2,) * 13, None),                                   # 8192 cells: the largest dense case run
-        ((3, 5, 4, 4, 3, 2, 3, 3), 0.05),                    # Nursery's original domain, 12,960 cells
-        ((10,) * 6, 1.0),                                    # 10^6 cells
-        ((2,) * 20, 1.0),                                    # 2^20 cells
+        ((2,) * 10, None),  # 1024 cells
+        ((2,) * 12, None),  # 4096 cells
+        ((2,) * 13, None),  # 8192 cells: the largest dense case run
+        ((3, 5, 4, 4, 3, 2, 3, 3), 0.05),  # Nursery's original domain, 12,960 cells
+        ((10,) * 6, 1.0),  # 10^6 cells
+        ((2,) * 20, 1.0),  # 2^20 cells
     ]
     for sizes, target in cases:
         oracle = LDPFO(sizes, 1.0)
@@ -40,8 +41,17 @@ def bench_ldpfo_aggregation():
             note += f"; reference: dense solve of the {cells * cells * 8 / 1e9:.2f} GB matrix"
         else:
             fits = cells * cells * 8 <= MEMORY_BYTES
-            note += (f"; dense reference not run: its matrix alone is {cells * cells * 8 / 1e9:,.1f} GB"
-                     + (" (fits in memory, but an O(cells^3) solve)" if fits else ", more than this machine's memory"))
-        rows.append({"benchmark": "LDPFO aggregation", "case": "x".join(map(str, sizes)), "seconds": kron,
-                     "target_seconds": target, "reference_seconds": reference, "note": note})
+            note += f"; dense reference not run: its matrix alone is {cells * cells * 8 / 1e9:,.1f} GB" + (
+                " (fits in memory, but an O(cells^3) solve)" if fits else ", more than this machine's memory"
+            )
+        rows.append(
+            {
+                "benchmark": "LDPFO aggregation",
+                "case": "x".join(map(str, sizes)),
+                "seconds": kron,
+                "target_seconds": target,
+                "reference_seconds": reference,
+                "note": note,
+            }
+        )
     return rows

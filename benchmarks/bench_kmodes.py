@@ -9,12 +9,13 @@ T = 5 update steps; the package makes one initial assignment-and-update pass
 and then ``max_iter`` passes, so it gets ``max_iter = 4``. The package moves
 points one at a time (Huang's online update), so its centres can differ.
 """
+
 import warnings
 
 import numpy as np
+from run import best_of
 
 from dpclust_lib import KModes, LDPKModes, datasets
-from run import best_of
 
 T = 5
 
@@ -61,10 +62,15 @@ def bench_kmodes_on_synthetic_data():
         seconds = best_of(ours, repeat=5)
         reference = best_of(package, repeat=1, min_seconds=0)
         same = np.array_equal(np.sort(ours().cluster_centers_, axis=0), np.sort(package().cluster_centroids_, axis=0))
-        rows_out.append({
-            "benchmark": "k-modes on synthetic data", "case": case, "seconds": seconds, "target_seconds": None,
-            "reference_seconds": reference,
-            "note": f"ours: {len(records)} weighted records; reference: kmodes package on {len(rows):,} rows; "
-                    f"{T} assignment passes each; same centres: {same}",
-        })
+        rows_out.append(
+            {
+                "benchmark": "k-modes on synthetic data",
+                "case": case,
+                "seconds": seconds,
+                "target_seconds": None,
+                "reference_seconds": reference,
+                "note": f"ours: {len(records)} weighted records; reference: kmodes package on {len(rows):,} rows; "
+                f"{T} assignment passes each; same centres: {same}",
+            }
+        )
     return rows_out

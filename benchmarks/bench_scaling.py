@@ -8,13 +8,14 @@ log-log plot is written to ``data/results/benchmarks/scaling.png``.
 The paper's DPBirch is left out: its cost is the Ward global step over the leaves of its noisy tree,
 which grows with the number of leaves squared, not with n.
 """
+
 import warnings
 from pathlib import Path
 
 import numpy as np
+from run import best_of
 
 import dpclust_lib as dp
-from run import best_of
 
 SIZES = [1_000, 10_000, 100_000, 1_000_000]
 K = 10
@@ -40,16 +41,26 @@ ESTIMATORS = {
     "KMeans (no privacy)": ("numeric", lambda n: dp.KMeans(K, n_init=1, max_iter=5, random_state=0)),
     "DPKMeans": ("numeric", lambda n: dp.DPKMeans(K, epsilon=1.0, max_iter=5, bounds=UNIT, random_state=0)),
     "IDPKMeans": ("numeric", lambda n: dp.IDPKMeans(K, epsilon=1.0, max_iter=5, bounds=UNIT, random_state=0)),
-    "DPKMeansPP": ("numeric", lambda n: dp.DPKMeansPP(K, epsilon=1.0, max_iter=5, bounds=UNIT, n_public=n, random_state=0)),
+    "DPKMeansPP": (
+        "numeric",
+        lambda n: dp.DPKMeansPP(K, epsilon=1.0, max_iter=5, bounds=UNIT, n_public=n, random_state=0),
+    ),
     "EUGKMeans": ("numeric", lambda n: dp.EUGKMeans(K, epsilon=1.0, bounds=UNIT, n_public=n, random_state=0)),
     "DPQTKMeans": ("numeric", lambda n: dp.DPQTKMeans(K, epsilon=1.0, bounds=UNIT, n_public=n, random_state=0)),
     "Birch (no privacy)": ("numeric", lambda n: dp.Birch(K, threshold=0.05, branching_factor=50)),
-    "DPBirchPublicTree": ("numeric", lambda n: dp.DPBirchPublicTree(K, epsilon=1.0, threshold=0.05, branching_factor=50, bounds=UNIT, random_state=0)),
+    "DPBirchPublicTree": (
+        "numeric",
+        lambda n: dp.DPBirchPublicTree(
+            K, epsilon=1.0, threshold=0.05, branching_factor=50, bounds=UNIT, random_state=0
+        ),
+    ),
     "KModes (no privacy)": ("categorical", lambda n: dp.KModes(4, max_iter=5, domain_sizes=DOMAIN, random_state=0)),
     "DPKModes": ("categorical", lambda n: dp.DPKModes(4, 1.0, max_iter=5, domain_sizes=DOMAIN, random_state=0)),
     "LDPKModes": ("categorical", lambda n: dp.LDPKModes(4, 1.0, max_iter=5, domain_sizes=DOMAIN, random_state=0)),
-    "SamplingLDPKModes": ("categorical", lambda n: dp.SamplingLDPKModes(
-        4, 1.0, max_iter=5, budget="split", domain_sizes=DOMAIN, random_state=0)),
+    "SamplingLDPKModes": (
+        "categorical",
+        lambda n: dp.SamplingLDPKModes(4, 1.0, max_iter=5, budget="split", domain_sizes=DOMAIN, random_state=0),
+    ),
 }
 
 
@@ -68,9 +79,16 @@ def bench_scaling():
         slope = np.polyfit(np.log10(SIZES), np.log10(times), 1)[0]
         curves[name] = times
         for n, seconds in zip(SIZES, times):
-            rows.append({"benchmark": f"scaling: {name}", "case": f"n={n:,}", "seconds": seconds,
-                         "target_seconds": None, "reference_seconds": None,
-                         "note": f"time ~ n^{slope:.2f} over n = 10^3..10^6"})
+            rows.append(
+                {
+                    "benchmark": f"scaling: {name}",
+                    "case": f"n={n:,}",
+                    "seconds": seconds,
+                    "target_seconds": None,
+                    "reference_seconds": None,
+                    "note": f"time ~ n^{slope:.2f} over n = 10^3..10^6",
+                }
+            )
     _plot(curves)
     return rows
 

@@ -7,6 +7,7 @@ reference_seconds or None, note). ``ratio`` is seconds / reference_seconds
 minimum is the least disturbed by other load on the machine). The table is
 also written to ``data/results/benchmarks/latest.csv``.
 """
+
 from __future__ import annotations
 
 import importlib

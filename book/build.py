@@ -8,6 +8,7 @@
 3. Check every internal link and image of the HTML output: a target file or anchor that does not
    exist fails the build too.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,10 +39,14 @@ def _cell(value):
 
 def ledgers_page():
     """The page gathering every ledger: verdict counts, then each notebook's rows."""
-    lines = ["# The reproduction ledgers", "",
-             "Every published number or claim of the five papers beside ours, with a verdict, as the "
-             "notebooks wrote them (`data/results/<notebook>/ledger.csv`). Each notebook's chapter "
-             "says how a claim was tested and under which reading of the paper.", ""]
+    lines = [
+        "# The reproduction ledgers",
+        "",
+        "Every published number or claim of the five papers beside ours, with a verdict, as the "
+        "notebooks wrote them (`data/results/<notebook>/ledger.csv`). Each notebook's chapter "
+        "says how a claim was tested and under which reading of the paper.",
+        "",
+    ]
     frames = []
     for nb in _notebooks():
         path = ROOT / "data" / "results" / nb.stem / "ledger.csv"
@@ -53,13 +58,22 @@ def ledgers_page():
         verdicts = sorted(counts.index.get_level_values(1).unique())
         lines += ["|---|" + "---:|" * len(verdicts)]
         for stem, _ in frames:
-            lines.append(f"| [{stem}](notebooks/{stem}.ipynb) | "
-                         + " | ".join(str(counts.get((stem, v), 0)) for v in verdicts) + " |")
+            lines.append(
+                f"| [{stem}](notebooks/{stem}.ipynb) | "
+                + " | ".join(str(counts.get((stem, v), 0)) for v in verdicts)
+                + " |"
+            )
         lines.append("")
     for stem, frame in frames:
         columns = [c for c in LEDGER_COLUMNS if c in frame.columns]
-        lines += [f"## {stem}", "", f"Chapter: [{stem}](notebooks/{stem}.ipynb).", "",
-                  "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        lines += [
+            f"## {stem}",
+            "",
+            f"Chapter: [{stem}](notebooks/{stem}.ipynb).",
+            "",
+            "| " + " | ".join(columns) + " |",
+            "|" + "---|" * len(columns),
+        ]
         lines += ["| " + " | ".join(_cell(row[c]) for c in columns) + " |" for _, row in frame.iterrows()]
         lines.append("")
     return "\n".join(lines)
@@ -78,8 +92,7 @@ def _write_chapter(nb, target):
     """Copy a notebook, ending it with links to the other chapters and to the ledgers."""
     doc = json.loads(nb.read_text(encoding="utf-8"))
     others = [f"[{_title(o)}]({o.name})" for o in _notebooks() if o != nb]
-    text = ("**Elsewhere in the compendium:** [every ledger, gathered](../ledgers.md); "
-            + "; ".join(others) + ".")
+    text = "**Elsewhere in the compendium:** [every ledger, gathered](../ledgers.md); " + "; ".join(others) + "."
     doc["cells"].append({"cell_type": "markdown", "id": "book-elsewhere", "metadata": {}, "source": text})
     target.write_text(json.dumps(doc), encoding="utf-8")
 
@@ -143,8 +156,12 @@ def broken_links(html_dir):
                 target = target / "index.html"
             if not target.exists():
                 broken.append((page.relative_to(html_dir.resolve()), link, "no such file"))
-            elif parts.fragment and target.suffix == ".html" and target in pages \
-                    and unquote(parts.fragment) not in pages[target].ids:
+            elif (
+                parts.fragment
+                and target.suffix == ".html"
+                and target in pages
+                and unquote(parts.fragment) not in pages[target].ids
+            ):
                 broken.append((page.relative_to(html_dir.resolve()), link, "no such anchor"))
     return broken
 
@@ -154,8 +171,20 @@ def build(out):
     out = Path(out).resolve()
     src = out.parent / "book_src"
     assemble(src)
-    cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "-c", str(CONF_DIR),
-           str(src), str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-W",
+        "--keep-going",
+        "-q",
+        "-b",
+        "html",
+        "-c",
+        str(CONF_DIR),
+        str(src),
+        str(out),
+    ]
     subprocess.run(cmd, check=True)
     broken = broken_links(out)
     if broken:

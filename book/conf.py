@@ -4,6 +4,7 @@ The sources are assembled by ``book/build.py`` (the README as the front page, on
 committed notebook, the gathered ledgers); the notebooks are rendered from their committed
 outputs and never re-executed.
 """
+
 project = "dpclust"
 author = "The dpclust authors"
 copyright = "the dpclust authors (MIT)"
@@ -21,10 +22,13 @@ myst_heading_anchors = 3  # so that links to a section of another page resolve
 mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
 # That MathJax ships only the STIX-Web fonts: say so, or it waits for fonts it does not have.
 # myst-nb marks the page to be ignored and its math to be processed; MathJax 2 is told the same.
-mathjax2_config = {"HTML-CSS": {"availableFonts": [], "webFont": "STIX-Web", "imageFont": None,
-                                "preferredFont": None},
-                   "tex2jax": {"processClass": "tex2jax_process|mathjax_process|math|output_area",
-                               "ignoreClass": "tex2jax_ignore|mathjax_ignore"}}
+mathjax2_config = {
+    "HTML-CSS": {"availableFonts": [], "webFont": "STIX-Web", "imageFont": None, "preferredFont": None},
+    "tex2jax": {
+        "processClass": "tex2jax_process|mathjax_process|math|output_area",
+        "ignoreClass": "tex2jax_ignore|mathjax_ignore",
+    },
+}
 
 html_theme = "sphinx_book_theme"
 html_title = "dpclust: executable papers on DP clustering"

@@ -13,6 +13,7 @@ Modules, in import order (each imports only from those above it):
 ``environment``  the locked against the installed versions (imported on demand)
 ``exercises``    the notebooks' exercise checkers, one module per notebook (imported on demand)
 """
+
 from . import cluster, datasets, experiments, frequency, metrics, privacy
 from ._validation import PrivacyLeakWarning
 from .cluster import *  # noqa: F401,F403

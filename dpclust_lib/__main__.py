@@ -78,10 +78,16 @@ def build_parser(prog="python -m dpclust_lib"):
     sw.add_argument("--jobs", type=_positive_int, default=1)
     sw.add_argument("--out", required=True, metavar="DIR")
     sw.add_argument("--timeout", type=_positive_int, default=1800)
-    sw.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                    help="a Dask scheduler (tcp://host:8786): run the grid on its workers")
+    sw.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="a Dask scheduler (tcp://host:8786): run the grid on its workers",
+    )
 
-    ver = sub.add_parser("verify", help="rerun notebooks (paper profile) and compare their tables with the committed ones")
+    ver = sub.add_parser(
+        "verify", help="rerun notebooks (paper profile) and compare their tables with the committed ones"
+    )
     ver.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="paths, names or numbers (default: all)")
     ver.add_argument("--jobs", type=_positive_int, default=1, help="notebooks run side by side")
     ver.add_argument("--timeout", type=_positive_int, default=1800, help="seconds allowed per cell")
@@ -91,8 +97,12 @@ def build_parser(prog="python -m dpclust_lib"):
     gr.add_argument("submissions", nargs="+", metavar="SUBMISSION.ipynb")
     gr.add_argument("--out", required=True, metavar="grades.csv", help="the gradebook; feedback goes next to it")
     gr.add_argument("--time-limit", type=_positive_int, default=600, metavar="S", help="seconds per notebook")
-    gr.add_argument("--teacher", default=None, metavar="NOTEBOOK",
-                    help="the teacher notebook (default: matched by name among notebooks/)")
+    gr.add_argument(
+        "--teacher",
+        default=None,
+        metavar="NOTEBOOK",
+        help="the teacher notebook (default: matched by name among notebooks/)",
+    )
 
     data = sub.add_parser("data", help="show (and fetch) the data files")
     data.add_argument("--fetch", action="store_true", help="download the missing files")
@@ -132,8 +142,9 @@ def _run(args):
         if args.command == "reproduce":
             from .reproduce import reproduce
 
-            summary = reproduce(args.notebooks, profile=args.profile, jobs=args.jobs, timeout=args.timeout,
-                                output_dir=args.out)
+            summary = reproduce(
+                args.notebooks, profile=args.profile, jobs=args.jobs, timeout=args.timeout, output_dir=args.out
+            )
             _print_summary(summary)
             return 0 if (summary["status"] == "ok").all() else 1
         if args.command == "verify":
@@ -160,8 +171,16 @@ def _run(args):
 
             grid = dict(args.grid)
             params = {name: parse_value(value) for name, value in args.parameter}
-            summary, tables = sweep_notebook(args.notebook, grid, args.out, parameters=params, profile=args.profile,
-                                             jobs=args.jobs, timeout=args.timeout, scheduler=args.scheduler)
+            summary, tables = sweep_notebook(
+                args.notebook,
+                grid,
+                args.out,
+                parameters=params,
+                profile=args.profile,
+                jobs=args.jobs,
+                timeout=args.timeout,
+                scheduler=args.scheduler,
+            )
             print(summary.to_string(index=False))
             for name, frame in tables.items():
                 print(f"{args.out}/{name}.csv: {len(frame)} rows")

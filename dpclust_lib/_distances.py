@@ -1,4 +1,5 @@
 """Distances between records and centres, computed in chunks to bound memory."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,13 +35,13 @@ def _nearest_sqeuclidean(X, C, return_distance=True):
     for start in range(0, n, rows):
         m = min(rows, n - start)
         block = augmented[:m, :d]
-        np.subtract(X[start:start + m], shift, out=block)
+        np.subtract(X[start : start + m], shift, out=block)
         np.matmul(augmented[:m], weights, out=scores[:m])
         lab = scores[:m].argmin(axis=1)
-        labels[start:start + m] = lab
+        labels[start : start + m] = lab
         if return_distance:
             diff = block - np.take(Cs, lab, axis=0)
-            dist[start:start + m] = np.einsum("nd,nd->n", diff, diff)
+            dist[start : start + m] = np.einsum("nd,nd->n", diff, diff)
     return labels, dist
 
 
@@ -55,13 +56,13 @@ def _nearest_hamming(X, C, return_distance=True):
     dist = np.empty(n)
     step = max(1, _CHUNK_ELEMENTS // max(1, C.shape[0]))
     for start in range(0, n, step):
-        block = X[start:start + step]
+        block = X[start : start + step]
         D = np.zeros((C.shape[0], block.shape[0]), dtype=np.int32)
         for j in range(d):
             D += block[:, j] != C[:, j, None]
         lab = D.argmin(axis=0)
-        labels[start:start + step] = lab
-        dist[start:start + step] = D[lab, np.arange(block.shape[0])]
+        labels[start : start + step] = lab
+        dist[start : start + step] = D[lab, np.arange(block.shape[0])]
     return labels, dist if return_distance else None
 
 

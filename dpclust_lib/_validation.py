@@ -5,6 +5,7 @@ parameter and the offending value of a parameter; nothing is clipped, cast or
 dropped. A message about the data names the row, the column and the bound it
 breaks, never the record's value (error text is an output too).
 """
+
 from __future__ import annotations
 
 import numbers
@@ -95,12 +96,8 @@ def check_random_state(random_state, name="random_state"):
             raise ValueError(f"{name} must be a non-negative integer, got {name}={int(random_state)}")
         return np.random.default_rng(int(random_state))
     if isinstance(random_state, np.random.RandomState):
-        raise TypeError(
-            f"{name} is a legacy numpy RandomState; pass an int or np.random.default_rng(...) instead"
-        )
-    raise TypeError(
-        f"{name} must be None, an int, a SeedSequence or a numpy Generator, got {_short(random_state)}"
-    )
+        raise TypeError(f"{name} is a legacy numpy RandomState; pass an int or np.random.default_rng(...) instead")
+    raise TypeError(f"{name} must be None, an int, a SeedSequence or a numpy Generator, got {_short(random_state)}")
 
 
 def _as_array(X, name, allow_object=False):
@@ -127,9 +124,11 @@ def _object_to_float(X, name):
     arr = np.asarray(X, dtype=object)
     for index, value in np.ndenumerate(arr):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, float, np.floating)):
-            raise TypeError(f"{name} must hold numbers: float() argument must be a string or a real number, not "
-                            f"{type(value).__name__!r} (at index {tuple(int(i) for i in index)}; strings are not "
-                            "parsed either)")
+            raise TypeError(
+                f"{name} must hold numbers: float() argument must be a string or a real number, not "
+                f"{type(value).__name__!r} (at index {tuple(int(i) for i in index)}; strings are not "
+                "parsed either)"
+            )
     return arr.astype(float)
 
 
@@ -137,8 +136,11 @@ def check_array(X, name="X", ndim=2, allow_empty=False):
     """A finite numeric array of the given number of dimensions (not copied if possible)."""
     arr = _as_array(X, name, allow_object=True)
     if arr.ndim != ndim:
-        hint = ("; Reshape your data with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a "
-                "single record") if ndim == 2 and arr.ndim == 1 else ""
+        hint = (
+            ("; Reshape your data with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single record")
+            if ndim == 2 and arr.ndim == 1
+            else ""
+        )
         raise ValueError(f"{name} must be a {ndim}-D array, got shape {arr.shape}{hint}")
     if not allow_empty and ndim == 2 and arr.shape[0] > 0 and arr.shape[1] == 0:
         raise ValueError(f"{name} is empty: 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
@@ -167,7 +169,9 @@ def check_domain_sizes(domain_sizes, name="domain_sizes"):
         raise TypeError(f"{name} must hold integers, got {_short(domain_sizes)}")
     if np.any(sizes < 2):
         j = int(np.argmax(sizes < 2))
-        raise ValueError(f"{name} must all be >= 2 (a one-value attribute carries nothing), got {name}[{j}]={int(sizes[j])}")
+        raise ValueError(
+            f"{name} must all be >= 2 (a one-value attribute carries nothing), got {name}[{j}]={int(sizes[j])}"
+        )
     return tuple(int(s) for s in sizes)
 
 
@@ -176,7 +180,9 @@ def check_categorical(X, domain_sizes, name="X"):
     sizes = check_domain_sizes(domain_sizes)
     arr = _as_array(X, name)
     if arr.ndim == 1 and len(sizes) == 1:
-        raise ValueError(f"{name} must be 2-D (n records x {len(sizes)} attributes), got shape {arr.shape}; use X.reshape(-1, 1)")
+        raise ValueError(
+            f"{name} must be 2-D (n records x {len(sizes)} attributes), got shape {arr.shape}; use X.reshape(-1, 1)"
+        )
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array (n records x m attributes), got shape {arr.shape}")
     if arr.shape[0] == 0:
@@ -266,18 +272,20 @@ def check_bounds(bounds, n_features, X=None, name="bounds"):
         raise ValueError(f"{name} must be finite, got {_short(bounds)}")
     if np.any(upper <= lower):
         j = int(np.argmax(upper <= lower))
-        raise ValueError(f"{name} upper must exceed lower in every dimension, got lower[{j}]={lower[j]}, upper[{j}]={upper[j]}")
+        raise ValueError(
+            f"{name} upper must exceed lower in every dimension, got lower[{j}]={lower[j]}, upper[{j}]={upper[j]}"
+        )
     with np.errstate(over="ignore"):
         width = upper - lower
     if not np.all(np.isfinite(width)):
         j = int(np.argmax(~np.isfinite(width)))
-        raise ValueError(f"{name} width upper - lower overflows a float in dimension {j} "
-                         f"(lower[{j}]={lower[j]}, upper[{j}]={upper[j]}); rescale the data")
+        raise ValueError(
+            f"{name} width upper - lower overflows a float in dimension {j} "
+            f"(lower[{j}]={lower[j]}, upper[{j}]={upper[j]}); rescale the data"
+        )
     if X is not None:
         outside = (X < lower) | (X > upper)
         if outside.any():
             i, j = (int(v) for v in np.argwhere(outside)[0])
-            raise ValueError(
-                f"X[{i}, {j}] lies outside the declared {name} [{lower[j]}, {upper[j]}] of dimension {j}"
-            )
+            raise ValueError(f"X[{i}, {j}] lies outside the declared {name} [{lower[j]}, {upper[j]}] of dimension {j}")
     return lower, upper

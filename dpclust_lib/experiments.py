@@ -11,6 +11,7 @@ Profiles: ``"paper"`` (the paper's run counts and grids) and ``"smoke"``
 :func:`resolve_profile` and takes each size from ``profile.pick(paper=...,
 smoke=...)``, so the two sizes of every experiment sit side by side.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -107,7 +108,9 @@ def fit_seed(seed, epsilon, run):
     Spawned from ``SeedSequence(seed)`` with spawn key (epsilon bits, run), so it
     does not depend on the other epsilons of a grid nor on the order of fits.
     """
-    ss = np.random.SeedSequence(check_int(seed, "seed", minimum=0), spawn_key=(_epsilon_key(epsilon), check_int(run, "run", minimum=0)))
+    ss = np.random.SeedSequence(
+        check_int(seed, "seed", minimum=0), spawn_key=(_epsilon_key(epsilon), check_int(run, "run", minimum=0))
+    )
     return int(ss.generate_state(1, dtype=np.uint32)[0])
 
 
@@ -178,15 +181,21 @@ def sweep(algorithms, datasets, epsilons, n_runs, metrics, seed=0, n_jobs=1, bac
     n_runs = check_int(n_runs, "n_runs", minimum=1)
     tasks = [
         (alg, name, eps, run, fit_seed(seed, eps, run))
-        for alg in algorithms for name in data for eps in eps_list for run in range(n_runs)
+        for alg in algorithms
+        for name in data
+        for eps in eps_list
+        for run in range(n_runs)
     ]
     call = joblib.delayed(_one_fit)
     filters = list(warnings.filters)
     jobs = (call(algorithms[a], data[d], e, s, metrics, filters) for a, d, e, _, s in tasks)
     with joblib.parallel_config(backend=backend) if backend else contextlib.nullcontext():
         results = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
-        rows = list(tqdm(results, total=len(tasks), disable=None if progress is None else not progress,
-                         desc="sweep", leave=False))
+        rows = list(
+            tqdm(
+                results, total=len(tasks), disable=None if progress is None else not progress, desc="sweep", leave=False
+            )
+        )
     keys = pd.DataFrame(tasks, columns=["algorithm", "dataset", "epsilon", "run", "seed"])
     return pd.concat([keys, pd.DataFrame(rows)], axis=1)
 
@@ -255,11 +264,14 @@ def table_spec(frame, key=None, timing=None, rtol=0.0, atol=0.0):
     else:
         timing = _columns_arg(timing, frame, "timing")
     for value, label in ((rtol, "rtol"), (atol, "atol")):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-                or not np.isfinite(value) or value < 0:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float, np.integer, np.floating))
+            or not np.isfinite(value)
+            or value < 0
+        ):
             raise ValueError(f"{label} must be a finite number >= 0, got {label}={value!r}")
-    return {"key": [str(c) for c in key], "timing": [str(c) for c in timing], "rtol": float(rtol),
-            "atol": float(atol)}
+    return {"key": [str(c) for c in key], "timing": [str(c) for c in timing], "rtol": float(rtol), "atol": float(atol)}
 
 
 def read_manifest(folder):
@@ -310,8 +322,7 @@ VERDICTS = ("reproduced", "partly", "not reproduced", "not testable", "not run")
 """``not testable``: a claim that restates another, or that cannot hold or fail by construction
 under the reading it is graded under. ``not run``: the data is absent."""
 
-LEDGER_COLUMNS = ["paper", "claim_id", "claim", "published", "ours", "verdict", "reading", "depends_on",
-                  "evidence"]
+LEDGER_COLUMNS = ["paper", "claim_id", "claim", "published", "ours", "verdict", "reading", "depends_on", "evidence"]
 READING_COLUMNS = ["choice", "reading", "support", "used_for", "best_case"]
 
 
@@ -355,8 +366,15 @@ class Ledger:
         _text(choice, "choice"), _text(reading, "reading")
         if any(r["choice"] == choice and r["reading"] == reading for r in self.readings):
             raise ValueError(f"the reading {reading!r} of {choice!r} is already declared")
-        self.readings.append({"choice": choice, "reading": reading, "support": support,
-                              "used_for": _ids(used_for), "best_case": bool(best_case)})
+        self.readings.append(
+            {
+                "choice": choice,
+                "reading": reading,
+                "support": support,
+                "used_for": _ids(used_for),
+                "best_case": bool(best_case),
+            }
+        )
         return self
 
     def add(self, claim_id, claim, published, ours, verdict, reading="", depends_on=(), evidence=""):
@@ -366,9 +384,19 @@ class Ledger:
         _text(claim_id, "claim_id")
         if any(r["claim_id"] == claim_id for r in self.rows):
             raise ValueError(f"claim_id={claim_id!r} is already in the ledger")
-        self.rows.append({"paper": self.paper, "claim_id": claim_id, "claim": claim, "published": published,
-                          "ours": ours, "verdict": verdict, "reading": reading,
-                          "depends_on": _ids(depends_on), "evidence": evidence})
+        self.rows.append(
+            {
+                "paper": self.paper,
+                "claim_id": claim_id,
+                "claim": claim,
+                "published": published,
+                "ours": ours,
+                "verdict": verdict,
+                "reading": reading,
+                "depends_on": _ids(depends_on),
+                "evidence": evidence,
+            }
+        )
         return self
 
     def frame(self):

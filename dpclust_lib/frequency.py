@@ -24,6 +24,7 @@ and an attribute of LDPFO at most ``privacy.MAX_DENSE_CELLS`` values (its k x k
 GRR inverse is dense). The numerically safe epsilon ranges are those of
 :mod:`dpclust_lib.privacy` (about 27.7 for GRR, OUE and LDPFO, 55.5 for SUE).
 """
+
 from __future__ import annotations
 
 import math
@@ -67,7 +68,7 @@ __all__ = [
 
 
 # Largest domain an oracle tallies (cells of its histogram); see the module docstring.
-MAX_CELLS = 2 ** 22
+MAX_CELLS = 2**22
 
 
 def _check_cells(cells, what):
@@ -299,8 +300,10 @@ class LDPFO(_Oracle):
         _check_cells(math.prod(self.domain_sizes), f"domain_sizes={self.domain_sizes}")
         if max(self.domain_sizes) > MAX_DENSE_CELLS:
             j = self.domain_sizes.index(max(self.domain_sizes))
-            raise ValueError(f"domain_sizes[{j}]={self.domain_sizes[j]} exceeds {MAX_DENSE_CELLS} "
-                             "(privacy.MAX_DENSE_CELLS): each attribute's GRR inverse is a dense matrix")
+            raise ValueError(
+                f"domain_sizes[{j}]={self.domain_sizes[j]} exceeds {MAX_DENSE_CELLS} "
+                "(privacy.MAX_DENSE_CELLS): each attribute's GRR inverse is a dense matrix"
+            )
         self.epsilon = check_epsilon(epsilon)
         self._matrices = [grr_matrix(k, self.epsilon) for k in self.domain_sizes]
         # GRR: P = (p - q) I + q J, so (P^T)^{-1} = (I - q J) / (p - q).
@@ -372,6 +375,7 @@ def aggregate_stream(oracle, report_chunks):
 # ---------------------------------------------------------------------------
 # Post-processing
 # ---------------------------------------------------------------------------
+
 
 def _check_estimate_and_n(estimate, n):
     try:

@@ -15,6 +15,7 @@ This is grading, not a sandbox: the student's code runs with the grader's rights
 (run it in a container or as an unprivileged user when that matters), and code
 that replaces the library's checkers in the kernel is not detected.
 """
+
 from __future__ import annotations
 
 import ast
@@ -71,8 +72,11 @@ def _check_name(call):
 def _exercise_id(call):
     """``check_x(student_function, ...)``: the checker and the names (and constant options) it is given."""
     args = [ast.unparse(a) for a in call.args if isinstance(a, ast.Name)]
-    args += [f"{k.arg}={ast.unparse(k.value)}" for k in call.keywords  # options, not explanations
-             if isinstance(k.value, ast.Constant) and len(ast.unparse(k.value)) <= 20]
+    args += [
+        f"{k.arg}={ast.unparse(k.value)}"
+        for k in call.keywords  # options, not explanations
+        if isinstance(k.value, ast.Constant) and len(ast.unparse(k.value)) <= 20
+    ]
     return f"{_check_name(call)}({', '.join(args)})"
 
 
@@ -100,8 +104,7 @@ def exercises_of(teacher):
             seen[name] = seen.get(name, 0) + 1
             if seen[name] > 1:
                 name = f"{name} #{seen[name]}"
-            rows.append({"exercise": name, "cell_id": cell.get("id"),
-                         "points": float(cell.metadata.get("points", 1))})
+            rows.append({"exercise": name, "cell_id": cell.get("id"), "points": float(cell.metadata.get("points", 1))})
     return pd.DataFrame(rows, columns=["exercise", "cell_id", "points"])
 
 
@@ -116,11 +119,13 @@ class _Instrument(ast.NodeTransformer):
         if not _check_name(node):
             return node
         recorder = ast.parse('__import__("dpclust_lib.grade", fromlist=["record"]).record', mode="eval").body
-        thunk = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
-                           body=node)
+        thunk = ast.Lambda(
+            args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), body=node
+        )
         name = self.names[(node.lineno, node.col_offset)]
-        return ast.copy_location(ast.Call(recorder, [ast.Constant(str(self.path)), ast.Constant(name), thunk], []),
-                                 node)
+        return ast.copy_location(
+            ast.Call(recorder, [ast.Constant(str(self.path)), ast.Constant(name), thunk], []), node
+        )
 
 
 def _instrumented(source, path, names):
@@ -138,8 +143,9 @@ def graded_notebook(student, teacher, record_path):
     exercises = exercises_of(teacher)
     teacher_cells = list(teacher.cells)
     exercise_ids = {c.get("id") for c in teacher_cells if "exercise" in c.metadata.get("tags", [])}
-    kept = [c for c in student.cells
-            if "exercise" not in c.metadata.get("tags", []) and c.get("id") not in exercise_ids]
+    kept = [
+        c for c in student.cells if "exercise" not in c.metadata.get("tags", []) and c.get("id") not in exercise_ids
+    ]
     position = {c.get("id"): i for i, c in enumerate(kept)}
     inserts = {}  # index in kept after which teacher cells go (-1: at the top)
     for t, cell in enumerate(teacher_cells):
@@ -175,9 +181,14 @@ def _run(nb, folder, time_limit):
     from .reproduce import _environment, _kernel_stderr_to
 
     deadline = time.monotonic() + time_limit
-    client = NotebookClient(nb, kernel_name="python3", allow_errors=True, startup_timeout=max(60, time_limit),
-                            timeout_func=lambda cell: max(1, int(deadline - time.monotonic())),
-                            resources={"metadata": {"path": str(folder)}})
+    client = NotebookClient(
+        nb,
+        kernel_name="python3",
+        allow_errors=True,
+        startup_timeout=max(60, time_limit),
+        timeout_func=lambda cell: max(1, int(deadline - time.monotonic())),
+        resources={"metadata": {"path": str(folder)}},
+    )
     env = {"DPCLUST_PROFILE": "smoke", "JUPYTER_PREFER_ENV_PATH": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
     with _environment(**env), _kernel_stderr_to(Path(folder) / "kernel-stderr.log"):
         try:
@@ -207,8 +218,10 @@ def _teacher_for(path, teacher):
         by_header = [p for p in candidates if f"student version of `{p.name}`" in text]
         if len(by_header) == 1:
             return by_header[0]
-    raise ValueError(f"no teacher notebook matches {Path(path).name}: name it after one "
-                     f"({', '.join(p.stem for p in candidates)}) or pass --teacher")
+    raise ValueError(
+        f"no teacher notebook matches {Path(path).name}: name it after one "
+        f"({', '.join(p.stem for p in candidates)}) or pass --teacher"
+    )
 
 
 def grade_notebook(path, teacher, time_limit=DEFAULT_TIME_LIMIT, student=None):
@@ -220,12 +233,28 @@ def grade_notebook(path, teacher, time_limit=DEFAULT_TIME_LIMIT, student=None):
     base = {"student": student, "submission": str(path), "notebook": teacher_path.stem}
 
     def rows(results, status_passed, status_message):
-        out = [{**base, "exercise": NOTEBOOK_ROW, "passed": status_passed, "message": status_message,
-                "points": 0.0, "max_points": 0.0}]
+        out = [
+            {
+                **base,
+                "exercise": NOTEBOOK_ROW,
+                "passed": status_passed,
+                "message": status_message,
+                "points": 0.0,
+                "max_points": 0.0,
+            }
+        ]
         for ex in exercises.itertuples(index=False):
             passed, message = results.get(ex.exercise, (False, ""))
-            out.append({**base, "exercise": ex.exercise, "passed": passed, "message": message,
-                        "points": ex.points if passed else 0.0, "max_points": ex.points})
+            out.append(
+                {
+                    **base,
+                    "exercise": ex.exercise,
+                    "passed": passed,
+                    "message": message,
+                    "points": ex.points if passed else 0.0,
+                    "max_points": ex.points,
+                }
+            )
         return pd.DataFrame(out, columns=GRADE_COLUMNS)
 
     try:
@@ -277,8 +306,13 @@ def _declared(nb):
         tree = ast.parse(cell.source) if cell is not None else ast.Module(body=[], type_ignores=[])
     except SyntaxError:
         return set()
-    return {t.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
-            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)}
+    return {
+        t.id
+        for node in tree.body
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(t, ast.Name)
+    }
 
 
 def _with_parameters(nb, teacher_path, folder):
@@ -299,9 +333,14 @@ def _with_parameters(nb, teacher_path, folder):
 def _feedback(frame):
     run = frame[frame["exercise"] == NOTEBOOK_ROW].iloc[0]
     graded = frame[frame["exercise"] != NOTEBOOK_ROW]
-    lines = [f"# Feedback: {run['student']} ({run['notebook']})", "",
-             f"**Score: {graded['points'].sum():g} / {graded['max_points'].sum():g}**", "",
-             f"The run: {run['message']}", ""]
+    lines = [
+        f"# Feedback: {run['student']} ({run['notebook']})",
+        "",
+        f"**Score: {graded['points'].sum():g} / {graded['max_points'].sum():g}**",
+        "",
+        f"The run: {run['message']}",
+        "",
+    ]
     for row in graded.itertuples(index=False):
         mark = "passed" if row.passed else "not yet"
         lines += [f"## `{row.exercise}`: {mark} ({row.points:g} / {row.max_points:g})", ""]
@@ -344,16 +383,33 @@ def grade(submissions, out, time_limit=DEFAULT_TIME_LIMIT, teacher=None):
         try:
             teacher_path = _teacher_for(path, teacher)
         except ValueError as exc:
-            frames.append(pd.DataFrame([{"student": student, "submission": str(path), "notebook": "",
-                                         "exercise": NOTEBOOK_ROW, "passed": False, "message": str(exc),
-                                         "points": 0.0, "max_points": 0.0}], columns=GRADE_COLUMNS))
+            frames.append(
+                pd.DataFrame(
+                    [
+                        {
+                            "student": student,
+                            "submission": str(path),
+                            "notebook": "",
+                            "exercise": NOTEBOOK_ROW,
+                            "passed": False,
+                            "message": str(exc),
+                            "points": 0.0,
+                            "max_points": 0.0,
+                        }
+                    ],
+                    columns=GRADE_COLUMNS,
+                )
+            )
             continue
         frames.append(grade_notebook(path, teacher_path, time_limit, student))
     book = pd.concat(frames, ignore_index=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     book.to_csv(out, index=False)
-    totals = book.groupby(["student", "submission", "notebook"], sort=False).agg(
-        points=("points", "sum"), max_points=("max_points", "sum")).reset_index()
+    totals = (
+        book.groupby(["student", "submission", "notebook"], sort=False)
+        .agg(points=("points", "sum"), max_points=("max_points", "sum"))
+        .reset_index()
+    )
     status = book[book["exercise"] == NOTEBOOK_ROW].set_index("student")["message"]
     totals["run"] = totals["student"].map(status)
     totals.to_csv(out.with_name(f"{out.stem}_totals.csv"), index=False)

@@ -14,6 +14,7 @@ al. (2022), :func:`rand_index`, :func:`adjusted_rand_index` and :func:`rcp`.
 In every function ``labels_true`` is the reference partition (class labels
 or a non-private clustering) and ``labels_pred`` the clustering being judged.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -87,15 +88,17 @@ def nicv(X, centers, metric="sqeuclidean", sample_weight=None, labels=None):
     else:  # Hamming distance compares category codes: a non-integral float is not one
         for name, arr in (("X", X), ("centers", C)):
             if arr.dtype.kind == "f" and not np.all(arr == np.round(arr)):
-                raise TypeError(f"{name} must hold integer category codes for metric='hamming', "
-                                "got non-integral floats")
+                raise TypeError(
+                    f"{name} must hold integer category codes for metric='hamming', got non-integral floats"
+                )
     if labels is None:
         _, dist = nearest(X, C, metric)
     else:
         lab = np.asarray(labels)
         if lab.shape != (X.shape[0],) or lab.dtype.kind not in "iu" or lab.min() < 0 or lab.max() >= C.shape[0]:
-            raise ValueError(f"labels must be {X.shape[0]} integers in 0..{C.shape[0] - 1}, got shape {lab.shape}, "
-                             f"dtype {lab.dtype}")
+            raise ValueError(
+                f"labels must be {X.shape[0]} integers in 0..{C.shape[0] - 1}, got shape {lab.shape}, dtype {lab.dtype}"
+            )
         if metric == "hamming":
             dist = (X != np.take(C, lab, axis=0)).sum(axis=1)
         else:
@@ -214,7 +217,9 @@ def rcp(nicv_reference, nicv_method):
     try:
         np.broadcast_shapes(ref.shape, other.shape)
     except ValueError:
-        raise ValueError(f"nicv_reference (shape {ref.shape}) and nicv_method (shape {other.shape}) "
-                         "must have the same shape (or one be a scalar)") from None
+        raise ValueError(
+            f"nicv_reference (shape {ref.shape}) and nicv_method (shape {other.shape}) "
+            "must have the same shape (or one be a scalar)"
+        ) from None
     out = (ref - other) / ref
     return float(out) if out.ndim == 0 else out

@@ -29,6 +29,7 @@ uniform generators. Textbook floating-point Laplace sampling is known to leak
 through the low-order bits of its output (Mironov, CCS 2012); this is research
 code for studying algorithms, not a hardened DP library.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -72,7 +73,7 @@ __all__ = [
 
 
 # Smallest probability (and complement) a local sampler is asked to realise; see the module docstring.
-MIN_PROBABILITY = 2.0 ** -40
+MIN_PROBABILITY = 2.0**-40
 # Largest side of a dense transition matrix (4096^2 doubles = 128 MiB).
 MAX_DENSE_CELLS = 4096
 
@@ -176,6 +177,7 @@ def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
 # Local DP: k-ary randomized response
 # ---------------------------------------------------------------------------
 
+
 def _check_probabilities(mechanism, epsilon, largest, probabilities):
     """Refuse an epsilon at which a probability the sampler realises (``{name: value}``, complements
     included) falls below MIN_PROBABILITY; ``largest`` is the mechanism's epsilon cap, for the message."""
@@ -203,7 +205,7 @@ def grr_probabilities(k, epsilon):
     t = math.exp(-eps)
     p = 1.0 / (1.0 + (k - 1) * t)
     q = t * p
-    largest = math.log(2.0 ** 40 - k + 1)
+    largest = math.log(2.0**40 - k + 1)
     _check_probabilities(f"{k}-ary randomized response", eps, largest, {"p": p, "q": q, "1 - p": (k - 1) * q})
     return p, q
 
@@ -242,7 +244,7 @@ def grr_perturb(values, k, epsilon, random_state=None):
 # ---------------------------------------------------------------------------
 
 # Largest n * k of a unary-encoded batch: the sampler holds ~17 bytes per bit (uniforms, thresholds, bits).
-MAX_REPORT_BITS = 2 ** 24
+MAX_REPORT_BITS = 2**24
 
 
 def _check_report_bits(n, k):
@@ -275,7 +277,7 @@ def sue_pq(epsilon):
     t = math.exp(-eps / 2.0)
     p = 1.0 / (1.0 + t)
     q = t * p
-    _check_probabilities("symmetric unary encoding", eps, 2 * math.log(2.0 ** 40 - 1), {"q = 1 - p": q})
+    _check_probabilities("symmetric unary encoding", eps, 2 * math.log(2.0**40 - 1), {"q = 1 - p": q})
     return p, q
 
 
@@ -288,7 +290,7 @@ def oue_pq(epsilon):
     eps = check_epsilon(epsilon)
     t = math.exp(-eps)
     q = t / (1.0 + t)
-    _check_probabilities("optimised unary encoding", eps, math.log(2.0 ** 40 - 1), {"q": q})
+    _check_probabilities("optimised unary encoding", eps, math.log(2.0**40 - 1), {"q": q})
     return 0.5, q
 
 
@@ -330,6 +332,7 @@ def ue_perturb(bits, p, q, random_state=None):
 # ---------------------------------------------------------------------------
 # Local d-privacy: the Hamming-distance randomized response (Peng et al. 2021)
 # ---------------------------------------------------------------------------
+
 
 def hamming_rr_distance_pmf(m, k, epsilon):
     """Eq. 4 of Peng et al.: Pr[d(X, Y) = z] for z = 0..m, equal domains of size k.
@@ -408,6 +411,7 @@ def hamming_rr_perturb(X, domain_sizes, epsilon, random_state=None):
 # ---------------------------------------------------------------------------
 # Budget ledger
 # ---------------------------------------------------------------------------
+
 
 class BudgetExceededError(RuntimeError):
     """A spend would take the total past the ledger's budget."""

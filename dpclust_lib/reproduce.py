@@ -13,6 +13,7 @@ through ``$DPCLUST_PROFILE`` rather than an injected cell, so a committed
 notebook carries no hard-wired profile and the test run (smoke) and the main
 run (paper) execute the same cells.
 """
+
 from __future__ import annotations
 
 import ast
@@ -34,8 +35,17 @@ import pandas as pd
 from ._paths import notebook_dir, results_dir
 from .experiments import PROFILE_ENV, VERDICTS, output_dirs, resolve_profile
 
-__all__ = ["list_notebooks", "resolve_notebook", "committed_results_dir", "run_notebook", "run_batch", "reproduce",
-           "sweep_notebook", "parse_value", "ledger_counts"]
+__all__ = [
+    "list_notebooks",
+    "resolve_notebook",
+    "committed_results_dir",
+    "run_notebook",
+    "run_batch",
+    "reproduce",
+    "sweep_notebook",
+    "parse_value",
+    "ledger_counts",
+]
 
 DEFAULT_CELL_TIMEOUT = 1800  # seconds per cell
 OVERVIEW_PREFIX = "00_"  # the overview notebook, which reads the others' results
@@ -130,8 +140,16 @@ def _drop_machine_paths(path):
     nbformat.write(nb, path)
 
 
-def run_notebook(notebook, output_path=None, parameters=None, profile=None, timeout=DEFAULT_CELL_TIMEOUT,
-                 single_thread=False, events=None, label=None):
+def run_notebook(
+    notebook,
+    output_path=None,
+    parameters=None,
+    profile=None,
+    timeout=DEFAULT_CELL_TIMEOUT,
+    single_thread=False,
+    events=None,
+    label=None,
+):
     """Execute one notebook with papermill; return a summary dict (never raises on notebook errors).
 
     Parameters
@@ -176,8 +194,14 @@ def run_notebook(notebook, output_path=None, parameters=None, profile=None, time
         try:
             with _kernel_stderr_to(log):
                 pm.execute_notebook(
-                    str(notebook), str(output_path), parameters=parameters or None, kernel_name="python3",
-                    cwd=str(notebook.parent), execution_timeout=timeout, progress_bar=False, log_output=False,
+                    str(notebook),
+                    str(output_path),
+                    parameters=parameters or None,
+                    kernel_name="python3",
+                    cwd=str(notebook.parent),
+                    execution_timeout=timeout,
+                    progress_bar=False,
+                    log_output=False,
                     **hooks,
                 )
         except Exception as exc:  # a failing notebook is reported, not raised: the batch goes on
@@ -185,8 +209,13 @@ def run_notebook(notebook, output_path=None, parameters=None, profile=None, time
             if getattr(exc, "cell_index", None) is None and _tail(log):
                 error += "\n" + _tail(log)  # e.g. a kernel that did not start: its stderr says why
     _drop_machine_paths(output_path)
-    return {"notebook": notebook.stem, "status": status, "seconds": round(time.perf_counter() - start, 1),
-            "error": error, "output": str(output_path)}
+    return {
+        "notebook": notebook.stem,
+        "status": status,
+        "seconds": round(time.perf_counter() - start, 1),
+        "error": error,
+        "output": str(output_path),
+    }
 
 
 def _last_duration(path):
@@ -230,8 +259,10 @@ class _Progress:
 
     def line(self):
         now = time.perf_counter()
-        parts = [f"{label} {f'cell {k}/{n}' if k else 'starting'} {_clock(now - t0)}"
-                 for label, (k, n, t0) in self.running.items()]
+        parts = [
+            f"{label} {f'cell {k}/{n}' if k else 'starting'} {_clock(now - t0)}"
+            for label, (k, n, t0) in self.running.items()
+        ]
         return f"[{self.done}/{self.total} done, {_clock(now - self.start)}] " + " | ".join(parts)
 
     def _drain(self):
@@ -289,8 +320,10 @@ def _run_many(calls, jobs, progress=False):
     order = sorted(range(len(calls)), key=lambda i: -_last_duration(calls[i]["notebook"]))
     with multiprocessing.Manager() if progress else contextlib.nullcontext() as manager:
         events = manager.Queue() if progress else None
-        with _Progress(events, len(calls)) if progress else contextlib.nullcontext(), \
-                ProcessPoolExecutor(max_workers=jobs) as pool:
+        with (
+            _Progress(events, len(calls)) if progress else contextlib.nullcontext(),
+            ProcessPoolExecutor(max_workers=jobs) as pool,
+        ):
             futures = {i: pool.submit(_run_one, calls[i], events, True) for i in order}
             return [futures[i].result() for i in range(len(calls))]
 
@@ -353,8 +386,15 @@ def reproduce(notebooks=None, profile="paper", jobs=1, timeout=DEFAULT_CELL_TIME
         output_dir = results_dir() / profile / "notebooks"
     if output_dir is not None:
         Path(output_dir).mkdir(parents=True, exist_ok=True)
-    calls = [dict(notebook=path, output_path=None if output_dir is None else Path(output_dir) / path.name,
-                  profile=profile, timeout=timeout) for path in paths]
+    calls = [
+        dict(
+            notebook=path,
+            output_path=None if output_dir is None else Path(output_dir) / path.name,
+            profile=profile,
+            timeout=timeout,
+        )
+        for path in paths
+    ]
     return run_batch(calls, jobs, progress)
 
 
@@ -398,8 +438,15 @@ def _run_on_dask(calls, scheduler, progress=False):
         futures = {}
         for i, call in enumerate(calls):
             fixed = {k: v for k, v in call["parameters"].items() if k not in ("results_dir", "figures_dir")}
-            future = client.submit(_remote_run, Path(call["notebook"]).read_text(), Path(call["notebook"]).name,
-                                   fixed, call["profile"], call["timeout"], pure=False)
+            future = client.submit(
+                _remote_run,
+                Path(call["notebook"]).read_text(),
+                Path(call["notebook"]).name,
+                fixed,
+                call["profile"],
+                call["timeout"],
+                pure=False,
+            )
             futures[future] = i
         rows = [None] * len(calls)
         for n_done, future in enumerate(as_completed(futures), 1):
@@ -408,8 +455,16 @@ def _run_on_dask(calls, scheduler, progress=False):
             try:
                 row, executed, tables = future.result()
             except Exception as exc:  # the worker itself failed (lost, killed): a failed row, the sweep goes on
-                row, executed, tables = {"notebook": Path(call["notebook"]).stem, "status": "failed", "seconds": 0.0,
-                                         "error": f"dask: {type(exc).__name__}: {exc}"}, None, {}
+                row, executed, tables = (
+                    {
+                        "notebook": Path(call["notebook"]).stem,
+                        "status": "failed",
+                        "seconds": 0.0,
+                        "error": f"dask: {type(exc).__name__}: {exc}",
+                    },
+                    None,
+                    {},
+                )
             if executed is not None:
                 Path(call["output_path"]).write_text(executed)
             results = Path(call["parameters"]["results_dir"])
@@ -426,8 +481,17 @@ def _run_on_dask(calls, scheduler, progress=False):
             client.close()
 
 
-def sweep_notebook(notebook, grid, out_dir, parameters=None, profile=None, jobs=1, timeout=DEFAULT_CELL_TIMEOUT,
-                   scheduler=None, progress=None):
+def sweep_notebook(
+    notebook,
+    grid,
+    out_dir,
+    parameters=None,
+    profile=None,
+    jobs=1,
+    timeout=DEFAULT_CELL_TIMEOUT,
+    scheduler=None,
+    progress=None,
+):
     """One papermill execution per grid point; concatenate the result CSVs they write.
 
     Each run gets ``results_dir`` and ``figures_dir`` parameters pointing into
@@ -453,8 +517,10 @@ def sweep_notebook(notebook, grid, out_dir, parameters=None, profile=None, jobs=
     fixed = dict(parameters or {})
     for name in list(grid) + list(fixed):
         if name not in declared:
-            raise ValueError(f"parameter {name!r} is not declared in the parameters cell of {path.name} "
-                             f"(declared: {', '.join(sorted(declared)) or 'none'})")
+            raise ValueError(
+                f"parameter {name!r} is not declared in the parameters cell of {path.name} "
+                f"(declared: {', '.join(sorted(declared)) or 'none'})"
+            )
     for name in ("results_dir", "figures_dir"):
         if name not in declared:
             raise ValueError(f"{path.name} does not declare {name!r}, so a sweep cannot collect its results")
@@ -468,8 +534,16 @@ def sweep_notebook(notebook, grid, out_dir, parameters=None, profile=None, jobs=
         params = {**fixed, **point, "results_dir": str(run_dir / "results"), "figures_dir": str(run_dir / "figures")}
         if profile is not None:
             params["profile"] = resolve_profile(profile).name
-        calls.append(dict(notebook=path, output_path=run_dir / path.name, parameters=params, profile=profile,
-                          timeout=timeout, label=f"{path.stem}[{_tag(point)}]"))
+        calls.append(
+            dict(
+                notebook=path,
+                output_path=run_dir / path.name,
+                parameters=params,
+                profile=profile,
+                timeout=timeout,
+                label=f"{path.stem}[{_tag(point)}]",
+            )
+        )
     show = _show_progress(progress)
     rows = _run_on_dask(calls, scheduler, show) if scheduler is not None else _run_many(calls, jobs, show)
     tables = {}

@@ -9,6 +9,7 @@ CSV of the same name, cell by cell, as the committed ``tables.json`` declares
 (exact by default, as seeded results are). A table on one side only is reported
 too.
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -42,8 +43,12 @@ def _show(value):
 def _same(committed, new, rtol, atol):
     """Element-wise equality of two columns (NaN equals NaN); numbers within rtol/atol."""
     both_na = committed.isna().to_numpy() & new.isna().to_numpy()
-    if pd.api.types.is_numeric_dtype(committed) and pd.api.types.is_numeric_dtype(new) \
-            and not pd.api.types.is_bool_dtype(committed) and not pd.api.types.is_bool_dtype(new):
+    if (
+        pd.api.types.is_numeric_dtype(committed)
+        and pd.api.types.is_numeric_dtype(new)
+        and not pd.api.types.is_bool_dtype(committed)
+        and not pd.api.types.is_bool_dtype(new)
+    ):
         a, b = committed.to_numpy(dtype=float), new.to_numpy(dtype=float)
         with np.errstate(invalid="ignore"):
             close = np.isclose(b, a, rtol=rtol, atol=atol) if (rtol or atol) else (a == b)
@@ -135,10 +140,19 @@ def verify(notebooks=None, jobs=1, timeout=None, keep=None, progress=None):
         root = Path(keep) if keep is not None else Path(tmp)
         calls = []
         for path in paths:
-            params = {"results_dir": str(root / path.stem / "results"),
-                      "figures_dir": str(root / path.stem / "figures")}
-            calls.append(dict(notebook=path, output_path=root / path.stem / path.name, parameters=params,
-                              profile="paper", timeout=timeout or rep.DEFAULT_CELL_TIMEOUT))
+            params = {
+                "results_dir": str(root / path.stem / "results"),
+                "figures_dir": str(root / path.stem / "figures"),
+            }
+            calls.append(
+                dict(
+                    notebook=path,
+                    output_path=root / path.stem / path.name,
+                    parameters=params,
+                    profile="paper",
+                    timeout=timeout or rep.DEFAULT_CELL_TIMEOUT,
+                )
+            )
         for call in calls:
             Path(call["output_path"]).parent.mkdir(parents=True, exist_ok=True)
         summary = rep.run_batch(calls, jobs, progress=progress)
@@ -150,4 +164,3 @@ def verify(notebooks=None, jobs=1, timeout=None, keep=None, progress=None):
             diffs.append(compare_folders(path.stem, committed, call["parameters"]["results_dir"]))
     table = pd.concat(diffs, ignore_index=True) if diffs else pd.DataFrame(columns=DIFF_COLUMNS)
     return summary, table
-

@@ -30,9 +30,11 @@ def _mirror_has(*datafiles):
 @pytest.fixture
 def needs_data():
     """Skip a test when the named registry files are neither in $DPCLUST_DATA_DIR nor in data/raw."""
+
     def check(*datafiles):
         if not _mirror_has(*datafiles):
             pytest.skip("data file not available offline: " + ", ".join(f.key for f in datafiles))
+
     return check
 
 

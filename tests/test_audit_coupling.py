@@ -6,13 +6,13 @@ coordinates plus a count), which is epsilon_spent_ exactly where the analysis is
 documented leaky option must be caught. The harness itself is checked on toy estimators whose
 loss is known by construction.
 """
+
 import copy
 
 import numpy as np
 import pytest
 
-from dpclust_lib import (DPBirch, DPBirchPublicTree, DPKMeans, DPKMeansPP, DPKModes, DPQTKMeans, EUGKMeans,
-                         IDPKMeans)
+from dpclust_lib import DPBirch, DPBirchPublicTree, DPKMeans, DPKMeansPP, DPKModes, DPQTKMeans, EUGKMeans, IDPKMeans
 from dpclust_lib.audit import audit_neighbours, audit_table, coupled_loss
 from dpclust_lib.audit.coupling import domain_points, neighbours, public_differences
 from dpclust_lib.cluster.kmeans import eug_grid_size
@@ -70,27 +70,74 @@ def _quadtree_loss(est, x, gamma):
 
 # name, unfitted estimator, data, points, expected loss of a record x (None: compare with epsilon_spent_)
 PRIVATE = [
-    ("DPKMeans", DPKMeans(n_clusters=2, epsilon=EPS, max_iter=3, bounds=UNIT), X, BOX,
-     lambda est, x: (_u1(x) + 1) / 3 * EPS),
-    ("DPKMeans halving", DPKMeans(n_clusters=2, epsilon=EPS, max_iter=3, schedule="halving", bounds=UNIT), X, BOX,
-     lambda est, x: (_u1(x) + 1) / 3 * EPS * (1 - 2.0 ** -3)),
-    ("DPKMeans wide bounds", DPKMeans(n_clusters=2, epsilon=EPS, max_iter=3, bounds=WIDE), XW, BOXW,
-     lambda est, x: (_u1(x, *WIDE) + 1) / 3 * EPS),
-    ("IDPKMeans", IDPKMeans(n_clusters=2, epsilon=EPS, max_iter=3, bounds=UNIT), X, BOX,
-     lambda est, x: (_u1(x) + 1) / 3 * EPS),
-    ("DPKMeansPP", DPKMeansPP(n_clusters=2, epsilon=EPS, max_iter=2, bounds=UNIT, n_public=41), X, BOX,
-     lambda est, x: 0.5 * EPS + 0.5 * EPS * (_u1(x) + 1) / 3),
-    ("EUGKMeans", EUGKMeans(n_clusters=2, epsilon=EPS, max_iter=10, bounds=UNIT, n_public=41), X, BOX,
-     lambda est, x: EPS),
-    ("DPQTKMeans", DPQTKMeans(n_clusters=2, epsilon=EPS, gamma=0.3, max_height=3, threshold=3.0, n_public=41,
-                              bounds=UNIT, max_iter=10), X, BOX, lambda est, x: _quadtree_loss(est, x, 0.3)),
+    (
+        "DPKMeans",
+        DPKMeans(n_clusters=2, epsilon=EPS, max_iter=3, bounds=UNIT),
+        X,
+        BOX,
+        lambda est, x: (_u1(x) + 1) / 3 * EPS,
+    ),
+    (
+        "DPKMeans halving",
+        DPKMeans(n_clusters=2, epsilon=EPS, max_iter=3, schedule="halving", bounds=UNIT),
+        X,
+        BOX,
+        lambda est, x: (_u1(x) + 1) / 3 * EPS * (1 - 2.0**-3),
+    ),
+    (
+        "DPKMeans wide bounds",
+        DPKMeans(n_clusters=2, epsilon=EPS, max_iter=3, bounds=WIDE),
+        XW,
+        BOXW,
+        lambda est, x: (_u1(x, *WIDE) + 1) / 3 * EPS,
+    ),
+    (
+        "IDPKMeans",
+        IDPKMeans(n_clusters=2, epsilon=EPS, max_iter=3, bounds=UNIT),
+        X,
+        BOX,
+        lambda est, x: (_u1(x) + 1) / 3 * EPS,
+    ),
+    (
+        "DPKMeansPP",
+        DPKMeansPP(n_clusters=2, epsilon=EPS, max_iter=2, bounds=UNIT, n_public=41),
+        X,
+        BOX,
+        lambda est, x: 0.5 * EPS + 0.5 * EPS * (_u1(x) + 1) / 3,
+    ),
+    (
+        "EUGKMeans",
+        EUGKMeans(n_clusters=2, epsilon=EPS, max_iter=10, bounds=UNIT, n_public=41),
+        X,
+        BOX,
+        lambda est, x: EPS,
+    ),
+    (
+        "DPQTKMeans",
+        DPQTKMeans(
+            n_clusters=2, epsilon=EPS, gamma=0.3, max_height=3, threshold=3.0, n_public=41, bounds=UNIT, max_iter=10
+        ),
+        X,
+        BOX,
+        lambda est, x: _quadtree_loss(est, x, 0.3),
+    ),
     ("DPKModes", DPKModes(n_clusters=2, epsilon=EPS, max_iter=3, domain_sizes=SIZES), C, CAT, None),
-    ("DPBirchPublicTree", DPBirchPublicTree(epsilon=EPS, n_skeleton=100, bounds=UNIT, **BIRCH), X, BOX,
-     # shares (N, LS, SS) = (1/4, 1/2, 1/4); sensitivities 1, sum max|x_j| = 2, sum max x_j^2 = 2
-     lambda est, x: EPS * (0.25 + 0.5 * _u1(x) / 2 + 0.25 * float(np.dot(x, x)) / 2)),
+    (
+        "DPBirchPublicTree",
+        DPBirchPublicTree(epsilon=EPS, n_skeleton=100, bounds=UNIT, **BIRCH),
+        X,
+        BOX,
+        # shares (N, LS, SS) = (1/4, 1/2, 1/4); sensitivities 1, sum max|x_j| = 2, sum max x_j^2 = 2
+        lambda est, x: EPS * (0.25 + 0.5 * _u1(x) / 2 + 0.25 * float(np.dot(x, x)) / 2),
+    ),
     # on [-1, 2]^2 the sensitivities are sum max|x_j| = 4 and sum max x_j^2 = 8
-    ("DPBirchPublicTree wide bounds", DPBirchPublicTree(epsilon=EPS, n_skeleton=100, bounds=WIDE, **BIRCH), XW,
-     BOXW, lambda est, x: EPS * (0.25 + 0.5 * float(np.abs(x).sum()) / 4 + 0.25 * float(np.dot(x, x)) / 8)),
+    (
+        "DPBirchPublicTree wide bounds",
+        DPBirchPublicTree(epsilon=EPS, n_skeleton=100, bounds=WIDE, **BIRCH),
+        XW,
+        BOXW,
+        lambda est, x: EPS * (0.25 + 0.5 * float(np.abs(x).sum()) / 4 + 0.25 * float(np.dot(x, x)) / 8),
+    ),
 ]
 
 
@@ -161,25 +208,87 @@ LEAKY = [
     for name, est, data, points, _ in PRIVATE
     if data is X and "halving" not in name
 ] + [
-    ("DPKMeans init=records", DPKMeans(n_clusters=2, epsilon=EPS, max_iter=3, bounds=UNIT, init="records"), X,
-     QUICK, "leak", "initial_centers_"),
-    ("IDPKMeans split=order", IDPKMeans(n_clusters=2, epsilon=EPS, max_iter=1, bounds=UNIT, split="order"),
-     X[:-1], QUICK, "over budget", "^$"),  # n even: adding one record moves the boundary record
-    ("DPQTKMeans init=kmeans-on-data", DPQTKMeans(n_clusters=2, epsilon=EPS, max_height=3, threshold=3.0, n_public=41,
-                                                 bounds=UNIT, max_iter=10, init="kmeans-on-data"), X, QUICK,
-     "leak", "cluster_centers_"),
-    ("DPQTKMeans n from data", DPQTKMeans(n_clusters=2, epsilon=EPS, max_height=3, bounds=UNIT, max_iter=10,
-                                          n_public=FROM_DATA), X, QUICK, "leak", "threshold_"),
-    ("EUGKMeans n from data", EUGKMeans(n_clusters=2, epsilon=EPS, max_iter=10, bounds=UNIT, n_public=FROM_DATA),
-     _numeric(N_FLIP), QUICK, "leak", "shape"),
-    ("DPKMeansPP n from data", DPKMeansPP(n_clusters=2, epsilon=2 * EPS, max_iter=2, bounds=UNIT,
-                                          n_public=FROM_DATA), _numeric(N_FLIP), QUICK, "leak", "shape"),
-    ("DPKModes init=records", DPKModes(n_clusters=2, epsilon=EPS, max_iter=3, domain_sizes=SIZES, init="records"),
-     C, CAT, "leak", "initial_centers_"),
-    ("DPKModes domain sizes from data", DPKModes(n_clusters=2, epsilon=EPS, max_iter=3, domain_sizes=FROM_DATA),
-     C[C[:, 1] < 3], CAT, "leak", "domain_sizes_|shape"),
-    ("DPBirchPublicTree skeleton=data", DPBirchPublicTree(epsilon=EPS, skeleton="data", bounds=UNIT, **BIRCH), X,
-     QUICK, "leak", "shape"),
+    (
+        "DPKMeans init=records",
+        DPKMeans(n_clusters=2, epsilon=EPS, max_iter=3, bounds=UNIT, init="records"),
+        X,
+        QUICK,
+        "leak",
+        "initial_centers_",
+    ),
+    (
+        "IDPKMeans split=order",
+        IDPKMeans(n_clusters=2, epsilon=EPS, max_iter=1, bounds=UNIT, split="order"),
+        X[:-1],
+        QUICK,
+        "over budget",
+        "^$",
+    ),  # n even: adding one record moves the boundary record
+    (
+        "DPQTKMeans init=kmeans-on-data",
+        DPQTKMeans(
+            n_clusters=2,
+            epsilon=EPS,
+            max_height=3,
+            threshold=3.0,
+            n_public=41,
+            bounds=UNIT,
+            max_iter=10,
+            init="kmeans-on-data",
+        ),
+        X,
+        QUICK,
+        "leak",
+        "cluster_centers_",
+    ),
+    (
+        "DPQTKMeans n from data",
+        DPQTKMeans(n_clusters=2, epsilon=EPS, max_height=3, bounds=UNIT, max_iter=10, n_public=FROM_DATA),
+        X,
+        QUICK,
+        "leak",
+        "threshold_",
+    ),
+    (
+        "EUGKMeans n from data",
+        EUGKMeans(n_clusters=2, epsilon=EPS, max_iter=10, bounds=UNIT, n_public=FROM_DATA),
+        _numeric(N_FLIP),
+        QUICK,
+        "leak",
+        "shape",
+    ),
+    (
+        "DPKMeansPP n from data",
+        DPKMeansPP(n_clusters=2, epsilon=2 * EPS, max_iter=2, bounds=UNIT, n_public=FROM_DATA),
+        _numeric(N_FLIP),
+        QUICK,
+        "leak",
+        "shape",
+    ),
+    (
+        "DPKModes init=records",
+        DPKModes(n_clusters=2, epsilon=EPS, max_iter=3, domain_sizes=SIZES, init="records"),
+        C,
+        CAT,
+        "leak",
+        "initial_centers_",
+    ),
+    (
+        "DPKModes domain sizes from data",
+        DPKModes(n_clusters=2, epsilon=EPS, max_iter=3, domain_sizes=FROM_DATA),
+        C[C[:, 1] < 3],
+        CAT,
+        "leak",
+        "domain_sizes_|shape",
+    ),
+    (
+        "DPBirchPublicTree skeleton=data",
+        DPBirchPublicTree(epsilon=EPS, skeleton="data", bounds=UNIT, **BIRCH),
+        X,
+        QUICK,
+        "leak",
+        "shape",
+    ),
     ("DPBirch (the paper's)", DPBirch(epsilon=EPS, bounds=UNIT, **BIRCH), X, QUICK, "leak", "subcluster_|shape"),
 ]
 
@@ -224,6 +333,7 @@ def test_idp_random_split_couples_only_with_odd_n():
 # ---------------------------------------------------------------------------
 # The harness on toy estimators whose loss is known by construction
 # ---------------------------------------------------------------------------
+
 
 class _Toy:
     """Releases the sum of a 1-D data set in [0, 1] (sensitivity 1) with a chosen Laplace scale.
@@ -294,8 +404,16 @@ def test_domain_points_and_neighbours():
 def test_audit_table_has_every_estimator_and_no_failing_private_setting():
     table = audit_table()
     assert set(table.columns) >= {"estimator", "setting", "neighbours", "epsilon_spent", "audited_loss", "verdict"}
-    assert {"DPKMeans", "DPKMeansPP", "IDPKMeans", "EUGKMeans", "DPQTKMeans", "DPKModes",
-            "DPBirchPublicTree", "DPBirch"} <= set(table["estimator"])
+    assert {
+        "DPKMeans",
+        "DPKMeansPP",
+        "IDPKMeans",
+        "EUGKMeans",
+        "DPQTKMeans",
+        "DPKModes",
+        "DPBirchPublicTree",
+        "DPBirch",
+    } <= set(table["estimator"])
     private = table[(table["setting"] == "private") & ~table["estimator"].isin(UNROUTED_NOISE)]
     assert (private["verdict"] == "ok").all(), private.to_string()
     leaky = table[(table["setting"] != "private") & (table["neighbours"] == "add/remove one")]

@@ -7,6 +7,7 @@ correct library fails here with probability well under 2%, and the fixed seeds
 make every run the same. The tests that must *detect* a broken sampler use
 effects far larger than the test's resolution.
 """
+
 import math
 
 import numpy as np
@@ -26,8 +27,16 @@ def table():
 
 
 def test_table_has_every_mechanism_and_every_verdict_is_tight(table):
-    assert list(table.columns) == ["mechanism", "setting", "claimed_epsilon", "exact_epsilon",
-                                   "empirical_lower_bound", "chi2_dof", "chi2_p_value", "verdict"]
+    assert list(table.columns) == [
+        "mechanism",
+        "setting",
+        "claimed_epsilon",
+        "exact_epsilon",
+        "empirical_lower_bound",
+        "chi2_dof",
+        "chi2_p_value",
+        "verdict",
+    ]
     assert {"GRR", "SUE", "OUE", "Hamming RR", "LDPFO"} <= set(table["mechanism"])
     assert (table["verdict"] == "tight").all(), table.to_string()
     assert (table["empirical_lower_bound"] <= table["claimed_epsilon"]).all()
@@ -85,12 +94,24 @@ def _broken_samplers():
     return [
         ("GRR at 1.5 eps", grr, lambda x, n, rng: privacy.grr_perturb(np.full(n, x), 5, 3.0, rng)),
         # "other" drawn from all k values (can repeat x): keeps the truth too often.
-        ("GRR other from all k", grr, lambda x, n, rng: np.where(
-            rng.random(n) < privacy.grr_probabilities(5, 2.0)[0], x, rng.integers(0, 5, n))),
-        ("SUE probabilities for OUE", oue, lambda x, n, rng: privacy.ue_perturb(
-            privacy.unary_encode(np.full(n, x), 3), *privacy.sue_pq(1.0), rng).astype(np.int64) @ [1, 2, 4]),
-        ("LDPFO at eps / m", ham, lambda x, n, rng: privacy.hamming_rr_perturb(
-            np.tile(recs[x], (n, 1)), sizes, 0.5 / 3, rng) @ radix),
+        (
+            "GRR other from all k",
+            grr,
+            lambda x, n, rng: np.where(rng.random(n) < privacy.grr_probabilities(5, 2.0)[0], x, rng.integers(0, 5, n)),
+        ),
+        (
+            "SUE probabilities for OUE",
+            oue,
+            lambda x, n, rng: (
+                privacy.ue_perturb(privacy.unary_encode(np.full(n, x), 3), *privacy.sue_pq(1.0), rng).astype(np.int64)
+                @ [1, 2, 4]
+            ),
+        ),
+        (
+            "LDPFO at eps / m",
+            ham,
+            lambda x, n, rng: privacy.hamming_rr_perturb(np.tile(recs[x], (n, 1)), sizes, 0.5 / 3, rng) @ radix,
+        ),
     ]
 
 
@@ -130,8 +151,9 @@ def test_exact_ratio_at_large_epsilon_is_finite_and_tight(eps):
     _, q_oue = privacy.oue_pq(eps)
     assert math.isclose(privacy.ue_epsilon(0.5, q_oue), eps, rel_tol=1e-9)
     assert math.isclose(frequency.LDPFO((2, 3), eps).ldp_epsilon, 2 * eps)
-    assert math.isclose(local.exact_epsilon(local.LocalMechanism("OUE", "", eps, local.oue_log_p(3, eps), None)),
-                        eps, rel_tol=1e-9)
+    assert math.isclose(
+        local.exact_epsilon(local.LocalMechanism("OUE", "", eps, local.oue_log_p(3, eps), None)), eps, rel_tol=1e-9
+    )
 
 
 def test_public_names_are_exported_by_the_audit_package():

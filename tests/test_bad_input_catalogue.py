@@ -9,6 +9,7 @@ silent result. A record's value is never shown (error text is an output too):
 cases on private values name the position and the bound, and ``absent`` lists
 text that must not appear.
 """
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,8 +21,9 @@ from dpclust_lib.privacy import BudgetExceededError, PrivacyLedger
 
 X2 = np.array([[0, 1], [1, 0], [1, 1]])
 XF = np.array([[0.1, 0.2], [0.5, 0.9], [0.3, 0.4]])
-FRAME = pd.DataFrame({"algorithm": ["a", "a"], "dataset": ["d", "d"], "epsilon": [1.0, 1.0], "run": [0, 1],
-                      "nicv": [0.1, 0.2]})
+FRAME = pd.DataFrame(
+    {"algorithm": ["a", "a"], "dataset": ["d", "d"], "epsilon": [1.0, 1.0], "run": [0, 1], "nicv": [0.1, 0.2]}
+)
 SQUARE = datasets.make_uniform_square(10)
 ALG = {"a": lambda eps, rs: None}
 SECRET = 12345.678  # a "record value" that must never appear in a message
@@ -51,23 +53,54 @@ CASES = [
     ("laplace sensitivity inf", lambda: privacy.laplace_scale(float("inf"), 1.0), ValueError, ["sensitivity", "inf"]),
     ("laplace scale overflows", lambda: privacy.laplace_mechanism(1.0, 1e300, 1e-10), ValueError, ["scale", "inf"]),
     ("laplace scale underflows", lambda: privacy.laplace_mechanism(1.0, 1e-300, 1e300), ValueError, ["scale", "0.0"]),
-    ("laplace value str", lambda: privacy.laplace_mechanism(str(SECRET), 1.0, 1.0), TypeError, ["value", "str"],
-     ["12345"]),
+    (
+        "laplace value str",
+        lambda: privacy.laplace_mechanism(str(SECRET), 1.0, 1.0),
+        TypeError,
+        ["value", "str"],
+        ["12345"],
+    ),
     ("laplace value None", lambda: privacy.laplace_mechanism(None, 1.0, 1.0), TypeError, ["value", "NoneType"]),
     ("laplace value bool", lambda: privacy.laplace_mechanism(True, 1.0, 1.0), TypeError, ["value", "bool"]),
-    ("laplace value strings", lambda: privacy.laplace_mechanism(["1", str(SECRET)], 1.0, 1.0), TypeError,
-     ["value", "dtype"], ["12345"]),
+    (
+        "laplace value strings",
+        lambda: privacy.laplace_mechanism(["1", str(SECRET)], 1.0, 1.0),
+        TypeError,
+        ["value", "dtype"],
+        ["12345"],
+    ),
     ("laplace value ragged", lambda: privacy.laplace_mechanism([[1.0, 2.0], [3.0]], 1.0, 1.0), TypeError, ["value"]),
-    ("laplace value nan", lambda: privacy.laplace_mechanism([SECRET, np.nan], 1.0, 1.0), ValueError,
-     ["value", "index (1,)"], ["12345"]),
-    ("laplace overflow", lambda: privacy.laplace_mechanism(np.full(1000, 1.7e308), 1e307, 1.0), ValueError,
-     ["value", "overflow"]),
-    ("laplace random_state -3", lambda: privacy.laplace_mechanism(1.0, 1.0, 1.0, -3), ValueError,
-     ["random_state", "-3"]),
-    ("laplace random_state str", lambda: privacy.laplace_mechanism(1.0, 1.0, 1.0, "seed"), TypeError,
-     ["random_state", "'seed'"]),
-    ("laplace legacy RandomState", lambda: privacy.laplace_mechanism(1.0, 1.0, 1.0, np.random.RandomState(0)),
-     TypeError, ["random_state", "RandomState"]),
+    (
+        "laplace value nan",
+        lambda: privacy.laplace_mechanism([SECRET, np.nan], 1.0, 1.0),
+        ValueError,
+        ["value", "index (1,)"],
+        ["12345"],
+    ),
+    (
+        "laplace overflow",
+        lambda: privacy.laplace_mechanism(np.full(1000, 1.7e308), 1e307, 1.0),
+        ValueError,
+        ["value", "overflow"],
+    ),
+    (
+        "laplace random_state -3",
+        lambda: privacy.laplace_mechanism(1.0, 1.0, 1.0, -3),
+        ValueError,
+        ["random_state", "-3"],
+    ),
+    (
+        "laplace random_state str",
+        lambda: privacy.laplace_mechanism(1.0, 1.0, 1.0, "seed"),
+        TypeError,
+        ["random_state", "'seed'"],
+    ),
+    (
+        "laplace legacy RandomState",
+        lambda: privacy.laplace_mechanism(1.0, 1.0, 1.0, np.random.RandomState(0)),
+        TypeError,
+        ["random_state", "RandomState"],
+    ),
     # ---- privacy: GRR
     ("grr k", lambda: privacy.grr_perturb(np.array([0]), 1, 1.0), ValueError, ["k", "1"]),
     ("grr k float", lambda: privacy.grr_perturb(np.array([0]), 3.0, 1.0), TypeError, ["k", "3.0"]),
@@ -75,8 +108,12 @@ CASES = [
     ("grr float codes", lambda: privacy.grr_perturb(np.array([0.0, 1.0]), 3, 1.0), TypeError, ["values", "float64"]),
     ("grr 2-D", lambda: privacy.grr_perturb(np.zeros((2, 2), int), 3, 1.0), ValueError, ["values", "(2, 2)"]),
     ("grr empty", lambda: privacy.grr_perturb(np.array([], int), 3, 1.0), ValueError, ["values", "empty"]),
-    ("grr eps 710", lambda: privacy.grr_perturb(np.zeros(10, int), 3, 710.0, 0), ValueError,
-     ["epsilon=710.0", "safe range"]),
+    (
+        "grr eps 710",
+        lambda: privacy.grr_perturb(np.zeros(10, int), 3, 710.0, 0),
+        ValueError,
+        ["epsilon=710.0", "safe range"],
+    ),
     ("grr eps past cap", lambda: privacy.grr_probabilities(3, 27.8), ValueError, ["epsilon=27.8", "27.73"]),
     ("grr k huge", lambda: privacy.grr_probabilities(2**41, 1.0), ValueError, ["k", str(2**41)]),
     ("grr dense matrix", lambda: privacy.grr_matrix(10**6, 1.0), ValueError, ["k", "4096"]),
@@ -91,8 +128,12 @@ CASES = [
     ("ue bits empty", lambda: privacy.ue_perturb(np.zeros((0, 3), int), 0.5, 0.1), ValueError, ["bits", "(0, 3)"]),
     ("unary values 2-D", lambda: privacy.unary_encode(np.zeros((2, 2), int), 3), ValueError, ["values", "(2, 2)"]),
     ("unary k", lambda: privacy.unary_encode(np.zeros(2, int), 1), ValueError, ["k", "1"]),
-    ("unary too many bits", lambda: privacy.unary_encode(np.zeros(2**20, int), 32), ValueError,
-     ["values", "k=32", "MAX_REPORT_BITS"]),
+    (
+        "unary too many bits",
+        lambda: privacy.unary_encode(np.zeros(2**20, int), 32),
+        ValueError,
+        ["values", "k=32", "MAX_REPORT_BITS"],
+    ),
     ("ue_epsilon p = q", lambda: privacy.ue_epsilon(0.3, 0.3), ValueError, ["p", "q", "0.3"]),
     # ---- privacy: Hamming-distance RR
     ("hamming domain", lambda: privacy.hamming_rr_perturb(X2, (2, 1), 1.0), ValueError, ["domain_sizes[1]", "1"]),
@@ -100,16 +141,28 @@ CASES = [
     ("hamming 1-D", lambda: privacy.hamming_rr_perturb(np.array([0, 1]), (2, 2), 1.0), ValueError, ["X", "(2,)"]),
     ("hamming float", lambda: privacy.hamming_rr_perturb(XF, (2, 2), 1.0), TypeError, ["X", "float64"]),
     ("hamming width", lambda: privacy.hamming_rr_perturb(X2, (2, 2, 2), 1.0), ValueError, ["X", "2", "3"]),
-    ("hamming nan", lambda: privacy.hamming_rr_perturb(np.array([[0, np.nan]]), (2, 2), 1.0), ValueError,
-     ["X", "NaN", "(0, 1)"]),
+    (
+        "hamming nan",
+        lambda: privacy.hamming_rr_perturb(np.array([[0, np.nan]]), (2, 2), 1.0),
+        ValueError,
+        ["X", "NaN", "(0, 1)"],
+    ),
     ("hamming eps past cap", lambda: privacy.hamming_rr_perturb(X2, (2, 2), 100.0), ValueError, ["epsilon=100.0"]),
     ("pmf m", lambda: privacy.hamming_rr_distance_pmf(0, 2, 1.0), ValueError, ["m", "0"]),
     ("pmf k float", lambda: privacy.hamming_rr_distance_pmf(2, 2.0, 1.0), TypeError, ["k", "2.0"]),
     ("pmf eps past cap", lambda: privacy.hamming_rr_distance_pmf(2, 2, 800.0), ValueError, ["epsilon=800.0"]),
-    ("dense matrix cells", lambda: privacy.hamming_rr_matrix((100, 100), 1.0), ValueError,
-     ["domain_sizes", "10000", "4096"]),
-    ("dense matrix wraps", lambda: privacy.hamming_rr_matrix((2**32, 2**32), 1.0), ValueError,
-     ["domain_sizes", str(2**64)]),
+    (
+        "dense matrix cells",
+        lambda: privacy.hamming_rr_matrix((100, 100), 1.0),
+        ValueError,
+        ["domain_sizes", "10000", "4096"],
+    ),
+    (
+        "dense matrix wraps",
+        lambda: privacy.hamming_rr_matrix((2**32, 2**32), 1.0),
+        ValueError,
+        ["domain_sizes", str(2**64)],
+    ),
     # ---- privacy: ledger
     ("ledger budget", lambda: PrivacyLedger(-1.0), ValueError, ["budget", "-1.0"]),
     ("ledger budget str", lambda: PrivacyLedger("1"), TypeError, ["budget", "'1'"]),
@@ -152,12 +205,20 @@ CASES = [
     ("LDPFO wide attribute", lambda: LDPFO((2, 5000), 1.0), ValueError, ["domain_sizes[1]=5000", "4096"]),
     ("LDPFO perturb width", lambda: LDPFO((2, 2), 1.0).perturb(np.zeros((2, 3), int)), ValueError, ["X", "3", "2"]),
     ("LDPFO count outside", lambda: LDPFO((2, 2), 1.0).count(np.array([[0, 2]])), ValueError, ["X[0, 1]", "0..1"]),
-    ("LDPFO estimate shape", lambda: LDPFO((2, 2), 1.0).estimate(Tally(np.zeros(4), 1)), ValueError,
-     ["tally", "(4,)", "(2, 2)"]),
+    (
+        "LDPFO estimate shape",
+        lambda: LDPFO((2, 2), 1.0).estimate(Tally(np.zeros(4), 1)),
+        ValueError,
+        ["tally", "(4,)", "(2, 2)"],
+    ),
     ("LDPFO estimate array", lambda: LDPFO((2, 2), 1.0).estimate(np.zeros((2, 2))), TypeError, ["tally", "ndarray"]),
     ("LDPFO variance needs counts", lambda: LDPFO((2, 2), 1.0).variance(10), ValueError, ["true_counts", "required"]),
-    ("LDPFO variance shape", lambda: LDPFO((2, 3), 1.0).variance(6, np.ones(6)), ValueError,
-     ["true_counts", "(2, 3)", "(6,)"]),
+    (
+        "LDPFO variance shape",
+        lambda: LDPFO((2, 3), 1.0).variance(6, np.ones(6)),
+        ValueError,
+        ["true_counts", "(2, 3)", "(6,)"],
+    ),
     ("tally shapes", lambda: Tally(np.zeros(2), 1) + Tally(np.zeros(3), 1), ValueError, ["(2,)", "(3,)"]),
     ("tally plus int", lambda: Tally(np.zeros(2), 1) + 3, TypeError, ["Tally", "int"]),
     ("stream empty", lambda: frequency.aggregate_stream(GRR(3, 1.0), iter([])), ValueError, ["report_chunks", "empty"]),
@@ -165,10 +226,18 @@ CASES = [
     ("stream array", lambda: frequency.aggregate_stream(GRR(3, 1.0), np.array([0, 1])), TypeError, ["report_chunks"]),
     ("joint_index outside", lambda: frequency.joint_index(np.array([[0, 2]]), (2, 2)), ValueError, ["X[0, 1]", "0..1"]),
     ("joint_records index", lambda: frequency.joint_records(np.array([5]), (2, 2)), ValueError, ["index", "0..3"]),
-    ("joint_records floats", lambda: frequency.joint_records(np.array([1.0]), (2, 2)), ValueError,
-     ["index", "integers"]),
-    ("clip rounding", lambda: frequency.clip_and_normalise(np.ones(2), 2, rounding="up"), ValueError,
-     ["rounding", "'up'"]),
+    (
+        "joint_records floats",
+        lambda: frequency.joint_records(np.array([1.0]), (2, 2)),
+        ValueError,
+        ["index", "integers"],
+    ),
+    (
+        "clip rounding",
+        lambda: frequency.clip_and_normalise(np.ones(2), 2, rounding="up"),
+        ValueError,
+        ["rounding", "'up'"],
+    ),
     ("clip nan", lambda: frequency.clip_and_normalise(np.array([1.0, np.nan]), 2), ValueError, ["estimate", "finite"]),
     ("clip n 0", lambda: frequency.clip_and_normalise(np.array([1.0]), 0), ValueError, ["n", "0"]),
     ("clip n float", lambda: frequency.clip_and_normalise(np.ones(2), 2.5), TypeError, ["n", "2.5"]),
@@ -179,8 +248,12 @@ CASES = [
     ("norm_sub strings", lambda: frequency.norm_sub(["a", "b"], 2), TypeError, ["estimate", "dtype"]),
     # ---- metrics
     ("contingency 2-D", lambda: metrics.contingency_table([[0]], [0]), ValueError, ["labels", "(1, 1)"]),
-    ("contingency lengths", lambda: metrics.contingency_table([0, 1], [0]), ValueError,
-     ["labels_true", "2", "labels_pred", "1"]),
+    (
+        "contingency lengths",
+        lambda: metrics.contingency_table([0, 1], [0]),
+        ValueError,
+        ["labels_true", "2", "labels_pred", "1"],
+    ),
     ("contingency empty", lambda: metrics.contingency_table([], []), ValueError, ["labels", "empty"]),
     ("contingency nan", lambda: metrics.contingency_table([0, np.nan], [0, 1]), ValueError, ["labels_true", "NaN"]),
     ("contingency None", lambda: metrics.contingency_table(None, [0]), TypeError, ["labels_true", "NoneType"]),
@@ -191,14 +264,22 @@ CASES = [
     ("nicv centers nan", lambda: metrics.nicv(XF, np.array([[np.nan, 1.0]])), ValueError, ["centers", "NaN"]),
     ("nicv X 1-D", lambda: metrics.nicv(np.zeros(3), XF), ValueError, ["X", "(3,)"]),
     ("nicv weights", lambda: metrics.nicv(XF, XF, sample_weight=[1, -1, 1]), ValueError, ["sample_weight[1]", "-1"]),
-    ("nicv weights length", lambda: metrics.nicv(XF, XF, sample_weight=[1, 1]), ValueError,
-     ["sample_weight", "2", "3"]),
+    (
+        "nicv weights length",
+        lambda: metrics.nicv(XF, XF, sample_weight=[1, 1]),
+        ValueError,
+        ["sample_weight", "2", "3"],
+    ),
     ("nicv labels range", lambda: metrics.nicv(XF, XF, labels=[0, 1, 5]), ValueError, ["labels", "0..2"]),
     ("nicv hamming floats", lambda: metrics.nicv(XF, XF, metric="hamming"), TypeError, ["X", "hamming"]),
     ("f1 lengths", lambda: metrics.f_measure_one_to_one([0, 1], [0]), ValueError, ["labels_true", "labels_pred"]),
     ("best match beta", lambda: metrics.f_measure_best_match([0, 1], [0, 1], beta=-1), ValueError, ["beta", "-1"]),
-    ("best match beta nan", lambda: metrics.f_measure_best_match([0, 1], [0, 1], beta=float("nan")), ValueError,
-     ["beta", "nan"]),
+    (
+        "best match beta nan",
+        lambda: metrics.f_measure_best_match([0, 1], [0, 1], beta=float("nan")),
+        ValueError,
+        ["beta", "nan"],
+    ),
     ("best match beta str", lambda: metrics.f_measure_best_match([0, 1], [0, 1], beta="1"), TypeError, ["beta", "'1'"]),
     ("accuracy empty", lambda: metrics.accuracy([], []), ValueError, ["labels", "empty"]),
     ("entropy base", lambda: metrics.entropy([0, 1], [0, 1], base=0.5), ValueError, ["base", "0.5"]),
@@ -209,8 +290,12 @@ CASES = [
     ("rcp zero", lambda: metrics.rcp(0.0, 1.0), ValueError, ["nicv_reference", "> 0"]),
     ("rcp nan", lambda: metrics.rcp(1.0, float("nan")), ValueError, ["nicv_method", "finite"]),
     ("rcp str", lambda: metrics.rcp("1", 1.0), TypeError, ["nicv_reference", "dtype"]),
-    ("rcp shapes", lambda: metrics.rcp([1.0, 2.0], [1.0, 2.0, 3.0]), ValueError,
-     ["nicv_reference", "(2,)", "nicv_method", "(3,)"]),
+    (
+        "rcp shapes",
+        lambda: metrics.rcp([1.0, 2.0], [1.0, 2.0, 3.0]),
+        ValueError,
+        ["nicv_reference", "(2,)", "nicv_method", "(3,)"],
+    ),
     # ---- experiments
     ("sweep algorithms list", lambda: _sweep(algorithms=[1]), TypeError, ["algorithms", "dict"]),
     ("sweep algorithms empty", lambda: _sweep(algorithms={}), TypeError, ["algorithms", "non-empty"]),
@@ -227,10 +312,18 @@ CASES = [
     ("fit_seed run", lambda: experiments.fit_seed(0, 1.0, -1), ValueError, ["run", "-1"]),
     ("fit_seed run float", lambda: experiments.fit_seed(0, 1.0, 0.5), TypeError, ["run", "0.5"]),
     ("ledger verdict", lambda: experiments.Ledger("p").add("c1", "c", 1, 1, "ok"), ValueError, ["verdict", "'ok'"]),
-    ("ledger duplicate claim", lambda: experiments.Ledger("p").add("c1", "c", 1, 1, "partly").add(
-        "c1", "c", 1, 1, "partly"), ValueError, ["claim_id", "'c1'"]),
-    ("ledger best_case", lambda: experiments.Ledger("p").reading("ch", "r", "s", best_case="yes"), TypeError,
-     ["best_case", "'yes'"]),
+    (
+        "ledger duplicate claim",
+        lambda: experiments.Ledger("p").add("c1", "c", 1, 1, "partly").add("c1", "c", 1, 1, "partly"),
+        ValueError,
+        ["claim_id", "'c1'"],
+    ),
+    (
+        "ledger best_case",
+        lambda: experiments.Ledger("p").reading("ch", "r", "s", best_case="yes"),
+        TypeError,
+        ["best_case", "'yes'"],
+    ),
     ("ledger save without notebook", lambda: experiments.Ledger("p").save("unused"), ValueError, ["notebook"]),
     ("load_dataset name", lambda: experiments.load_dataset("cars"), ValueError, ["name", "'cars'"]),
     ("load_dataset variant", lambda: experiments.load_dataset("car", "binary"), ValueError, ["variant", "'binary'"]),
@@ -244,18 +337,33 @@ CASES = [
     ("summarise frame", lambda: experiments.summarise([1, 2], ["nicv"]), TypeError, ["frame", "DataFrame"]),
     ("summarise metrics str", lambda: experiments.summarise(FRAME, "nicv"), TypeError, ["metrics", "string"]),
     ("summarise missing metric", lambda: experiments.summarise(FRAME, ["f1"]), ValueError, ["'f1'", "column"]),
-    ("summarise missing by", lambda: experiments.summarise(FRAME, ["nicv"], by=["algo"]), ValueError,
-     ["'algo'", "column"]),
-    ("summarise metric not numeric", lambda: experiments.summarise(FRAME, ["dataset"]), TypeError,
-     ["'dataset'", "numeric"]),
+    (
+        "summarise missing by",
+        lambda: experiments.summarise(FRAME, ["nicv"], by=["algo"]),
+        ValueError,
+        ["'algo'", "column"],
+    ),
+    (
+        "summarise metric not numeric",
+        lambda: experiments.summarise(FRAME, ["dataset"]),
+        TypeError,
+        ["'dataset'", "numeric"],
+    ),
     ("ledger paper", lambda: experiments.Ledger(None), ValueError, ["paper", "None"]),
-    ("ledger claim_id empty", lambda: experiments.Ledger("p").add("", "c", 1, 1, "partly"), ValueError,
-     ["claim_id", "''"]),
-    ("ledger claim_id int", lambda: experiments.Ledger("p").add(3, "c", 1, 1, "partly"), ValueError,
-     ["claim_id", "3"]),
+    (
+        "ledger claim_id empty",
+        lambda: experiments.Ledger("p").add("", "c", 1, 1, "partly"),
+        ValueError,
+        ["claim_id", "''"],
+    ),
+    ("ledger claim_id int", lambda: experiments.Ledger("p").add(3, "c", 1, 1, "partly"), ValueError, ["claim_id", "3"]),
     ("ledger reading choice", lambda: experiments.Ledger("p").reading("", "r", "s"), ValueError, ["choice", "''"]),
-    ("ledger reading twice", lambda: experiments.Ledger("p").reading("ch", "r", "s").reading("ch", "r", "t"),
-     ValueError, ["'r'", "'ch'", "already"]),
+    (
+        "ledger reading twice",
+        lambda: experiments.Ledger("p").reading("ch", "r", "s").reading("ch", "r", "t"),
+        ValueError,
+        ["'r'", "'ch'", "already"],
+    ),
     ("profile", lambda: experiments.resolve_profile("fast"), ValueError, ["profile", "'fast'"]),
     ("output_dirs profile", lambda: experiments.output_dirs("nb", "fast"), ValueError, ["profile", "'fast'"]),
     # ---- datasets
@@ -268,8 +376,12 @@ CASES = [
     ("uniform n", lambda: datasets.make_uniform_square(0), ValueError, ["n_samples", "0"]),
     ("uniform n float", lambda: datasets.make_uniform_square(2.5), TypeError, ["n_samples", "2.5"]),
     ("uniform low > high", lambda: datasets.make_uniform_square(10, 1.0, 0.0), ValueError, ["low", "high", "1.0"]),
-    ("uniform random_state", lambda: datasets.make_uniform_square(10, random_state=-1), ValueError,
-     ["random_state", "-1"]),
+    (
+        "uniform random_state",
+        lambda: datasets.make_uniform_square(10, random_state=-1),
+        ValueError,
+        ["random_state", "-1"],
+    ),
     # ---- plotting
     ("plot metric", lambda: _plot(metric="f1"), ValueError, ["metric", "'f1'"]),
     ("plot hue", lambda: _plot(hue="algo"), ValueError, ["hue", "algo"]),
@@ -295,7 +407,7 @@ def test_bad_input_names_parameter_and_value(case):
     message = str(err.value)
     for word in words:
         assert word in message, f"{word!r} missing from: {message}"
-    for word in (absent[0] if absent else []):
+    for word in absent[0] if absent else []:
         assert word not in message, f"{word!r} (a private value) shown in: {message}"
 
 

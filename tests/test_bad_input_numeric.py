@@ -1,6 +1,7 @@
 """Bad input to the numeric estimators and their validation: a clear error naming the parameter, never a
 silent result, a raw numpy traceback, or a record's value in the message (error text is an output too).
 """
+
 import warnings
 
 import numpy as np
@@ -62,54 +63,119 @@ for name, make in ALL.items():
         (f"{name} text", _fit(make, np.array([["a", "b"], ["c", "d"]]), **kw), TypeError, ["X", "numeric"]),
         (f"{name} complex", _fit(make, X + 1j, **kw), ValueError, ["X", "Complex"]),
         (f"{name} sparse", _fit(make, sparse.csr_matrix(X), **kw), TypeError, ["X", "sparse"]),
-        (f"{name} object", _fit(make, np.array([[0.1, {"a": 1}], [0.2, 0.3]], dtype=object), **kw), TypeError,
-         ["X", "dict"]),
+        (
+            f"{name} object",
+            _fit(make, np.array([[0.1, {"a": 1}], [0.2, 0.3]], dtype=object), **kw),
+            TypeError,
+            ["X", "dict"],
+        ),
         (f"{name} ragged", _fit(make, [[0.1, 0.2], [0.3]], **kw), TypeError, ["X"]),
-        (f"{name} n_clusters 0", lambda make=make, kw=kw: make(**kw).set_params(n_clusters=0).fit(X), ValueError,
-         ["n_clusters"]),
-        (f"{name} n_clusters float", lambda make=make, kw=kw: make(**kw).set_params(n_clusters=2.0).fit(X),
-         TypeError, ["n_clusters"]),
+        (
+            f"{name} n_clusters 0",
+            lambda make=make, kw=kw: make(**kw).set_params(n_clusters=0).fit(X),
+            ValueError,
+            ["n_clusters"],
+        ),
+        (
+            f"{name} n_clusters float",
+            lambda make=make, kw=kw: make(**kw).set_params(n_clusters=2.0).fit(X),
+            TypeError,
+            ["n_clusters"],
+        ),
         (f"{name} predict unfitted", lambda make=make, kw=kw: make(**kw).predict(X), NotFittedError, ["not fitted"]),
         (f"{name} positional", lambda make=make: type(make(**kw))(2, 0.5), TypeError, ["positional"]),
     ]
 CASES += [
     # BIRCH with more clusters than records warns and keeps each subcluster (scikit-learn's behaviour).
-    *[(f"{name} n_clusters > n", lambda make=make, kw=({"bounds": UNIT} if name in PRIVATE else {}):
-       make(**kw).set_params(n_clusters=3).fit(X[:2]), ValueError, ["n_clusters=3", "n_samples=2"])
-      for name, make in ALL.items() if "Birch" not in name],
-    ("n_public missing DPKMeansPP", _fit(lambda **kw: dp.DPKMeansPP(2, **kw), bounds=UNIT), ValueError,
-     ["n_public is required", "n_public='data'"]),
-    ("n_public missing EUGKMeans", _fit(lambda **kw: dp.EUGKMeans(2, **kw), bounds=UNIT), ValueError,
-     ["n_public is required", "grid_size"]),
-    ("n_public missing DPQTKMeans", _fit(lambda **kw: dp.DPQTKMeans(2, **kw), bounds=UNIT), ValueError,
-     ["n_public is required", "max_height and threshold"]),
+    *[
+        (
+            f"{name} n_clusters > n",
+            lambda make=make, kw=({"bounds": UNIT} if name in PRIVATE else {}): (
+                make(**kw).set_params(n_clusters=3).fit(X[:2])
+            ),
+            ValueError,
+            ["n_clusters=3", "n_samples=2"],
+        )
+        for name, make in ALL.items()
+        if "Birch" not in name
+    ],
+    (
+        "n_public missing DPKMeansPP",
+        _fit(lambda **kw: dp.DPKMeansPP(2, **kw), bounds=UNIT),
+        ValueError,
+        ["n_public is required", "n_public='data'"],
+    ),
+    (
+        "n_public missing EUGKMeans",
+        _fit(lambda **kw: dp.EUGKMeans(2, **kw), bounds=UNIT),
+        ValueError,
+        ["n_public is required", "grid_size"],
+    ),
+    (
+        "n_public missing DPQTKMeans",
+        _fit(lambda **kw: dp.DPQTKMeans(2, **kw), bounds=UNIT),
+        ValueError,
+        ["n_public is required", "max_height and threshold"],
+    ),
     ("n_public 0", _fit(PRIVATE["EUGKMeans"], bounds=UNIT, n_public=0), ValueError, ["n_public"]),
     ("n_public float", _fit(PRIVATE["EUGKMeans"], bounds=UNIT, n_public=2.5), TypeError, ["n_public"]),
     ("n_public word", _fit(PRIVATE["EUGKMeans"], bounds=UNIT, n_public="many"), TypeError, ["n_public"]),
-    ("dpqt max_height cap", _fit(PRIVATE["DPQTKMeans"], bounds=UNIT, max_height=MAX_HEIGHT + 1), ValueError,
-     ["max_height", f"<= {MAX_HEIGHT}"]),
-    ("dpqt max_height huge", _fit(PRIVATE["DPQTKMeans"], bounds=UNIT, max_height=10 ** 9), ValueError,
-     ["max_height"]),
-    ("dpqt node cap", _fit(PRIVATE["DPQTKMeans"], np.random.default_rng(1).random((50, 12)), bounds=(0, 1),
-                           max_height=12, threshold=0.0), ValueError, ["quadtree", f"{MAX_NODES:,}", "threshold"]),
-    ("halving underflow", _fit(PRIVATE["DPKMeans"], bounds=UNIT, schedule="halving", max_iter=5000), ValueError,
-     ["halving", "max_iter", "underflow"]),
+    (
+        "dpqt max_height cap",
+        _fit(PRIVATE["DPQTKMeans"], bounds=UNIT, max_height=MAX_HEIGHT + 1),
+        ValueError,
+        ["max_height", f"<= {MAX_HEIGHT}"],
+    ),
+    ("dpqt max_height huge", _fit(PRIVATE["DPQTKMeans"], bounds=UNIT, max_height=10**9), ValueError, ["max_height"]),
+    (
+        "dpqt node cap",
+        _fit(
+            PRIVATE["DPQTKMeans"],
+            np.random.default_rng(1).random((50, 12)),
+            bounds=(0, 1),
+            max_height=12,
+            threshold=0.0,
+        ),
+        ValueError,
+        ["quadtree", f"{MAX_NODES:,}", "threshold"],
+    ),
+    (
+        "halving underflow",
+        _fit(PRIVATE["DPKMeans"], bounds=UNIT, schedule="halving", max_iter=5000),
+        ValueError,
+        ["halving", "max_iter", "underflow"],
+    ),
     ("halving underflow shares", lambda: budget_shares("halving", 1.0, 1100), ValueError, ["halving"]),
     ("idp split", _fit(PRIVATE["IDPKMeans"], bounds=UNIT, split="sorted"), ValueError, ["split", "'sorted'"]),
     ("dpkmeans init word", _fit(PRIVATE["DPKMeans"], bounds=UNIT, init="data"), ValueError, ["init", "'data'"]),
-    ("dpkmeans init shape", _fit(PRIVATE["DPKMeans"], bounds=UNIT, init=np.zeros((3, 2))), ValueError,
-     ["init array"]),
-    ("eug grid too dense", _fit(PRIVATE["EUGKMeans"], bounds=UNIT, grid_size=4000), ValueError,
-     ["cells_per_dim", "10,000,000"]),
+    ("dpkmeans init shape", _fit(PRIVATE["DPKMeans"], bounds=UNIT, init=np.zeros((3, 2))), ValueError, ["init array"]),
+    (
+        "eug grid too dense",
+        _fit(PRIVATE["EUGKMeans"], bounds=UNIT, grid_size=4000),
+        ValueError,
+        ["cells_per_dim", "10,000,000"],
+    ),
     ("birch threshold nan", _fit(ALL["Birch"], threshold=np.nan), ValueError, ["threshold"]),
     ("birch branching 2.5", _fit(ALL["Birch"], branching_factor=2.5), TypeError, ["branching_factor"]),
-    ("public tree skeleton width", _fit(PRIVATE["DPBirchPublicTree"], bounds=UNIT, skeleton=np.zeros((3, 5))),
-     ValueError, ["skeleton has 5 features"]),
-    ("public tree budget_split", _fit(PRIVATE["DPBirchPublicTree"], bounds=UNIT, budget_split=(1, 0, 1)),
-     ValueError, ["budget_split"]),
+    (
+        "public tree skeleton width",
+        _fit(PRIVATE["DPBirchPublicTree"], bounds=UNIT, skeleton=np.zeros((3, 5))),
+        ValueError,
+        ["skeleton has 5 features"],
+    ),
+    (
+        "public tree budget_split",
+        _fit(PRIVATE["DPBirchPublicTree"], bounds=UNIT, budget_split=(1, 0, 1)),
+        ValueError,
+        ["budget_split"],
+    ),
     ("bounds none direct", lambda: check_bounds(None, 2, X), ValueError, ["bounds is required"]),
-    ("categorical outside", lambda: check_categorical(np.array([[0, 1], [2, 7]]), (3, 3)), ValueError,
-     ["X[1, 1]", "domain_sizes[1]=3"]),
+    (
+        "categorical outside",
+        lambda: check_categorical(np.array([[0, 1], [2, 7]]), (3, 3)),
+        ValueError,
+        ["X[1, 1]", "domain_sizes[1]=3"],
+    ),
 ]
 
 
@@ -121,20 +187,31 @@ def _fitted(name):
 
 for name in ALL:
     CASES += [
-        (f"{name} predict width", lambda name=name: _fitted(name).predict(np.zeros((3, 3))), ValueError,
-         ["X has 3 features", "expecting 2"]),
+        (
+            f"{name} predict width",
+            lambda name=name: _fitted(name).predict(np.zeros((3, 3))),
+            ValueError,
+            ["X has 3 features", "expecting 2"],
+        ),
         (f"{name} predict NaN", lambda name=name: _fitted(name).predict([[np.nan, 0.1]]), ValueError, ["NaN"]),
     ]
 for name in PRIVATE:
     CASES += [
-        (f"{name} diagnostics unfitted", lambda name=name: PRIVATE[name](bounds=UNIT).exact_diagnostics(X),
-         NotFittedError, ["not fitted"]),
-        (f"{name} diagnostics width", lambda name=name: _fitted(name).exact_diagnostics(np.zeros((3, 1))),
-         ValueError, ["X has 1 features"]),
+        (
+            f"{name} diagnostics unfitted",
+            lambda name=name: PRIVATE[name](bounds=UNIT).exact_diagnostics(X),
+            NotFittedError,
+            ["not fitted"],
+        ),
+        (
+            f"{name} diagnostics width",
+            lambda name=name: _fitted(name).exact_diagnostics(np.zeros((3, 1))),
+            ValueError,
+            ["X has 1 features"],
+        ),
     ]
 for name in ("DPBirch", "DPBirchPublicTree"):
-    CASES.append((f"{name} relabel needs X", lambda name=name: _fitted(name).relabel(2), ValueError,
-                  ["X is required"]))
+    CASES.append((f"{name} relabel needs X", lambda name=name: _fitted(name).relabel(2), ValueError, ["X is required"]))
 
 
 @pytest.mark.parametrize("call, exc, words", [c[1:] for c in CASES], ids=[c[0] for c in CASES])

@@ -1,4 +1,5 @@
 """Birch (our CF tree), DPBirch (Wang et al., as published) and DPBirchPublicTree (honestly accounted)."""
+
 import math
 import warnings
 
@@ -12,7 +13,6 @@ from dpclust_lib.cluster.birch import BirchWarning, ClusteringFeature, NegativeR
 
 from .conftest import bonferroni
 
-
 UNIT = (0.0, 1.0)
 
 
@@ -23,6 +23,7 @@ def _blobs(rng, n=3000, d=3):
 
 
 # --------------------------------------------------------------------------- clustering features
+
 
 def test_cf_additivity_and_radius(rng):
     A, B = rng.random((40, 5)), rng.random((25, 5))
@@ -43,12 +44,18 @@ def test_cluster_centres_are_the_cluster_cfs_centroids(rng):
 
     centers, n = rng.normal(0, 3, (9, 2)), np.array([2.0, 1, 5, -1, 3, -2, -0.5, 4, 1])
     labels = np.array([0, 1, 0, 2, 1, 2, 2, 0, 3])
-    want = [(2 * centers[0] + 5 * centers[2] + 4 * centers[7]) / 11, (centers[1] + 3 * centers[4]) / 4,
-            centers[[3, 5, 6]].mean(axis=0), centers[8]]
+    want = [
+        (2 * centers[0] + 5 * centers[2] + 4 * centers[7]) / 11,
+        (centers[1] + 3 * centers[4]) / 4,
+        centers[[3, 5, 6]].mean(axis=0),
+        centers[8],
+    ]
     np.testing.assert_allclose(_cluster_centres(centers, n, labels), want, rtol=1e-12)
     est = Birch(4, threshold=0.05, branching_factor=10).fit(_blobs(rng, n=500))
-    by_cf = [est.subcluster_ls_[est.subcluster_labels_ == g].sum(0) / est.subcluster_n_[est.subcluster_labels_ == g].sum()
-             for g in range(4)]
+    by_cf = [
+        est.subcluster_ls_[est.subcluster_labels_ == g].sum(0) / est.subcluster_n_[est.subcluster_labels_ == g].sum()
+        for g in range(4)
+    ]
     np.testing.assert_allclose(est.cluster_centers_, by_cf, rtol=1e-10)
 
 
@@ -61,7 +68,9 @@ def test_exact_tree_is_additive_and_noisy_tree_is_not(rng):
     assert exact.subcluster_n_.sum() == len(X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NegativeRadiusWarning)
-        noisy = DPBirch(epsilon=50.0, threshold=0.05, branching_factor=5, n_clusters=None, random_state=0, bounds=UNIT).fit(X)
+        noisy = DPBirch(
+            epsilon=50.0, threshold=0.05, branching_factor=5, n_clusters=None, random_state=0, bounds=UNIT
+        ).fit(X)
     assert noisy.height_ >= 2
     gap_n, gap_ls, gap_ss = noisy.tree_.additivity_residuals()
     assert gap_n == 0 and gap_ls > 1e-3 and gap_ss > 1e-3  # independent noise per CF on a path
@@ -69,9 +78,17 @@ def test_exact_tree_is_additive_and_noisy_tree_is_not(rng):
 
 # --------------------------------------------------------------------------- agreement with scikit-learn
 
-@pytest.mark.parametrize("threshold, branching_factor, n_clusters", [
-    (0.5, 50, 3), (0.1, 50, 3), (0.05, 5, 4), (0.02, 3, 6), (0.08, 2, None),
-])
+
+@pytest.mark.parametrize(
+    "threshold, branching_factor, n_clusters",
+    [
+        (0.5, 50, 3),
+        (0.1, 50, 3),
+        (0.05, 5, 4),
+        (0.02, 3, 6),
+        (0.08, 2, None),
+    ],
+)
 def test_birch_builds_the_same_tree_as_scikit_learn(rng, threshold, branching_factor, n_clusters):
     X = _blobs(rng)
     with warnings.catch_warnings():
@@ -132,11 +149,17 @@ def test_birch_agrees_with_scikit_learn_on_magic(needs_data, threshold, branchin
 
 # --------------------------------------------------------------------------- contract
 
-@pytest.mark.parametrize("make", [
-    lambda: Birch(3, threshold=0.1, branching_factor=10, random_state=0),
-    lambda: DPBirch(3, epsilon=5.0, threshold=0.1, branching_factor=10, random_state=0, bounds=UNIT),
-    lambda: DPBirchPublicTree(3, epsilon=5.0, threshold=0.1, branching_factor=10, n_skeleton=500, random_state=0, bounds=UNIT),
-])
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Birch(3, threshold=0.1, branching_factor=10, random_state=0),
+        lambda: DPBirch(3, epsilon=5.0, threshold=0.1, branching_factor=10, random_state=0, bounds=UNIT),
+        lambda: DPBirchPublicTree(
+            3, epsilon=5.0, threshold=0.1, branching_factor=10, n_skeleton=500, random_state=0, bounds=UNIT
+        ),
+    ],
+)
 def test_estimator_contract(rng, make):
     X = _blobs(rng, n=600)
     est = make()
@@ -170,7 +193,10 @@ def test_relabel_gives_the_partition_of_a_fit_with_that_k(rng):
     est = Birch(3, threshold=0.02, branching_factor=20).fit(X)
     assert est.n_subclusters_ > 50
     for k in (1, 2, 4, 7):
-        assert metrics.adjusted_rand_index(Birch(k, threshold=0.02, branching_factor=20).fit(X).labels_, est.relabel(k)) == 1.0
+        assert (
+            metrics.adjusted_rand_index(Birch(k, threshold=0.02, branching_factor=20).fit(X).labels_, est.relabel(k))
+            == 1.0
+        )
     np.testing.assert_array_equal(est.relabel(None), est.nearest_subcluster_)
 
 
@@ -179,14 +205,16 @@ def test_ward_linkage_and_cut_match_scikit_learn_on_noisy_centroids(rng):
     from sklearn.cluster import AgglomerativeClustering
 
     from dpclust_lib.cluster.birch import _ward_cut, ward_linkage
-    for trial in range(5):
+
+    for _ in range(5):
         C = np.vstack([rng.laplace(0, 3.0, (300, 4)), rng.random((6, 4))])
         Z = ward_linkage(C)
         np.testing.assert_allclose(Z[:, 2], ward(C)[:, 2], rtol=1e-10)  # the same merge heights as scipy
         for k in (2, 3, 5):
             assert metrics.adjusted_rand_index(AgglomerativeClustering(k).fit_predict(C), _ward_cut(Z, k)) == 1.0
-            assert metrics.adjusted_rand_index(AgglomerativeClustering(k).fit_predict(C),
-                                               global_clustering(C, k)) == 1.0
+            assert (
+                metrics.adjusted_rand_index(AgglomerativeClustering(k).fit_predict(C), global_clustering(C, k)) == 1.0
+            )
 
 
 def test_unfitted_predict():
@@ -207,6 +235,7 @@ def test_fewer_subclusters_than_k_warns(rng):
 
 # --------------------------------------------------------------------------- determinism
 
+
 @pytest.mark.parametrize("cls", [DPBirch, DPBirchPublicTree])
 def test_same_seed_same_result(rng, cls):
     X = _blobs(rng, n=800)
@@ -215,21 +244,27 @@ def test_same_seed_same_result(rng, cls):
         a = cls(3, epsilon=2.0, threshold=0.1, branching_factor=10, random_state=7, bounds=UNIT).fit(X)
         b = cls(3, epsilon=2.0, threshold=0.1, branching_factor=10, random_state=7, bounds=UNIT).fit(X)
         c = cls(3, epsilon=2.0, threshold=0.1, branching_factor=10, random_state=8, bounds=UNIT).fit(X)
-        g = cls(3, epsilon=2.0, threshold=0.1, branching_factor=10, random_state=np.random.default_rng(7), bounds=UNIT).fit(X)
+        g = cls(
+            3, epsilon=2.0, threshold=0.1, branching_factor=10, random_state=np.random.default_rng(7), bounds=UNIT
+        ).fit(X)
     np.testing.assert_array_equal(a.subcluster_centers_, b.subcluster_centers_)
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
     np.testing.assert_array_equal(a.subcluster_centers_, g.subcluster_centers_)
     assert a.subcluster_centers_.shape != c.subcluster_centers_.shape or not np.array_equal(
-        a.subcluster_centers_, c.subcluster_centers_)
+        a.subcluster_centers_, c.subcluster_centers_
+    )
 
 
 def test_birch_is_deterministic(rng):
     X = _blobs(rng, n=800)
-    np.testing.assert_array_equal(Birch(threshold=0.05, branching_factor=5).fit(X).subcluster_centers_,
-                                  Birch(threshold=0.05, branching_factor=5, random_state=3).fit(X).subcluster_centers_)
+    np.testing.assert_array_equal(
+        Birch(threshold=0.05, branching_factor=5).fit(X).subcluster_centers_,
+        Birch(threshold=0.05, branching_factor=5, random_state=3).fit(X).subcluster_centers_,
+    )
 
 
 # --------------------------------------------------------------------------- DPBirch: as published
+
 
 def test_dpbirch_accounting(rng):
     X = _blobs(rng, n=500, d=4)
@@ -252,7 +287,9 @@ def test_dpbirch_releases_exact_counts_so_neighbours_are_told_apart(rng):
         warnings.simplefilter("ignore", NegativeRadiusWarning)
         for seed in range(5):
             full = DPBirch(None, epsilon=1.0, threshold=0.1, branching_factor=10, random_state=seed, bounds=UNIT).fit(X)
-            minus = DPBirch(None, epsilon=1.0, threshold=0.1, branching_factor=10, random_state=seed, bounds=UNIT).fit(X[1:])
+            minus = DPBirch(None, epsilon=1.0, threshold=0.1, branching_factor=10, random_state=seed, bounds=UNIT).fit(
+                X[1:]
+            )
             # The release itself (the noisy tree) carries the exact N.
             assert full.tree_.leaf_cfs()[0].sum() == 300 and minus.tree_.leaf_cfs()[0].sum() == 299
             assert full.exact_diagnostics(X).subcluster_n.sum() == 300
@@ -288,20 +325,34 @@ def test_negative_squared_radius_is_counted_and_announced(rng):
 
 # --------------------------------------------------------------------------- DPBirchPublicTree: honest accounting
 
+
 def test_public_tree_accounting(rng):
     X = _blobs(rng, n=500, d=4)
-    est = DPBirchPublicTree(2, epsilon=0.8, threshold=0.2, branching_factor=10, n_skeleton=300, budget_split=(1, 2, 1), min_count=1.0,
-                            random_state=0, bounds=UNIT).fit(X)
+    est = DPBirchPublicTree(
+        2,
+        epsilon=0.8,
+        threshold=0.2,
+        branching_factor=10,
+        n_skeleton=300,
+        budget_split=(1, 2, 1),
+        min_count=1.0,
+        random_state=0,
+        bounds=UNIT,
+    ).fit(X)
     assert est.epsilon_spent_ == pytest.approx(0.8) and est.epsilon_spent_ <= 0.8 * (1 + 1e-9)
     assert est.epsilon_guaranteed_ == est.epsilon_spent_
     n_scale, ls_scale, ss_scale = est.noise_scales_
-    assert n_scale == pytest.approx(1 / 0.2) and ls_scale == pytest.approx(4 / 0.4) and ss_scale == pytest.approx(4 / 0.2)
+    assert (
+        n_scale == pytest.approx(1 / 0.2) and ls_scale == pytest.approx(4 / 0.4) and ss_scale == pytest.approx(4 / 0.2)
+    )
     assert [e for _, e in est.ledger_.entries] == pytest.approx([0.2, 0.4, 0.2])
 
 
 def test_public_tree_released_tree_is_additive(rng):
     X = _blobs(rng, n=500)
-    est = DPBirchPublicTree(None, epsilon=1.0, threshold=0.05, branching_factor=4, n_skeleton=400, random_state=3, bounds=UNIT).fit(X)
+    est = DPBirchPublicTree(
+        None, epsilon=1.0, threshold=0.05, branching_factor=4, n_skeleton=400, random_state=3, bounds=UNIT
+    ).fit(X)
     levels = est.level_cfs()
     assert len(levels) == est.height_ >= 3
     np.testing.assert_allclose(levels[0][0].sum(), est.leaf_n_.sum())  # the root level holds every leaf
@@ -313,21 +364,32 @@ def test_public_tree_released_tree_is_additive(rng):
         np.testing.assert_allclose(n_up, np.bincount(pairs[:, 0], weights=n_low[pairs[:, 1]], minlength=m), atol=1e-9)
         np.testing.assert_allclose(ss_up, np.bincount(pairs[:, 0], weights=ss_low[pairs[:, 1]], minlength=m), atol=1e-9)
         for j in range(ls_up.shape[1]):
-            np.testing.assert_allclose(ls_up[:, j], np.bincount(pairs[:, 0], weights=ls_low[pairs[:, 1], j], minlength=m),
-                                       atol=1e-9)
+            np.testing.assert_allclose(
+                ls_up[:, j], np.bincount(pairs[:, 0], weights=ls_low[pairs[:, 1], j], minlength=m), atol=1e-9
+            )
 
 
 def test_public_tree_skeleton_does_not_depend_on_the_data(rng):
     X = _blobs(rng, n=500)
-    a = DPBirchPublicTree(None, epsilon=1.0, threshold=0.2, branching_factor=10, n_skeleton=300, random_state=4, bounds=UNIT).fit(X)
-    b = DPBirchPublicTree(None, epsilon=1.0, threshold=0.2, branching_factor=10, n_skeleton=300, random_state=4, bounds=UNIT).fit(X[:50])
+    a = DPBirchPublicTree(
+        None, epsilon=1.0, threshold=0.2, branching_factor=10, n_skeleton=300, random_state=4, bounds=UNIT
+    ).fit(X)
+    b = DPBirchPublicTree(
+        None, epsilon=1.0, threshold=0.2, branching_factor=10, n_skeleton=300, random_state=4, bounds=UNIT
+    ).fit(X[:50])
     np.testing.assert_array_equal(a.skeleton_tree_.leaf_cfs()[3], b.skeleton_tree_.leaf_cfs()[3])
 
 
 def test_public_tree_sensitivity_one_leaf_changes_by_one_record(rng):
     """Removing a record changes the exact CFs of one leaf, by (1, x, ||x||^2): L1 <= 1 + d + d on [0, 1]^d."""
     X = _blobs(rng, n=400)
-    tree = DPBirchPublicTree(2, epsilon=1.0, threshold=0.2, branching_factor=10, n_skeleton=300, random_state=1, bounds=UNIT).fit(X).skeleton_tree_
+    tree = (
+        DPBirchPublicTree(
+            2, epsilon=1.0, threshold=0.2, branching_factor=10, n_skeleton=300, random_state=1, bounds=UNIT
+        )
+        .fit(X)
+        .skeleton_tree_
+    )
 
     def exact(Y):
         leaf = tree.route(Y)
@@ -352,8 +414,13 @@ def test_public_tree_count_noise_is_laplace(rng):
     """
     X = _blobs(rng, n=200)
     P = np.array([[0.5, 0.5, 0.5]])  # a one-point public skeleton: a single leaf holding every record
-    noise = [DPBirchPublicTree(1, epsilon=0.9, threshold=0.2, branching_factor=10, skeleton=P, random_state=s, bounds=UNIT).fit(X).leaf_n_[0] - 200
-             for s in range(1500)]
+    noise = [
+        DPBirchPublicTree(1, epsilon=0.9, threshold=0.2, branching_factor=10, skeleton=P, random_state=s, bounds=UNIT)
+        .fit(X)
+        .leaf_n_[0]
+        - 200
+        for s in range(1500)
+    ]
     scale = 1 / (0.9 * 0.25)
     assert stats.kstest(noise, stats.laplace(scale=scale).cdf).pvalue > 0.01
     assert stats.kstest(noise, stats.laplace(scale=1.5 * scale).cdf).pvalue < 0.01
@@ -362,12 +429,25 @@ def test_public_tree_count_noise_is_laplace(rng):
 def test_public_tree_with_data_skeleton_warns_and_guarantees_nothing(rng):
     X = _blobs(rng, n=300)
     with pytest.warns(PrivacyLeakWarning, match="skeleton='data'"):
-        est = DPBirchPublicTree(None, epsilon=1.0, threshold=0.1, branching_factor=10, skeleton="data", random_state=0, bounds=UNIT).fit(X)
+        est = DPBirchPublicTree(
+            None, epsilon=1.0, threshold=0.1, branching_factor=10, skeleton="data", random_state=0, bounds=UNIT
+        ).fit(X)
     assert est.epsilon_guaranteed_ == math.inf
     # With (almost) no noise the data skeleton gives back BIRCH's own leaves.
     with pytest.warns(PrivacyLeakWarning):
-        loud = DPBirchPublicTree(2, epsilon=1e9, threshold=0.1, branching_factor=10, skeleton="data", min_count=0.5, random_state=0, bounds=UNIT).fit(X)
-    np.testing.assert_allclose(loud.subcluster_centers_, Birch(2, threshold=0.1, branching_factor=10).fit(X).subcluster_centers_, atol=1e-6)
+        loud = DPBirchPublicTree(
+            2,
+            epsilon=1e9,
+            threshold=0.1,
+            branching_factor=10,
+            skeleton="data",
+            min_count=0.5,
+            random_state=0,
+            bounds=UNIT,
+        ).fit(X)
+    np.testing.assert_allclose(
+        loud.subcluster_centers_, Birch(2, threshold=0.1, branching_factor=10).fit(X).subcluster_centers_, atol=1e-6
+    )
 
 
 @pytest.mark.parametrize("cls", [DPBirch, DPBirchPublicTree])
@@ -378,8 +458,12 @@ def test_private_estimators_require_bounds(rng, cls):
 
 def test_private_estimators_warn_when_bounds_come_from_the_data(rng):
     X = _blobs(rng, n=200)
-    for est in (DPBirch(None, epsilon=1.0, threshold=0.2, branching_factor=10, bounds="data", random_state=0),
-                DPBirchPublicTree(None, epsilon=1.0, threshold=0.2, branching_factor=10, n_skeleton=100, bounds="data", random_state=0)):
+    for est in (
+        DPBirch(None, epsilon=1.0, threshold=0.2, branching_factor=10, bounds="data", random_state=0),
+        DPBirchPublicTree(
+            None, epsilon=1.0, threshold=0.2, branching_factor=10, n_skeleton=100, bounds="data", random_state=0
+        ),
+    ):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NegativeRadiusWarning)
             with pytest.warns(PrivacyLeakWarning, match="bounds"):
@@ -392,39 +476,47 @@ def test_private_estimators_warn_when_bounds_come_from_the_data(rng):
 GOOD = [[0.1, 0.2], [0.3, 0.4], [0.9, 0.8]]
 
 
-@pytest.mark.parametrize("make, X, exc, needle", [
-    (lambda: Birch(threshold=0.0), GOOD, ValueError, "threshold"),
-    (lambda: Birch(threshold=-0.5), GOOD, ValueError, "threshold"),
-    (lambda: Birch(threshold=float("nan")), GOOD, ValueError, "threshold"),
-    (lambda: Birch(branching_factor=1), GOOD, ValueError, "branching_factor"),
-    (lambda: Birch(branching_factor=0), GOOD, ValueError, "branching_factor"),
-    (lambda: Birch(branching_factor=2.5), GOOD, TypeError, "branching_factor"),
-    (lambda: Birch(n_clusters=0), GOOD, ValueError, "n_clusters"),
-    (lambda: Birch(n_clusters=2.0), GOOD, TypeError, "n_clusters"),
-    (lambda: Birch(), [[0.1, np.nan], [0.2, 0.3]], ValueError, "NaN"),
-    (lambda: Birch(), np.zeros((0, 2)), ValueError, "empty"),
-    (lambda: Birch(), [0.1, 0.2], ValueError, "2-D"),
-    (lambda: Birch(random_state=-1), GOOD, ValueError, "random_state"),
-    (lambda: DPBirch(epsilon=0.0, bounds=UNIT), GOOD, ValueError, "epsilon"),
-    (lambda: DPBirch(epsilon=float("inf"), bounds=UNIT), GOOD, ValueError, "epsilon"),
-    (lambda: DPBirch(threshold=0.0, bounds=UNIT), GOOD, ValueError, "threshold"),
-    (lambda: DPBirch(branching_factor=1, bounds=UNIT), GOOD, ValueError, "branching_factor"),
-    (lambda: DPBirch(n_clusters=0, bounds=UNIT), GOOD, ValueError, "n_clusters"),
-    (lambda: DPBirch(bounds=UNIT), [[0.1, 1.2], [0.2, 0.3]], ValueError, "outside the declared bounds"),
-    (lambda: DPBirch(bounds=UNIT), [[-0.1, 0.2], [0.2, 0.3]], ValueError, "outside the declared bounds"),
-    (lambda: DPBirch(bounds=(1.0, 0.0)), GOOD, ValueError, "upper must exceed lower"),
-    (lambda: DPBirchPublicTree(epsilon=-1.0, bounds=UNIT), GOOD, ValueError, "epsilon"),
-    (lambda: DPBirchPublicTree(threshold=-1.0, bounds=UNIT), GOOD, ValueError, "threshold"),
-    (lambda: DPBirchPublicTree(branching_factor=1, bounds=UNIT), GOOD, ValueError, "branching_factor"),
-    (lambda: DPBirchPublicTree(n_clusters=0, bounds=UNIT), GOOD, ValueError, "n_clusters"),
-    (lambda: DPBirchPublicTree(bounds=UNIT), [[0.1, 1.5], [0.2, 0.3]], ValueError, "outside the declared bounds"),
-    (lambda: DPBirchPublicTree(skeleton="grid", bounds=UNIT), GOOD, ValueError, "skeleton"),
-    (lambda: DPBirchPublicTree(skeleton=np.zeros((3, 5)), bounds=UNIT), GOOD, ValueError, "skeleton has 5 features"),
-    (lambda: DPBirchPublicTree(n_skeleton=0, bounds=UNIT), GOOD, ValueError, "n_skeleton"),
-    (lambda: DPBirchPublicTree(budget_split=(0.5, 0.5), bounds=UNIT), GOOD, ValueError, "budget_split"),
-    (lambda: DPBirchPublicTree(budget_split=(0.5, 0.0, 0.5), bounds=UNIT), GOOD, ValueError, "budget_split"),
-    (lambda: DPBirchPublicTree(min_count=0.0, bounds=UNIT), GOOD, ValueError, "min_count"),
-])
+@pytest.mark.parametrize(
+    "make, X, exc, needle",
+    [
+        (lambda: Birch(threshold=0.0), GOOD, ValueError, "threshold"),
+        (lambda: Birch(threshold=-0.5), GOOD, ValueError, "threshold"),
+        (lambda: Birch(threshold=float("nan")), GOOD, ValueError, "threshold"),
+        (lambda: Birch(branching_factor=1), GOOD, ValueError, "branching_factor"),
+        (lambda: Birch(branching_factor=0), GOOD, ValueError, "branching_factor"),
+        (lambda: Birch(branching_factor=2.5), GOOD, TypeError, "branching_factor"),
+        (lambda: Birch(n_clusters=0), GOOD, ValueError, "n_clusters"),
+        (lambda: Birch(n_clusters=2.0), GOOD, TypeError, "n_clusters"),
+        (lambda: Birch(), [[0.1, np.nan], [0.2, 0.3]], ValueError, "NaN"),
+        (lambda: Birch(), np.zeros((0, 2)), ValueError, "empty"),
+        (lambda: Birch(), [0.1, 0.2], ValueError, "2-D"),
+        (lambda: Birch(random_state=-1), GOOD, ValueError, "random_state"),
+        (lambda: DPBirch(epsilon=0.0, bounds=UNIT), GOOD, ValueError, "epsilon"),
+        (lambda: DPBirch(epsilon=float("inf"), bounds=UNIT), GOOD, ValueError, "epsilon"),
+        (lambda: DPBirch(threshold=0.0, bounds=UNIT), GOOD, ValueError, "threshold"),
+        (lambda: DPBirch(branching_factor=1, bounds=UNIT), GOOD, ValueError, "branching_factor"),
+        (lambda: DPBirch(n_clusters=0, bounds=UNIT), GOOD, ValueError, "n_clusters"),
+        (lambda: DPBirch(bounds=UNIT), [[0.1, 1.2], [0.2, 0.3]], ValueError, "outside the declared bounds"),
+        (lambda: DPBirch(bounds=UNIT), [[-0.1, 0.2], [0.2, 0.3]], ValueError, "outside the declared bounds"),
+        (lambda: DPBirch(bounds=(1.0, 0.0)), GOOD, ValueError, "upper must exceed lower"),
+        (lambda: DPBirchPublicTree(epsilon=-1.0, bounds=UNIT), GOOD, ValueError, "epsilon"),
+        (lambda: DPBirchPublicTree(threshold=-1.0, bounds=UNIT), GOOD, ValueError, "threshold"),
+        (lambda: DPBirchPublicTree(branching_factor=1, bounds=UNIT), GOOD, ValueError, "branching_factor"),
+        (lambda: DPBirchPublicTree(n_clusters=0, bounds=UNIT), GOOD, ValueError, "n_clusters"),
+        (lambda: DPBirchPublicTree(bounds=UNIT), [[0.1, 1.5], [0.2, 0.3]], ValueError, "outside the declared bounds"),
+        (lambda: DPBirchPublicTree(skeleton="grid", bounds=UNIT), GOOD, ValueError, "skeleton"),
+        (
+            lambda: DPBirchPublicTree(skeleton=np.zeros((3, 5)), bounds=UNIT),
+            GOOD,
+            ValueError,
+            "skeleton has 5 features",
+        ),
+        (lambda: DPBirchPublicTree(n_skeleton=0, bounds=UNIT), GOOD, ValueError, "n_skeleton"),
+        (lambda: DPBirchPublicTree(budget_split=(0.5, 0.5), bounds=UNIT), GOOD, ValueError, "budget_split"),
+        (lambda: DPBirchPublicTree(budget_split=(0.5, 0.0, 0.5), bounds=UNIT), GOOD, ValueError, "budget_split"),
+        (lambda: DPBirchPublicTree(min_count=0.0, bounds=UNIT), GOOD, ValueError, "min_count"),
+    ],
+)
 def test_bad_input(make, X, exc, needle):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NegativeRadiusWarning)
@@ -446,7 +538,9 @@ def test_cluster_centres_follow_from_the_subclusters_by_additivity():
     est = Birch(2, threshold=0.05, branching_factor=20).fit(X)
     for g in range(2):
         member = est.subcluster_labels_ == g
-        expected = (est.subcluster_centers_[member] * est.subcluster_n_[member, None]).sum(0) / est.subcluster_n_[member].sum()
+        expected = (est.subcluster_centers_[member] * est.subcluster_n_[member, None]).sum(0) / est.subcluster_n_[
+            member
+        ].sum()
         np.testing.assert_allclose(est.cluster_centers_[g], expected)
     assert est.cluster_centers_.shape == (2, 2)
     with warnings.catch_warnings():

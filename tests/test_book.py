@@ -1,5 +1,6 @@
 """The compendium as a book: it builds from the committed notebooks, its links hold, and a
 browser shows its equations and figures."""
+
 import importlib.util
 import shutil
 from pathlib import Path
@@ -39,13 +40,15 @@ def test_search_index_covers_the_chapters(site):
 
 def test_the_chapters_carry_their_figures_and_equations(site):
     chapter = (site / "notebooks" / "05_dp_birch.html").read_text()
-    assert '<img' in chapter and 'class="math' in chapter
+    assert "<img" in chapter and 'class="math' in chapter
     assert (site / "_static" / "mathjax" / "MathJax.js").is_file()  # typeset offline
 
 
 def test_link_check_finds_a_broken_link_and_a_missing_anchor(tmp_path):
-    (tmp_path / "a.html").write_text('<a id="top" href="b.html#nowhere">x</a><img src="gone.png">'
-                                     '<a href="a.html#top">ok</a><a href="https://example.org/x">ext</a>')
+    (tmp_path / "a.html").write_text(
+        '<a id="top" href="b.html#nowhere">x</a><img src="gone.png">'
+        '<a href="a.html#top">ok</a><a href="https://example.org/x">ext</a>'
+    )
     (tmp_path / "b.html").write_text('<p id="here">b</p>')
     found = {(link, why) for _, link, why in book.broken_links(tmp_path)}
     assert found == {("b.html#nowhere", "no such anchor"), ("gone.png", "no such file")}
@@ -59,8 +62,10 @@ def _browser():
     chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
     driver = shutil.which("chromedriver")
     if not (chromium and driver):
-        pytest.skip("no headless Chromium and chromedriver on this machine (Debian: apt-get install chromium "
-                    "chromium-driver); the browser test is skipped")
+        pytest.skip(
+            "no headless Chromium and chromedriver on this machine (Debian: apt-get install chromium "
+            "chromium-driver); the browser test is skipped"
+        )
     webdriver = pytest.importorskip("selenium.webdriver")
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
@@ -88,7 +93,8 @@ def test_a_browser_shows_typeset_equations_and_decoded_figures(site):
         for page, shot in [("index.html", "book_front.png"), ("notebooks/05_dp_birch.html", "book_chapter.png")]:
             browser.get((site / page).as_uri())
             images = WebDriverWait(browser, 30).until(
-                lambda b: (lambda imgs: imgs if all(ok for _, ok in imgs) else None)(b.execute_script(IMAGES)))
+                lambda b: (lambda imgs: imgs if all(ok for _, ok in imgs) else None)(b.execute_script(IMAGES))
+            )
             assert images, f"{page} shows no figure"
             if page != "index.html":
                 n_math, typeset, errors = WebDriverWait(browser, 60).until(lambda b: b.execute_script(TYPESET))

@@ -6,6 +6,7 @@ the reason, and a second test asserts that exactly those fail (so the list
 cannot go stale). The private estimators are checked with
 ``domain_sizes="data"``: the checks' data sets have no declared schema.
 """
+
 import inspect
 import warnings
 
@@ -25,10 +26,14 @@ from dpclust_lib import DPKModes, KModes, LDPKModes, PrivacyLeakWarning, Samplin
 
 FLOATS = "integer category codes only: float data is refused, never rounded or cast"
 OBJECT = "integer category codes only: an object array (mixed or ragged input) is refused, never cast"
-NO_LABELS = ("integer category codes only (the check clusters standardised floats); and a private "
-             "estimator keeps no labels_ (labels of the private records are not a release: predict(X))")
-K1 = ("the check sets n_clusters=1, and protect_cluster_index=True (the default) randomises the cluster "
-      "index over K >= 2 values: n_clusters=1 is refused with a ValueError naming both parameters")
+NO_LABELS = (
+    "integer category codes only (the check clusters standardised floats); and a private "
+    "estimator keeps no labels_ (labels of the private records are not a release: predict(X))"
+)
+K1 = (
+    "the check sets n_clusters=1, and protect_cluster_index=True (the default) randomises the cluster "
+    "index over K >= 2 values: n_clusters=1 is refused with a ValueError naming both parameters"
+)
 
 COMMON = {
     "check_estimators_dtypes": FLOATS,
@@ -36,14 +41,16 @@ COMMON = {
     "check_clustering": NO_LABELS,
 }
 EXPECTED_FAILURES = {
-    "KModes": COMMON | {
+    "KModes": COMMON
+    | {
         "check_clustering": FLOATS + " (the check clusters standardised floats)",
         "check_sample_weights_not_overwritten": FLOATS,
         "check_sample_weight_equivalence_on_dense_data": FLOATS,
     },
     "DPKModes": COMMON,
     "LDPKModes": COMMON,
-    "SamplingLDPKModes": COMMON | {
+    "SamplingLDPKModes": COMMON
+    | {
         "check_dont_overwrite_parameters": K1,
         "check_methods_subset_invariance": K1,
         "check_fit2d_1sample": K1,
@@ -55,9 +62,12 @@ EXPECTED_FAILURES = {
 
 def _estimators():
     # n_clusters=2: several checks fit data with only two distinct rows.
-    return [KModes(2, random_state=0), DPKModes(2, domain_sizes="data", random_state=0),
-            LDPKModes(2, domain_sizes="data", random_state=0),
-            SamplingLDPKModes(2, domain_sizes="data", random_state=0)]
+    return [
+        KModes(2, random_state=0),
+        DPKModes(2, domain_sizes="data", random_state=0),
+        LDPKModes(2, domain_sizes="data", random_state=0),
+        SamplingLDPKModes(2, domain_sizes="data", random_state=0),
+    ]
 
 
 def _expected(estimator):
@@ -160,8 +170,9 @@ def test_pipeline_from_strings_to_clusters(make):
     X, _ = _data()
     names = [np.array(list("abc")), np.array(["s", "l"]), np.array(list("wxyz"))]
     strings = np.column_stack([names[j][X[:, j]] for j in range(3)])
-    pipe = Pipeline([("codes", OrdinalEncoder(categories=[list(n) for n in names], dtype=np.int64)),
-                     ("cluster", make())])
+    pipe = Pipeline(
+        [("codes", OrdinalEncoder(categories=[list(n) for n in names], dtype=np.int64)), ("cluster", make())]
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         labels = pipe.fit(strings).predict(strings)
@@ -175,7 +186,9 @@ def test_grid_search_scores_are_the_fold_by_fold_scores(make):
     cv = KFold(3)
     search = GridSearchCV(make(), {"n_clusters": [2, 4]}, scoring="adjusted_rand_score", cv=cv).fit(X, group)
     for k, score in zip(search.cv_results_["param_n_clusters"], search.cv_results_["mean_test_score"]):
-        by_hand = [adjusted_rand_score(group[test], make().set_params(n_clusters=k).fit(X[train]).predict(X[test]))
-                   for train, test in cv.split(X)]
+        by_hand = [
+            adjusted_rand_score(group[test], make().set_params(n_clusters=k).fit(X[train]).predict(X[test]))
+            for train, test in cv.split(X)
+        ]
         assert score == pytest.approx(np.mean(by_hand))
     assert search.best_estimator_.n_clusters == search.best_params_["n_clusters"]

@@ -6,6 +6,7 @@ private estimators are built with the named leaky options (``bounds="data"``,
 no caller declared; ``expected_failed_checks`` lists each check an estimator
 legitimately fails, with the reason. Everything else must pass.
 """
+
 import inspect
 import warnings
 
@@ -38,18 +39,23 @@ CHECKED = [
     dp.DPBirchPublicTree(bounds="data"),
 ]
 
-NO_LABELS = ("a private estimator keeps no labels_: the labels of the fitted records are computed from the "
-             "private data and are not part of the release (predict / exact_diagnostics give them)")
+NO_LABELS = (
+    "a private estimator keeps no labels_: the labels of the fitted records are computed from the "
+    "private data and are not part of the release (predict / exact_diagnostics give them)"
+)
 
 EXPECTED_FAILURES = {
     "KMeans": {
         "check_sample_weight_equivalence_on_dense_data": (
             "k-means++ draws its seeds in the order of the rows: integer weights and repeated (shuffled) rows give "
             "the same distribution of seeds, not the same draws (scikit-learn's BisectingKMeans is listed for the "
-            "same reason)"),
+            "same reason)"
+        ),
     },
-    **{name: {"check_clustering": NO_LABELS}
-       for name in ("DPKMeans", "IDPKMeans", "DPKMeansPP", "EUGKMeans", "DPQTKMeans", "DPBirch", "DPBirchPublicTree")},
+    **{
+        name: {"check_clustering": NO_LABELS}
+        for name in ("DPKMeans", "IDPKMeans", "DPKMeansPP", "EUGKMeans", "DPQTKMeans", "DPBirch", "DPBirchPublicTree")
+    },
 }
 
 
@@ -137,8 +143,12 @@ def test_clone_get_params_pipeline_and_grid_search(cls):
     assert clone(est).get_params() == est.get_params()
     # A public, data-independent rescaling in front: the domain [0, 10] becomes the declared [0, 1].
     pipe = Pipeline([("scale", FunctionTransformer(_tenth)), ("cluster", est)])
-    grid = GridSearchCV(pipe, {"cluster__n_clusters": [2, 3]}, cv=2,
-                        scoring=lambda model, Xs, ys: adjusted_rand_score(ys, model.predict(Xs)))
+    grid = GridSearchCV(
+        pipe,
+        {"cluster__n_clusters": [2, 3]},
+        cv=2,
+        scoring=lambda model, Xs, ys: adjusted_rand_score(ys, model.predict(Xs)),
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         if cls in PRIVATE:

@@ -1,4 +1,5 @@
 """The chunked distance helpers: the fast squared-Euclidean and Hamming assignments against the direct forms."""
+
 import numpy as np
 import pytest
 

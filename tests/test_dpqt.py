@@ -3,6 +3,7 @@
 Statistical tests: KS goodness of fit at a stated alpha, each with a
 companion showing the test rejects a wrong noise scale.
 """
+
 import math
 import warnings
 
@@ -34,8 +35,9 @@ def _reference_tree(X, lower, upper, h, max_height, threshold):
     for j in range(2 ** len(lower)):
         bit = np.array([(j >> d) % 2 for d in range(len(lower))], dtype=bool)
         inside = np.all((X >= mid) == bit, axis=1)
-        leaves += _reference_tree(X[inside], np.where(bit, mid, lower), np.where(bit, upper, mid), h + 1,
-                                  max_height, threshold)
+        leaves += _reference_tree(
+            X[inside], np.where(bit, mid, lower), np.where(bit, upper, mid), h + 1, max_height, threshold
+        )
     return leaves
 
 
@@ -110,7 +112,9 @@ def test_budget_is_epsilon_when_the_tree_reaches_max_height(rng):
 
 def test_budget_of_levels_not_reached_is_not_spent(rng):
     X = _clustered(rng)
-    est = DPQTKMeans(3, epsilon=0.5, gamma=0.3, max_height=4, threshold=1e9, random_state=0, bounds=BOX).fit(X)  # the root never splits
+    est = DPQTKMeans(3, epsilon=0.5, gamma=0.3, max_height=4, threshold=1e9, random_state=0, bounds=BOX).fit(
+        X
+    )  # the root never splits
     assert est.tree_.levels_released == 1 and len(est.tree_.leaves) == 1
     assert est.epsilon_spent_ == pytest.approx(0.3 * 0.5 / 4 + 0.7 * 0.5)
     assert est.epsilon_spent_ < 0.5
@@ -156,8 +160,16 @@ def test_contract(rng):
     labels = est.fit_predict(X)
     assert vars(est).items() >= params.items()
     np.testing.assert_array_equal(labels, est.predict(X))
-    for attr in ("cluster_centers_", "n_iter_", "epsilon_spent_", "epsilon_guaranteed_", "neighbouring_", "ledger_",
-                 "tree_", "n_features_in_"):
+    for attr in (
+        "cluster_centers_",
+        "n_iter_",
+        "epsilon_spent_",
+        "epsilon_guaranteed_",
+        "neighbouring_",
+        "ledger_",
+        "tree_",
+        "n_features_in_",
+    ):
         assert hasattr(est, attr)
     assert not hasattr(est, "labels_") and est.tree_.point_node is None  # no exact data on the release
     assert est.epsilon_guaranteed_ == est.epsilon_spent_
@@ -173,8 +185,11 @@ def test_contract(rng):
 
 def test_paper_seeding_warns_and_private_seeding_does_not(rng):
     X = _clustered(rng)
-    for leaky in (dict(bounds=BOX, n_public=3000, init="kmeans-on-data"), dict(bounds="data", n_public=3000),
-                  dict(bounds=BOX, n_public="data")):
+    for leaky in (
+        dict(bounds=BOX, n_public=3000, init="kmeans-on-data"),
+        dict(bounds="data", n_public=3000),
+        dict(bounds=BOX, n_public="data"),
+    ):
         name = next(k for k, v in leaky.items() if v in ("kmeans-on-data", "data"))
         with pytest.warns(PrivacyLeakWarning, match=name if name != "init" else "kmeans-on-data"):
             est = DPQTKMeans(3, epsilon=0.5, random_state=0, **leaky).fit(X)
@@ -192,38 +207,43 @@ def test_works_in_three_dimensions(rng):
     X = rng.random((2000, 3))
     est = DPQTKMeans(4, epsilon=1.0, bounds=(0, 1), n_public=2000, random_state=0).fit(X)
     assert est.cluster_centers_.shape == (4, 3)
-    assert np.prod(est.tree_.upper[est.tree_.leaves] - est.tree_.lower[est.tree_.leaves], axis=1).sum() == pytest.approx(1)
+    assert np.prod(
+        est.tree_.upper[est.tree_.leaves] - est.tree_.lower[est.tree_.leaves], axis=1
+    ).sum() == pytest.approx(1)
 
 
 GOOD = np.random.default_rng(0).uniform(-1, 1, size=(50, 2))
 
 
-@pytest.mark.parametrize("kwargs, X, exc, needle", [
-    (dict(epsilon=0.0), GOOD, ValueError, "epsilon"),
-    (dict(epsilon=-0.5), GOOD, ValueError, "epsilon"),
-    (dict(epsilon=float("nan")), GOOD, ValueError, "epsilon"),
-    (dict(n_clusters=0), GOOD, ValueError, "n_clusters"),
-    (dict(n_clusters=51), GOOD, ValueError, "n_clusters"),
-    (dict(gamma=0.0), GOOD, ValueError, "gamma"),
-    (dict(gamma=1.0), GOOD, ValueError, "gamma"),
-    (dict(gamma=-0.1), GOOD, ValueError, "gamma"),
-    (dict(gamma=1.5), GOOD, ValueError, "gamma"),
-    (dict(gamma="0.3"), GOOD, TypeError, "gamma"),
-    (dict(max_height=0), GOOD, ValueError, "max_height"),
-    (dict(max_height=-2), GOOD, ValueError, "max_height"),
-    (dict(max_height=2.5), GOOD, TypeError, "max_height"),
-    (dict(max_height=41), GOOD, ValueError, "max_height"),
-    (dict(threshold=-1.0), GOOD, ValueError, "threshold"),
-    (dict(threshold=float("nan")), GOOD, ValueError, "threshold"),
-    (dict(threshold="10"), GOOD, TypeError, "threshold"),
-    (dict(init="random"), GOOD, ValueError, "init"),
-    (dict(init=np.zeros((2, 2))), GOOD, ValueError, "init array"),
-    (dict(max_iter=0), GOOD, ValueError, "max_iter"),
-    (dict(n_public=0), GOOD, ValueError, "n_public"),
-    (dict(bounds=(-0.5, 0.5)), GOOD, ValueError, "outside the declared bounds"),
-    (dict(), np.array([[0.0, np.nan], [0.1, 0.2]]), ValueError, "NaN"),
-    (dict(), np.zeros((0, 2)), ValueError, "empty"),
-])
+@pytest.mark.parametrize(
+    "kwargs, X, exc, needle",
+    [
+        (dict(epsilon=0.0), GOOD, ValueError, "epsilon"),
+        (dict(epsilon=-0.5), GOOD, ValueError, "epsilon"),
+        (dict(epsilon=float("nan")), GOOD, ValueError, "epsilon"),
+        (dict(n_clusters=0), GOOD, ValueError, "n_clusters"),
+        (dict(n_clusters=51), GOOD, ValueError, "n_clusters"),
+        (dict(gamma=0.0), GOOD, ValueError, "gamma"),
+        (dict(gamma=1.0), GOOD, ValueError, "gamma"),
+        (dict(gamma=-0.1), GOOD, ValueError, "gamma"),
+        (dict(gamma=1.5), GOOD, ValueError, "gamma"),
+        (dict(gamma="0.3"), GOOD, TypeError, "gamma"),
+        (dict(max_height=0), GOOD, ValueError, "max_height"),
+        (dict(max_height=-2), GOOD, ValueError, "max_height"),
+        (dict(max_height=2.5), GOOD, TypeError, "max_height"),
+        (dict(max_height=41), GOOD, ValueError, "max_height"),
+        (dict(threshold=-1.0), GOOD, ValueError, "threshold"),
+        (dict(threshold=float("nan")), GOOD, ValueError, "threshold"),
+        (dict(threshold="10"), GOOD, TypeError, "threshold"),
+        (dict(init="random"), GOOD, ValueError, "init"),
+        (dict(init=np.zeros((2, 2))), GOOD, ValueError, "init array"),
+        (dict(max_iter=0), GOOD, ValueError, "max_iter"),
+        (dict(n_public=0), GOOD, ValueError, "n_public"),
+        (dict(bounds=(-0.5, 0.5)), GOOD, ValueError, "outside the declared bounds"),
+        (dict(), np.array([[0.0, np.nan], [0.1, 0.2]]), ValueError, "NaN"),
+        (dict(), np.zeros((0, 2)), ValueError, "empty"),
+    ],
+)
 def test_bad_input(kwargs, X, exc, needle):
     params = dict(n_clusters=3, epsilon=1.0, bounds=BOX, n_public=50) | kwargs
     with pytest.raises(exc, match=needle):

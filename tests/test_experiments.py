@@ -1,4 +1,5 @@
 """Sweeps, seeds, profiles, result tables and ledgers."""
+
 import warnings
 from pathlib import Path
 
@@ -25,7 +26,7 @@ class NoisyMean:
 
 class WarnsAtFit(NoisyMean):
     def fit(self, X):
-        warnings.warn("a warning raised inside the fit", UserWarning)
+        warnings.warn("a warning raised inside the fit", UserWarning, stacklevel=2)
         return super().fit(X)
 
 
@@ -72,8 +73,9 @@ def test_the_callers_warning_filters_apply_in_every_worker(data, n_jobs):
 def test_a_fits_seed_does_not_depend_on_the_rest_of_the_grid(data):
     wide = experiments.sweep({"a": NoisyMean}, data, [0.1, 0.5, 1.0], 2, METRICS, seed=3)
     narrow = experiments.sweep({"a": NoisyMean}, data, [1.0], 2, METRICS, seed=3)
-    pd.testing.assert_frame_equal(wide[wide.epsilon == 1.0][["seed", "error"]].reset_index(drop=True),
-                                  narrow[["seed", "error"]])
+    pd.testing.assert_frame_equal(
+        wide[wide.epsilon == 1.0][["seed", "error"]].reset_index(drop=True), narrow[["seed", "error"]]
+    )
 
 
 def test_seeds_differ_across_runs_and_epsilons_and_are_shared_by_algorithms(data):
@@ -120,17 +122,20 @@ def test_save_results_and_ledger(tmp_path):
         ledger.add("T1", "again", "", "", "partly")
 
 
-@pytest.mark.parametrize("call, exc, needle", [
-    (lambda d: experiments.resolve_profile("full"), ValueError, "profile"),
-    (lambda d: experiments.sweep({}, d, [1.0], 1, METRICS), TypeError, "algorithms"),
-    (lambda d: experiments.sweep({"a": NoisyMean}, d, [1.0], 0, METRICS), ValueError, "n_runs"),
-    (lambda d: experiments.sweep({"a": NoisyMean}, d, [], 1, METRICS), ValueError, "epsilons"),
-    (lambda d: experiments.sweep({"a": NoisyMean}, d.X, [1.0], 1, METRICS), TypeError, "datasets"),
-    (lambda d: experiments.sweep({"a": NoisyMean}, d, [1.0], 1, None), TypeError, "metrics"),
-    (lambda d: experiments.fit_seed(-1, 1.0, 0), ValueError, "seed"),
-    (lambda d: experiments.Ledger("x").add("c1", "c", 1, 1, "confirmed"), ValueError, "verdict"),
-    (lambda d: experiments.Ledger("x").save(), ValueError, "notebook"),
-])
+@pytest.mark.parametrize(
+    "call, exc, needle",
+    [
+        (lambda d: experiments.resolve_profile("full"), ValueError, "profile"),
+        (lambda d: experiments.sweep({}, d, [1.0], 1, METRICS), TypeError, "algorithms"),
+        (lambda d: experiments.sweep({"a": NoisyMean}, d, [1.0], 0, METRICS), ValueError, "n_runs"),
+        (lambda d: experiments.sweep({"a": NoisyMean}, d, [], 1, METRICS), ValueError, "epsilons"),
+        (lambda d: experiments.sweep({"a": NoisyMean}, d.X, [1.0], 1, METRICS), TypeError, "datasets"),
+        (lambda d: experiments.sweep({"a": NoisyMean}, d, [1.0], 1, None), TypeError, "metrics"),
+        (lambda d: experiments.fit_seed(-1, 1.0, 0), ValueError, "seed"),
+        (lambda d: experiments.Ledger("x").add("c1", "c", 1, 1, "confirmed"), ValueError, "verdict"),
+        (lambda d: experiments.Ledger("x").save(), ValueError, "notebook"),
+    ],
+)
 def test_experiments_bad_input(data, call, exc, needle):
     with pytest.raises(exc, match=needle):
         call(data)
@@ -164,8 +169,12 @@ def test_sweep_on_a_dask_cluster_gives_the_same_frame(data):
     distributed = pytest.importorskip("distributed", reason="dask.distributed is the optional [dask] extra")
     kwargs = dict(algorithms={"a": NoisyMean}, datasets=data, epsilons=[0.5, 1.0], n_runs=3, metrics=METRICS, seed=2)
     local = experiments.sweep(**kwargs)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
         remote = experiments.sweep(backend="dask", n_jobs=-1, **kwargs)
     cols = ["algorithm", "dataset", "epsilon", "run", "seed", "error", "epsilon_spent"]
     pd.testing.assert_frame_equal(local[cols], remote[cols])

@@ -7,6 +7,7 @@ quantiles of R - 1 degrees of freedom (the estimate is a sum of n independent
 terms, close to normal for n in the hundreds). Family-wise alpha = 0.001,
 Bonferroni over cells and over the two tests.
 """
+
 import itertools
 
 import numpy as np
@@ -29,7 +30,7 @@ def _simulate(oracle, values, reps, rng):
     reports = oracle.perturb(tiled, rng)
     out = []
     for r in range(reps):
-        out.append(oracle.aggregate(reports[r * n:(r + 1) * n]).ravel())
+        out.append(oracle.aggregate(reports[r * n : (r + 1) * n]).ravel())
     return np.array(out)
 
 
@@ -123,11 +124,14 @@ def test_ldpfo_plain_ldp_level_is_m_times_epsilon():
     assert LDPFO((2, 3, 4), 0.5).ldp_epsilon == pytest.approx(1.5)
 
 
-@pytest.mark.parametrize("make, values", [
-    (lambda: GRR(4, 1.0), np.arange(1000) % 4),
-    (lambda: OUE(4, 1.0), np.arange(1000) % 4),
-    (lambda: LDPFO((2, 3), 1.0), np.column_stack([np.arange(1000) % 2, np.arange(1000) % 3])),
-])
+@pytest.mark.parametrize(
+    "make, values",
+    [
+        (lambda: GRR(4, 1.0), np.arange(1000) % 4),
+        (lambda: OUE(4, 1.0), np.arange(1000) % 4),
+        (lambda: LDPFO((2, 3), 1.0), np.column_stack([np.arange(1000) % 2, np.arange(1000) % 3])),
+    ],
+)
 def test_tallies_of_chunks_add_up_to_the_whole(make, values):
     oracle = make()
     reports = oracle.perturb(values, 9)
@@ -150,6 +154,7 @@ def test_sue_constructor():
 
 
 # --------------------------------------------------------------------------- post-processing
+
 
 def test_clip_and_normalise_paper_rounding():
     raw = np.array([-2.0, 3.0, 1.0])
@@ -207,25 +212,29 @@ def test_joint_index_round_trip_and_mixed_radix():
 
 # --------------------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("call, exc, needle", [
-    (lambda: GRR(1, 1.0), ValueError, "k"),
-    (lambda: GRR(3, 0.0), ValueError, "epsilon"),
-    (lambda: GRR(3, float("nan")), ValueError, "epsilon"),
-    (lambda: OUE(3, -1.0), ValueError, "epsilon"),
-    (lambda: LDPFO((2, 1), 1.0), ValueError, "domain_sizes"),
-    (lambda: LDPFO((), 1.0), ValueError, "domain_sizes"),
-    (lambda: LDPFO((2, 2), float("inf")), ValueError, "epsilon"),
-    (lambda: GRR(3, 1.0).count(np.array([0, 3])), ValueError, "reports"),
-    (lambda: GRR(3, 1.0).count(np.array([[0, 1]])), ValueError, "1-D"),
-    (lambda: OUE(3, 1.0).count(np.ones((2, 4), dtype=int)), ValueError, r"\(n, 3\)"),
-    (lambda: LDPFO((2, 2), 1.0).count(np.array([[0, 2]])), ValueError, "outside the declared domain"),
-    (lambda: LDPFO((2, 2), 1.0).estimate(Tally(np.zeros(4), 1)), ValueError, "shape"),
-    (lambda: LDPFO((2, 2), 1.0).estimate(np.zeros((2, 2))), TypeError, "Tally"),
-    (lambda: GRR(3, 1.0).variance(0), ValueError, "n"),
-    (lambda: frequency.joint_records(np.array([5]), (2, 2)), ValueError, "index"),
-    (lambda: frequency.clip_and_normalise(np.array([1.0, np.nan]), 2), ValueError, "finite"),
-    (lambda: frequency.clip_and_normalise(np.array([1.0]), 0), ValueError, "n"),
-])
+
+@pytest.mark.parametrize(
+    "call, exc, needle",
+    [
+        (lambda: GRR(1, 1.0), ValueError, "k"),
+        (lambda: GRR(3, 0.0), ValueError, "epsilon"),
+        (lambda: GRR(3, float("nan")), ValueError, "epsilon"),
+        (lambda: OUE(3, -1.0), ValueError, "epsilon"),
+        (lambda: LDPFO((2, 1), 1.0), ValueError, "domain_sizes"),
+        (lambda: LDPFO((), 1.0), ValueError, "domain_sizes"),
+        (lambda: LDPFO((2, 2), float("inf")), ValueError, "epsilon"),
+        (lambda: GRR(3, 1.0).count(np.array([0, 3])), ValueError, "reports"),
+        (lambda: GRR(3, 1.0).count(np.array([[0, 1]])), ValueError, "1-D"),
+        (lambda: OUE(3, 1.0).count(np.ones((2, 4), dtype=int)), ValueError, r"\(n, 3\)"),
+        (lambda: LDPFO((2, 2), 1.0).count(np.array([[0, 2]])), ValueError, "outside the declared domain"),
+        (lambda: LDPFO((2, 2), 1.0).estimate(Tally(np.zeros(4), 1)), ValueError, "shape"),
+        (lambda: LDPFO((2, 2), 1.0).estimate(np.zeros((2, 2))), TypeError, "Tally"),
+        (lambda: GRR(3, 1.0).variance(0), ValueError, "n"),
+        (lambda: frequency.joint_records(np.array([5]), (2, 2)), ValueError, "index"),
+        (lambda: frequency.clip_and_normalise(np.array([1.0, np.nan]), 2), ValueError, "finite"),
+        (lambda: frequency.clip_and_normalise(np.array([1.0]), 0), ValueError, "n"),
+    ],
+)
 def test_frequency_bad_input(call, exc, needle):
     with pytest.raises(exc, match=needle):
         call()
@@ -236,7 +245,7 @@ def test_streamed_aggregation_equals_aggregating_everything():
     rng = np.random.default_rng(8)
     X = np.column_stack([rng.integers(0, k, 10_000) for k in (2, 3, 2)])
     reports = oracle.perturb(X, rng)
-    chunks = (reports[i:i + 999] for i in range(0, len(reports), 999))
+    chunks = (reports[i : i + 999] for i in range(0, len(reports), 999))
     tally = frequency.aggregate_stream(oracle, chunks)
     assert tally.n == len(X)
     np.testing.assert_allclose(oracle.estimate(tally), oracle.aggregate(reports))
@@ -245,6 +254,7 @@ def test_streamed_aggregation_equals_aggregating_everything():
 
 
 # --------------------------------------------------------------------------- limits and true counts
+
 
 @pytest.mark.parametrize("sizes", [(2**12, 2**11), (2**32, 2**32), (2,) * 23])
 def test_ldpfo_domain_cap_refused_before_allocating(sizes):
@@ -259,8 +269,9 @@ def test_ldpfo_largest_allowed_domain_and_wide_attribute():
         LDPFO((2, 5000), 1.0)
 
 
-@pytest.mark.parametrize("make", [lambda e: GRR(3, e), lambda e: OUE(3, e), lambda e: UnaryEncoding.sue(3, e),
-                                  lambda e: LDPFO((2, 3), e)])
+@pytest.mark.parametrize(
+    "make", [lambda e: GRR(3, e), lambda e: OUE(3, e), lambda e: UnaryEncoding.sue(3, e), lambda e: LDPFO((2, 3), e)]
+)
 def test_oracles_refuse_epsilon_past_the_safe_range(make):
     with pytest.raises(ValueError, match="epsilon=710"):
         make(710.0)
@@ -269,14 +280,17 @@ def test_oracles_refuse_epsilon_past_the_safe_range(make):
 
 
 @pytest.mark.parametrize("oracle", [GRR(3, 1.0), OUE(3, 1.0)], ids=["GRR", "OUE"])
-@pytest.mark.parametrize("true_counts, exc, needle", [
-    ([5, 5], ValueError, r"shape \(3,\)"),
-    ([[5, 3, 2]], ValueError, "shape"),
-    ([5, 7, -2], ValueError, ">= 0"),
-    ([5, np.nan, 5], ValueError, "finite"),
-    ([5, 3, 3], ValueError, "sums to 11"),
-    (["5", "3", "2"], TypeError, "true_counts"),
-])
+@pytest.mark.parametrize(
+    "true_counts, exc, needle",
+    [
+        ([5, 5], ValueError, r"shape \(3,\)"),
+        ([[5, 3, 2]], ValueError, "shape"),
+        ([5, 7, -2], ValueError, ">= 0"),
+        ([5, np.nan, 5], ValueError, "finite"),
+        ([5, 3, 3], ValueError, "sums to 11"),
+        (["5", "3", "2"], TypeError, "true_counts"),
+    ],
+)
 def test_variance_checks_true_counts(oracle, true_counts, exc, needle):
     with pytest.raises(exc, match=needle):
         oracle.variance(10, true_counts)

@@ -1,4 +1,5 @@
 """grade: generated submissions of a small teacher notebook built from notebook 01's exercise cells."""
+
 import nbformat
 import pandas as pd
 import pytest
@@ -10,10 +11,12 @@ from dpclust_lib.reproduce import resolve_notebook
 
 PARAMS = "import os\nprofile = os.environ.get('DPCLUST_PROFILE', 'paper')\nresults_dir = None\nfigures_dir = None"
 PREDICTION = 'def goes_up():\n    """Your prediction: "up", "down" or "same"."""\n    return "up"'
-PREDICTION_CHECK = ("from dpclust_lib import exercises\n\n"
-                    "exercises.check_prediction('x doubles', goes_up, 1.0, 2.0)")
-LEVEL, DISTANCE, PREDICT = ("check_hamming_rr_ldp_level(plain_ldp_level)",
-                            "check_hamming_rr_expected_distance(expected_distance)", "check_prediction(goes_up)")
+PREDICTION_CHECK = "from dpclust_lib import exercises\n\nexercises.check_prediction('x doubles', goes_up, 1.0, 2.0)"
+LEVEL, DISTANCE, PREDICT = (
+    "check_hamming_rr_ldp_level(plain_ldp_level)",
+    "check_hamming_rr_expected_distance(expected_distance)",
+    "check_prediction(goes_up)",
+)
 
 
 def _cell(source, tag=None, cell_id=None):
@@ -34,9 +37,13 @@ def teacher(tmp_path_factory):
     check = next(c for c, tags in tagged if "exercise" in tags and "check_hamming_rr_ldp_level" in c.source)
     nb = new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [_cell(PARAMS, "parameters", "params"), _cell(solution.source, "solution", "sol-level"),
-                _cell(check.source, "exercise", "ex-level"), _cell(PREDICTION, "solution", "sol-predict"),
-                _cell(PREDICTION_CHECK, "exercise", "ex-predict")]
+    nb.cells = [
+        _cell(PARAMS, "parameters", "params"),
+        _cell(solution.source, "solution", "sol-level"),
+        _cell(check.source, "exercise", "ex-level"),
+        _cell(PREDICTION, "solution", "sol-predict"),
+        _cell(PREDICTION_CHECK, "exercise", "ex-predict"),
+    ]
     path = tmp_path_factory.mktemp("teacher") / "41_fixture.ipynb"
     nbformat.write(nb, path)
     return path
@@ -61,7 +68,9 @@ def _reference(teacher):
 
 
 def _level(body):
-    return f"def plain_ldp_level(domain_sizes, epsilon):\n    {body}\n\n\ndef expected_distance(domain_sizes, epsilon):\n"
+    return (
+        f"def plain_ldp_level(domain_sizes, epsilon):\n    {body}\n\n\ndef expected_distance(domain_sizes, epsilon):\n"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -70,10 +79,11 @@ def gradebook(teacher, tmp_path_factory):
     ref = _reference(teacher)
     # wrong answers of each kind the checkers know: a typical mistake they recognise, no return value,
     # a wrong prediction; an exception, an unrecognised wrong value, an answer outside the choices
-    wrong1 = {"sol-level": _level("return epsilon") + "    k = 1",
-              "sol-predict": 'def goes_up():\n    return "down"'}
-    wrong2 = {"sol-level": _level("return 1 / 0") + "    return 42.0",
-              "sol-predict": 'def goes_up():\n    return "sideways"'}
+    wrong1 = {"sol-level": _level("return epsilon") + "    k = 1", "sol-predict": 'def goes_up():\n    return "down"'}
+    wrong2 = {
+        "sol-level": _level("return 1 / 0") + "    return 42.0",
+        "sol-predict": 'def goes_up():\n    return "sideways"',
+    }
 
     def tamper(nb):  # the level check replaced by a fake success, the prediction check deleted
         check = next(c for c in nb.cells if c.get("id") == "ex-level")
@@ -122,8 +132,8 @@ def test_wrong_answers_get_the_checkers_diagnosis(gradebook):
     book, _ = gradebook
     passed, message = _rows(book, "wrong1")
     assert not any(passed[e] for e in (LEVEL, DISTANCE, PREDICT))
-    assert "how far apart can two records be" in message[LEVEL]      # a typical mistake, recognised
-    assert "None" in message[DISTANCE]                                  # no return statement
+    assert "how far apart can two records be" in message[LEVEL]  # a typical mistake, recognised
+    assert "None" in message[DISTANCE]  # no return statement
     assert "went the other way" in message[PREDICT]
     passed, message = _rows(book, "wrong2")
     assert not any(passed[e] for e in (LEVEL, DISTANCE, PREDICT))

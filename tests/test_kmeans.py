@@ -3,6 +3,7 @@
 Statistical tests state their family-wise alpha; each has a companion that
 shows it can fail.
 """
+
 import warnings
 
 import numpy as np
@@ -43,6 +44,7 @@ def _all_dp(k=3, eps=1.0, **kw):
 
 
 # --------------------------------------------------------------------------- the non-private core
+
 
 def test_kmeans_matches_scikit_learn_from_the_same_start(rng):
     X = _blobs(rng, k=4) * 100 + 7
@@ -90,6 +92,7 @@ def test_kmeans_n_init_keeps_the_lowest_inertia(rng):
 
 # --------------------------------------------------------------------------- sensitivity of (sum, count)
 
+
 def _query(X, centres, lower, upper):
     labels = np.argmin(((X[:, None] - centres[None]) ** 2).sum(2), 1)  # centres are public: a fixed assignment
     sums, counts = cluster_sums_counts(X, labels, centres.shape[0], lower, upper)
@@ -123,7 +126,10 @@ def test_sensitivity_check_can_fail_on_raw_sums():
     hi = np.full(d, 2.0)
     D = np.full((4, d), 0.5)
     x = hi[None]
-    raw = lambda Z: np.concatenate([Z.sum(0), [len(Z)]])
+
+    def raw(Z):
+        return np.concatenate([Z.sum(0), [len(Z)]])
+
     assert np.abs(raw(np.vstack([D, x])) - raw(D)).sum() > sum_count_sensitivity(d)
 
 
@@ -135,9 +141,11 @@ def test_noisy_centres_noise_has_scale_d_plus_1_over_epsilon(rng):
     lo, hi = np.zeros(2), np.ones(2)
     s, c = cluster_sums_counts(X, np.zeros(40, dtype=int), 1, lo, hi)
     from dpclust_lib.privacy import laplace_mechanism
+
     g = np.random.default_rng(5)
-    draws = np.array([laplace_mechanism(np.column_stack([s, c]), sum_count_sensitivity(2), eps, g)[0]
-                      for _ in range(reps)]) - np.concatenate([s[0], c])
+    draws = np.array(
+        [laplace_mechanism(np.column_stack([s, c]), sum_count_sensitivity(2), eps, g)[0] for _ in range(reps)]
+    ) - np.concatenate([s[0], c])
     for j in range(3):
         assert stats.kstest(draws[:, j], stats.laplace(scale=3 / eps).cdf).pvalue > ALPHA / 3
     # ... and the same test rejects the scale d / eps (too little noise).
@@ -157,10 +165,11 @@ def test_noisy_centres_keep_a_centre_whose_noisy_count_is_below_one_and_stay_in_
 
 # --------------------------------------------------------------------------- budgets
 
+
 @pytest.mark.parametrize("T", [1, 3, 7])
 def test_budget_shares(T):
     assert sum(budget_shares("fixed", 2.0, T)) == pytest.approx(2.0)
-    assert budget_shares("halving", 2.0, T) == [2.0 / 2 ** t for t in range(1, T + 1)]
+    assert budget_shares("halving", 2.0, T) == [2.0 / 2**t for t in range(1, T + 1)]
     assert budget_shares("fixed", 1.0, 0) == []
 
 
@@ -169,8 +178,11 @@ def test_budget_shares(T):
 def test_dp_and_idp_spend_the_schedule(rng, schedule, T):
     X = _blobs(rng)
     eps = 0.8
-    expected = eps if schedule == "fixed" else eps * (1 - 2.0 ** -T)
-    for est in (DPKMeans(3, epsilon=eps, max_iter=T, schedule=schedule, random_state=0, bounds=UNIT), IDPKMeans(3, epsilon=eps, max_iter=T, schedule=schedule, random_state=0, bounds=UNIT)):
+    expected = eps if schedule == "fixed" else eps * (1 - 2.0**-T)
+    for est in (
+        DPKMeans(3, epsilon=eps, max_iter=T, schedule=schedule, random_state=0, bounds=UNIT),
+        IDPKMeans(3, epsilon=eps, max_iter=T, schedule=schedule, random_state=0, bounds=UNIT),
+    ):
         est.fit(X)
         assert est.epsilon_spent_ == pytest.approx(expected, rel=1e-12)
         assert est.epsilon_spent_ <= eps * (1 + 1e-12)
@@ -195,7 +207,7 @@ def test_dpkmeanspp_spends_half_on_seeding(rng, schedule):
     X = _blobs(rng)
     est = DPKMeansPP(3, epsilon=1.0, max_iter=4, schedule=schedule, random_state=0, bounds=UNIT, n_public=600).fit(X)
     assert est.ledger_.entries[0][1] == pytest.approx(0.5) and est.ledger_.entries[0][0].startswith("seeding")
-    rest = 0.5 if schedule == "fixed" else 0.5 * (1 - 2.0 ** -4)
+    rest = 0.5 if schedule == "fixed" else 0.5 * (1 - 2.0**-4)
     assert est.epsilon_spent_ == pytest.approx(0.5 + rest)
     assert est.epsilon_spent_ <= 1.0 * (1 + 1e-12)
 
@@ -206,6 +218,7 @@ def test_eug_spends_all_of_epsilon_on_the_grid(rng):
 
 
 # --------------------------------------------------------------------------- behaviour
+
 
 def test_dpkmeans_without_noise_is_lloyd_from_the_same_start(rng):
     X = _blobs(rng)
@@ -223,7 +236,9 @@ def test_idp_initial_centres_are_the_noisy_part_centroids(rng):
     means = np.array([X[parts == g].mean(0) for g in range(k)])
     np.testing.assert_allclose(est.cluster_centers_, means, atol=1e-8)
     with pytest.warns(PrivacyLeakWarning, match="split='order'"):
-        ordered = IDPKMeans(k, epsilon=1e12, max_iter=1, schedule="fixed", random_state=seed, bounds=UNIT, split="order").fit(X)
+        ordered = IDPKMeans(
+            k, epsilon=1e12, max_iter=1, schedule="fixed", random_state=seed, bounds=UNIT, split="order"
+        ).fit(X)
     blocks = np.array([b.mean(0) for b in np.array_split(X, k)])
     np.testing.assert_allclose(ordered.cluster_centers_, blocks, atol=1e-8)
 
@@ -289,8 +304,15 @@ def test_contract(rng, name):
     params = dict(vars(est))
     labels = est.fit_predict(X)
     assert vars(est).items() >= params.items()  # hyper-parameters untouched by fit
-    for attr in ("cluster_centers_", "n_iter_", "epsilon_spent_", "epsilon_guaranteed_", "neighbouring_", "ledger_",
-                 "n_features_in_"):
+    for attr in (
+        "cluster_centers_",
+        "n_iter_",
+        "epsilon_spent_",
+        "epsilon_guaranteed_",
+        "neighbouring_",
+        "ledger_",
+        "n_features_in_",
+    ):
         assert hasattr(est, attr)
     for attr in ("labels_", "part_sizes_"):  # exact data: not on the release
         assert not hasattr(est, attr)
@@ -306,16 +328,24 @@ def test_contract(rng, name):
         est.predict(X[:, :1])
 
 
-@pytest.mark.parametrize("make", [lambda: DPKMeans(2), lambda: IDPKMeans(2), lambda: DPKMeansPP(2, n_public=50),
-                                  lambda: EUGKMeans(2, n_public=50)])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: DPKMeans(2), lambda: IDPKMeans(2), lambda: DPKMeansPP(2, n_public=50), lambda: EUGKMeans(2, n_public=50)],
+)
 def test_bounds_are_required(rng, make):
     with pytest.raises(ValueError, match="bounds is required"):
         make().fit(rng.random((50, 2)))
 
 
-@pytest.mark.parametrize("make", [lambda: DPKMeans(2, bounds="data"), lambda: IDPKMeans(2, bounds="data"),
-                                  lambda: DPKMeansPP(2, n_public=50, bounds="data"),
-                                  lambda: EUGKMeans(2, n_public=50, bounds="data")])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: DPKMeans(2, bounds="data"),
+        lambda: IDPKMeans(2, bounds="data"),
+        lambda: DPKMeansPP(2, n_public=50, bounds="data"),
+        lambda: EUGKMeans(2, n_public=50, bounds="data"),
+    ],
+)
 def test_bounds_from_data_warn_and_guarantee_nothing(rng, make):
     with pytest.warns(PrivacyLeakWarning, match="bounds"):
         est = make().fit(rng.random((50, 2)))
@@ -328,8 +358,9 @@ def test_n_public_is_required(rng, make):
         make().fit(rng.random((50, 2)))
 
 
-@pytest.mark.parametrize("make", [lambda: DPKMeansPP(2, bounds=UNIT, n_public="data"),
-                                  lambda: EUGKMeans(2, bounds=UNIT, n_public="data")])
+@pytest.mark.parametrize(
+    "make", [lambda: DPKMeansPP(2, bounds=UNIT, n_public="data"), lambda: EUGKMeans(2, bounds=UNIT, n_public="data")]
+)
 def test_true_n_warns(rng, make):
     with pytest.warns(PrivacyLeakWarning, match="n_public"):
         est = make().fit(rng.random((50, 2)))
@@ -363,37 +394,40 @@ def test_unfitted_predict():
 GOOD = np.random.default_rng(0).random((20, 2))
 
 
-@pytest.mark.parametrize("make, X, exc, needle", [
-    (lambda: DPKMeans(2, epsilon=0.0, bounds=UNIT), GOOD, ValueError, "epsilon"),
-    (lambda: DPKMeans(2, epsilon=-1.0, bounds=UNIT), GOOD, ValueError, "epsilon"),
-    (lambda: DPKMeans(2, epsilon=float("nan"), bounds=UNIT), GOOD, ValueError, "epsilon"),
-    (lambda: DPKMeans(2, epsilon=float("inf"), bounds=UNIT), GOOD, ValueError, "epsilon"),
-    (lambda: DPKMeans(2, epsilon="1", bounds=UNIT), GOOD, TypeError, "epsilon"),
-    (lambda: DPKMeans(0, bounds=UNIT), GOOD, ValueError, "n_clusters"),
-    (lambda: DPKMeans(21, bounds=UNIT), GOOD, ValueError, "n_clusters"),
-    (lambda: DPKMeans(2.0, bounds=UNIT), GOOD, TypeError, "n_clusters"),
-    (lambda: DPKMeans(2, max_iter=0, bounds=UNIT), GOOD, ValueError, "max_iter"),
-    (lambda: DPKMeans(2, schedule="linear", bounds=UNIT), GOOD, ValueError, "schedule"),
-    (lambda: DPKMeans(2, init="k-means++", bounds=UNIT), GOOD, ValueError, "init"),
-    (lambda: DPKMeans(2, init=np.zeros((3, 2)), bounds=UNIT), GOOD, ValueError, "init array"),
-    (lambda: DPKMeans(2, bounds=UNIT), GOOD * 2, ValueError, "outside the declared bounds"),
-    (lambda: DPKMeans(2, bounds=(1, 0)), GOOD, ValueError, "upper must exceed lower"),
-    (lambda: DPKMeans(2, bounds=([0, 0, 0], [1, 1, 1])), GOOD, ValueError, "bounds"),
-    (lambda: DPKMeans(2, bounds=UNIT), np.array([[0.1, np.nan], [0.2, 0.3]]), ValueError, "NaN"),
-    (lambda: DPKMeans(2, bounds=UNIT), np.zeros((0, 2)), ValueError, "empty"),
-    (lambda: DPKMeans(2, bounds=UNIT), np.zeros(5), ValueError, "2-D"),
-    (lambda: DPKMeans(2, bounds=UNIT), np.array([["a", "b"]]), TypeError, "numeric"),
-    (lambda: IDPKMeans(2, split="sorted", bounds=UNIT), GOOD, ValueError, "split"),
-    (lambda: IDPKMeans(2, epsilon=0.0, bounds=UNIT), GOOD, ValueError, "epsilon"),
-    (lambda: DPKMeansPP(2, seeding_share=0.0, bounds=UNIT, n_public=20), GOOD, ValueError, "seeding_share"),
-    (lambda: DPKMeansPP(2, seeding_share=1.0, bounds=UNIT, n_public=20), GOOD, ValueError, "seeding_share"),
-    (lambda: DPKMeansPP(2, bounds=UNIT, n_public=0), GOOD, ValueError, "n_public"),
-    (lambda: EUGKMeans(2, epsilon=0.0, bounds=UNIT, n_public=20), GOOD, ValueError, "epsilon"),
-    (lambda: EUGKMeans(2, bounds=UNIT, grid_size=0), GOOD, ValueError, "grid_size"),
-    (lambda: EUGKMeans(2, bounds=UNIT, n_public=2.5), GOOD, TypeError, "n_public"),
-    (lambda: KMeans(2, init="random"), GOOD, ValueError, "init"),
-    (lambda: KMeans(2, n_init=0), GOOD, ValueError, "n_init"),
-])
+@pytest.mark.parametrize(
+    "make, X, exc, needle",
+    [
+        (lambda: DPKMeans(2, epsilon=0.0, bounds=UNIT), GOOD, ValueError, "epsilon"),
+        (lambda: DPKMeans(2, epsilon=-1.0, bounds=UNIT), GOOD, ValueError, "epsilon"),
+        (lambda: DPKMeans(2, epsilon=float("nan"), bounds=UNIT), GOOD, ValueError, "epsilon"),
+        (lambda: DPKMeans(2, epsilon=float("inf"), bounds=UNIT), GOOD, ValueError, "epsilon"),
+        (lambda: DPKMeans(2, epsilon="1", bounds=UNIT), GOOD, TypeError, "epsilon"),
+        (lambda: DPKMeans(0, bounds=UNIT), GOOD, ValueError, "n_clusters"),
+        (lambda: DPKMeans(21, bounds=UNIT), GOOD, ValueError, "n_clusters"),
+        (lambda: DPKMeans(2.0, bounds=UNIT), GOOD, TypeError, "n_clusters"),
+        (lambda: DPKMeans(2, max_iter=0, bounds=UNIT), GOOD, ValueError, "max_iter"),
+        (lambda: DPKMeans(2, schedule="linear", bounds=UNIT), GOOD, ValueError, "schedule"),
+        (lambda: DPKMeans(2, init="k-means++", bounds=UNIT), GOOD, ValueError, "init"),
+        (lambda: DPKMeans(2, init=np.zeros((3, 2)), bounds=UNIT), GOOD, ValueError, "init array"),
+        (lambda: DPKMeans(2, bounds=UNIT), GOOD * 2, ValueError, "outside the declared bounds"),
+        (lambda: DPKMeans(2, bounds=(1, 0)), GOOD, ValueError, "upper must exceed lower"),
+        (lambda: DPKMeans(2, bounds=([0, 0, 0], [1, 1, 1])), GOOD, ValueError, "bounds"),
+        (lambda: DPKMeans(2, bounds=UNIT), np.array([[0.1, np.nan], [0.2, 0.3]]), ValueError, "NaN"),
+        (lambda: DPKMeans(2, bounds=UNIT), np.zeros((0, 2)), ValueError, "empty"),
+        (lambda: DPKMeans(2, bounds=UNIT), np.zeros(5), ValueError, "2-D"),
+        (lambda: DPKMeans(2, bounds=UNIT), np.array([["a", "b"]]), TypeError, "numeric"),
+        (lambda: IDPKMeans(2, split="sorted", bounds=UNIT), GOOD, ValueError, "split"),
+        (lambda: IDPKMeans(2, epsilon=0.0, bounds=UNIT), GOOD, ValueError, "epsilon"),
+        (lambda: DPKMeansPP(2, seeding_share=0.0, bounds=UNIT, n_public=20), GOOD, ValueError, "seeding_share"),
+        (lambda: DPKMeansPP(2, seeding_share=1.0, bounds=UNIT, n_public=20), GOOD, ValueError, "seeding_share"),
+        (lambda: DPKMeansPP(2, bounds=UNIT, n_public=0), GOOD, ValueError, "n_public"),
+        (lambda: EUGKMeans(2, epsilon=0.0, bounds=UNIT, n_public=20), GOOD, ValueError, "epsilon"),
+        (lambda: EUGKMeans(2, bounds=UNIT, grid_size=0), GOOD, ValueError, "grid_size"),
+        (lambda: EUGKMeans(2, bounds=UNIT, n_public=2.5), GOOD, TypeError, "n_public"),
+        (lambda: KMeans(2, init="random"), GOOD, ValueError, "init"),
+        (lambda: KMeans(2, n_init=0), GOOD, ValueError, "n_init"),
+    ],
+)
 def test_bad_input(make, X, exc, needle):
     with pytest.raises(exc, match=needle):
         make().fit(X)
@@ -401,6 +435,7 @@ def test_bad_input(make, X, exc, needle):
 
 def test_bucket_lloyd_ignores_zero_weight_buckets_and_survives_all_zero(rng):
     from dpclust_lib.cluster.kmeans import fit_buckets
+
     buckets = rng.random((300, 2))
     noisy = rng.laplace(0, 3.0, size=300)
     start = buckets[:4].copy()

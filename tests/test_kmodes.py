@@ -1,4 +1,5 @@
 """KModes (weighted) and DPKModes (DP-modes-Lloyd)."""
+
 import warnings
 
 import numpy as np
@@ -50,8 +51,9 @@ def test_n_init_keeps_the_lowest_cost(rng):
 
 def test_frequent_value_centres_follow_alg4_with_errata(rng):
     # D1-like domains {3, 2, 3}, K = 3: f = ceil(3^(1/3)) = 2 (the text's floor gives 1 and loops forever).
-    X = np.column_stack([rng.choice(3, 500, p=[0.6, 0.3, 0.1]), rng.choice(2, 500, p=[0.7, 0.3]),
-                         rng.choice(3, 500, p=[0.1, 0.2, 0.7])])
+    X = np.column_stack(
+        [rng.choice(3, 500, p=[0.6, 0.3, 0.1]), rng.choice(2, 500, p=[0.7, 0.3]), rng.choice(3, 500, p=[0.1, 0.2, 0.7])]
+    )
     C = frequent_value_centres(X, 3, random_state=0)
     assert C.shape == (3, 3) and len({tuple(c) for c in C}) == 3
     assert set(C[:, 0]) <= {0, 1} and set(C[:, 1]) <= {0, 1} and set(C[:, 2]) <= {2, 1}
@@ -83,6 +85,7 @@ def test_unfitted_predict():
 
 
 # --------------------------------------------------------------------------- DPKModes
+
 
 def test_dpkmodes_accounting_and_noise_scale(rng):
     X = rng.integers(0, 3, size=(300, 4))
@@ -132,23 +135,26 @@ def test_dpkmodes_warns_when_reading_the_domain_or_the_records_from_data(rng):
     assert est.epsilon_guaranteed_ == est.epsilon_spent_ and est.neighbouring_ == "add/remove one record"
 
 
-@pytest.mark.parametrize("make, X, exc, needle", [
-    (lambda: KModes(0), [[0, 1]], ValueError, "n_clusters"),
-    (lambda: KModes(2.0), [[0, 1], [1, 0]], TypeError, "n_clusters"),
-    (lambda: KModes(3), [[0, 1], [1, 0], [0, 1]], ValueError, "distinct records"),
-    (lambda: KModes(2, domain_sizes=(2, 2)), [[0, 1], [2, 0]], ValueError, "outside the declared domain"),
-    (lambda: KModes(2), [[0.0, np.nan], [1.0, 0.0]], ValueError, "NaN"),
-    (lambda: KModes(2), [[0, -1], [1, 0]], ValueError, "negative"),
-    (lambda: KModes(2), np.zeros((0, 2), dtype=int), ValueError, "empty"),
-    (lambda: KModes(2, init="kmeans++"), [[0, 1], [1, 0]], ValueError, "init"),
-    (lambda: KModes(2, init=np.zeros((3, 2), dtype=int)), [[0, 1], [1, 0]], ValueError, "init array"),
-    (lambda: KModes(2, max_iter=0), [[0, 1], [1, 0]], ValueError, "max_iter"),
-    (lambda: DPKModes(2, epsilon=0.0, domain_sizes=(2, 2)), [[0, 1], [1, 0]], ValueError, "epsilon"),
-    (lambda: DPKModes(2, epsilon=float("nan"), domain_sizes=(2, 2)), [[0, 1], [1, 0]], ValueError, "epsilon"),
-    (lambda: DPKModes(5, domain_sizes=(2, 2)), [[0, 1]] * 6, ValueError, "points in the domain"),
-    (lambda: DPKModes(2, init="random", domain_sizes=(2, 2)), [[0, 1], [1, 0]], ValueError, "init"),
-    (lambda: DPKModes(2, max_iter=0, domain_sizes=(2, 2)), [[0, 1], [1, 0]], ValueError, "max_iter"),
-])
+@pytest.mark.parametrize(
+    "make, X, exc, needle",
+    [
+        (lambda: KModes(0), [[0, 1]], ValueError, "n_clusters"),
+        (lambda: KModes(2.0), [[0, 1], [1, 0]], TypeError, "n_clusters"),
+        (lambda: KModes(3), [[0, 1], [1, 0], [0, 1]], ValueError, "distinct records"),
+        (lambda: KModes(2, domain_sizes=(2, 2)), [[0, 1], [2, 0]], ValueError, "outside the declared domain"),
+        (lambda: KModes(2), [[0.0, np.nan], [1.0, 0.0]], ValueError, "NaN"),
+        (lambda: KModes(2), [[0, -1], [1, 0]], ValueError, "negative"),
+        (lambda: KModes(2), np.zeros((0, 2), dtype=int), ValueError, "empty"),
+        (lambda: KModes(2, init="kmeans++"), [[0, 1], [1, 0]], ValueError, "init"),
+        (lambda: KModes(2, init=np.zeros((3, 2), dtype=int)), [[0, 1], [1, 0]], ValueError, "init array"),
+        (lambda: KModes(2, max_iter=0), [[0, 1], [1, 0]], ValueError, "max_iter"),
+        (lambda: DPKModes(2, epsilon=0.0, domain_sizes=(2, 2)), [[0, 1], [1, 0]], ValueError, "epsilon"),
+        (lambda: DPKModes(2, epsilon=float("nan"), domain_sizes=(2, 2)), [[0, 1], [1, 0]], ValueError, "epsilon"),
+        (lambda: DPKModes(5, domain_sizes=(2, 2)), [[0, 1]] * 6, ValueError, "points in the domain"),
+        (lambda: DPKModes(2, init="random", domain_sizes=(2, 2)), [[0, 1], [1, 0]], ValueError, "init"),
+        (lambda: DPKModes(2, max_iter=0, domain_sizes=(2, 2)), [[0, 1], [1, 0]], ValueError, "max_iter"),
+    ],
+)
 def test_kmodes_bad_input(make, X, exc, needle):
     with pytest.raises(exc, match=needle):
         make().fit(np.asarray(X))
@@ -156,9 +162,11 @@ def test_kmodes_bad_input(make, X, exc, needle):
 
 # --------------------------------------------------------------------------- distinct rows (speed by structure)
 
+
 @pytest.mark.parametrize("shape, high", [((500, 4), 3), ((300, 3), [2, 7, 4]), ((200, 9), 1000)])
 def test_unique_rows_is_numpys_rowwise_unique(rng, shape, high):
     from dpclust_lib.cluster._common import unique_rows
+
     X = rng.integers(0, high, size=shape)
     rows, inverse, counts = unique_rows(X)
     ref_rows, ref_inverse, ref_counts = np.unique(X, axis=0, return_inverse=True, return_counts=True)
@@ -189,6 +197,7 @@ def test_dpkmodes_noise_goes_through_the_laplace_mechanism(rng):
     """Every release is one laplace_mechanism call per iteration (the coupling audit watches that function):
     with the noise removed by an observer, DP-modes-Lloyd is k-modes from the same initial centres."""
     from dpclust_lib import privacy
+
     X, _ = _two_groups(rng)
     seen = []
 

@@ -4,6 +4,7 @@ The report mechanism itself (Alg. 1) is tested against its exact output
 probabilities in test_privacy.py and the estimator it feeds in test_frequency.py;
 here the user-side function is checked to be that mechanism, bit for bit.
 """
+
 import warnings
 
 import numpy as np
@@ -38,11 +39,20 @@ def _fit(X, seed=0, **kw):
 
 # --------------------------------------------------------------------------- contract
 
+
 def test_hyper_parameters_are_stored_as_given():
-    est = LDPKModes(n_clusters=4, epsilon=0.5, max_iter=3, projection=False, rounding="none",
-                    domain_sizes=[2, 2], random_state=7)
-    assert (est.n_clusters, est.epsilon, est.max_iter, est.projection, est.rounding, est.domain_sizes,
-            est.random_state) == (4, 0.5, 3, False, "none", [2, 2], 7)
+    est = LDPKModes(
+        n_clusters=4, epsilon=0.5, max_iter=3, projection=False, rounding="none", domain_sizes=[2, 2], random_state=7
+    )
+    assert (
+        est.n_clusters,
+        est.epsilon,
+        est.max_iter,
+        est.projection,
+        est.rounding,
+        est.domain_sizes,
+        est.random_state,
+    ) == (4, 0.5, 3, False, "none", [2, 2], 7)
     assert not any(k.endswith("_") for k in vars(est))
 
 
@@ -61,8 +71,9 @@ def test_fitted_attributes(rng):
 
 def test_fit_predict_and_unfitted_predict(rng):
     X = _data(rng)
-    np.testing.assert_array_equal(LDPKModes(3, domain_sizes=SIZES, random_state=1).fit_predict(X),
-                                  _fit(X, seed=1).predict(X))
+    np.testing.assert_array_equal(
+        LDPKModes(3, domain_sizes=SIZES, random_state=1).fit_predict(X), _fit(X, seed=1).predict(X)
+    )
     with pytest.raises(AttributeError, match="not fitted"):
         LDPKModes(3).predict(X)
 
@@ -85,6 +96,7 @@ def test_same_seed_same_result_bit_for_bit(rng):
 
 
 # --------------------------------------------------------------------------- privacy accounting
+
 
 @pytest.mark.parametrize("eps", [0.1, 1.0, 3.0])
 def test_epsilon_spent_and_the_plain_ldp_level(rng, eps):
@@ -129,6 +141,7 @@ def test_domain_taken_from_the_data_warns(rng):
 
 
 # --------------------------------------------------------------------------- Alg. 2
+
 
 def test_aggregate_is_the_inverse_of_the_dense_transition_matrix(rng):
     """Alg. 2 line 11 (c_hat = P^-1 c*) with the dense matrix of Eq. 8, against the Kronecker inverse."""
@@ -177,6 +190,7 @@ def test_large_epsilon_recovers_the_true_histogram(rng):
 
 # --------------------------------------------------------------------------- Alg. 3
 
+
 def test_synthetic_records_decode_the_joint_index():
     counts = np.zeros(SIZES)
     counts[0, 1, 2], counts[2, 0, 0], counts[1, 1, 1] = 3, 1, 2
@@ -207,6 +221,7 @@ def test_materialised_rows_give_the_same_kmodes_as_weighted_records(rng):
 
 
 # --------------------------------------------------------------------------- Alg. 4 and the whole protocol
+
 
 @pytest.mark.parametrize("projection", [True, False])
 def test_fit_is_the_user_and_server_functions_in_sequence(rng, projection):
@@ -269,48 +284,58 @@ def test_small_epsilon_and_few_users_still_give_k_centres(rng):
 GOOD = np.array([[0, 0, 0], [2, 1, 2], [1, 0, 1], [0, 1, 2]] * 5)
 
 
-@pytest.mark.parametrize("kwargs, X, exc, needle", [
-    (dict(n_clusters=0), GOOD, ValueError, "n_clusters"),
-    (dict(n_clusters=-2), GOOD, ValueError, "n_clusters"),
-    (dict(n_clusters=2.0), GOOD, TypeError, "n_clusters"),
-    (dict(n_clusters=21), GOOD, ValueError, "larger than the number of records"),
-    (dict(n_clusters=3, epsilon=40.0), np.array([[0, 0, 0], [2, 1, 2]] * 5), ValueError,
-     "larger than the number of distinct synthetic records"),
-    (dict(), np.vstack([GOOD, [[3, 0, 0]]]), ValueError, "outside the declared domain"),
-    (dict(), np.vstack([GOOD, [[0, 2, 0]]]), ValueError, "outside the declared domain"),
-    (dict(), np.vstack([GOOD, [[0, -1, 0]]]), ValueError, "outside the declared domain"),
-    (dict(), np.vstack([GOOD, [[0, np.nan, 0]]]), ValueError, "NaN"),
-    (dict(), GOOD.astype(float), TypeError, "integer category codes"),
-    (dict(), GOOD[:, :2], ValueError, "attributes"),
-    (dict(), GOOD[:, 0], ValueError, "2-D"),
-    (dict(), np.zeros((0, 3), dtype=int), ValueError, "empty"),
-    (dict(epsilon=0.0), GOOD, ValueError, "epsilon"),
-    (dict(epsilon=-1.0), GOOD, ValueError, "epsilon"),
-    (dict(epsilon=float("nan")), GOOD, ValueError, "epsilon"),
-    (dict(epsilon=float("inf")), GOOD, ValueError, "epsilon"),
-    (dict(epsilon="1"), GOOD, TypeError, "epsilon"),
-    (dict(max_iter=0), GOOD, ValueError, "max_iter"),
-    (dict(projection="yes"), GOOD, TypeError, "projection"),
-    (dict(projection=1), GOOD, TypeError, "projection"),
-    (dict(rounding="floor"), GOOD, ValueError, "rounding"),
-    (dict(domain_sizes=(3, 1, 3)), GOOD, ValueError, "domain_sizes"),
-    (dict(random_state=-1), GOOD, ValueError, "random_state"),
-])
+@pytest.mark.parametrize(
+    "kwargs, X, exc, needle",
+    [
+        (dict(n_clusters=0), GOOD, ValueError, "n_clusters"),
+        (dict(n_clusters=-2), GOOD, ValueError, "n_clusters"),
+        (dict(n_clusters=2.0), GOOD, TypeError, "n_clusters"),
+        (dict(n_clusters=21), GOOD, ValueError, "larger than the number of records"),
+        (
+            dict(n_clusters=3, epsilon=40.0),
+            np.array([[0, 0, 0], [2, 1, 2]] * 5),
+            ValueError,
+            "larger than the number of distinct synthetic records",
+        ),
+        (dict(), np.vstack([GOOD, [[3, 0, 0]]]), ValueError, "outside the declared domain"),
+        (dict(), np.vstack([GOOD, [[0, 2, 0]]]), ValueError, "outside the declared domain"),
+        (dict(), np.vstack([GOOD, [[0, -1, 0]]]), ValueError, "outside the declared domain"),
+        (dict(), np.vstack([GOOD, [[0, np.nan, 0]]]), ValueError, "NaN"),
+        (dict(), GOOD.astype(float), TypeError, "integer category codes"),
+        (dict(), GOOD[:, :2], ValueError, "attributes"),
+        (dict(), GOOD[:, 0], ValueError, "2-D"),
+        (dict(), np.zeros((0, 3), dtype=int), ValueError, "empty"),
+        (dict(epsilon=0.0), GOOD, ValueError, "epsilon"),
+        (dict(epsilon=-1.0), GOOD, ValueError, "epsilon"),
+        (dict(epsilon=float("nan")), GOOD, ValueError, "epsilon"),
+        (dict(epsilon=float("inf")), GOOD, ValueError, "epsilon"),
+        (dict(epsilon="1"), GOOD, TypeError, "epsilon"),
+        (dict(max_iter=0), GOOD, ValueError, "max_iter"),
+        (dict(projection="yes"), GOOD, TypeError, "projection"),
+        (dict(projection=1), GOOD, TypeError, "projection"),
+        (dict(rounding="floor"), GOOD, ValueError, "rounding"),
+        (dict(domain_sizes=(3, 1, 3)), GOOD, ValueError, "domain_sizes"),
+        (dict(random_state=-1), GOOD, ValueError, "random_state"),
+    ],
+)
 def test_bad_input(kwargs, X, exc, needle):
     params = dict(n_clusters=2, epsilon=1.0, domain_sizes=SIZES, random_state=0) | kwargs
     with pytest.raises(exc, match=needle):
         LDPKModes(**params).fit(X)
 
 
-@pytest.mark.parametrize("call, exc, needle", [
-    (lambda: server_synthetic_data(np.ones(17), SIZES), ValueError, "17 cells"),
-    (lambda: server_synthetic_data(np.full(18, np.nan), SIZES), ValueError, "NaN"),
-    (lambda: materialise(_all_cells()[:2], [1.5, 2.0]), ValueError, "non-negative integers"),
-    (lambda: materialise(_all_cells()[:2], [-1.0, 2.0]), ValueError, "non-negative integers"),
-    (lambda: server_cluster(_all_cells()[:2], [-1.0, 0.0], SIZES, 1, 5), ValueError, "no positive"),
-    (lambda: server_cluster(_all_cells()[:2], [1.0], SIZES, 1, 5), ValueError, "weights has 1 entries"),
-    (lambda: server_aggregate(_all_cells(), SIZES, 1.0, projection="clip"), TypeError, "projection"),
-])
+@pytest.mark.parametrize(
+    "call, exc, needle",
+    [
+        (lambda: server_synthetic_data(np.ones(17), SIZES), ValueError, "17 cells"),
+        (lambda: server_synthetic_data(np.full(18, np.nan), SIZES), ValueError, "NaN"),
+        (lambda: materialise(_all_cells()[:2], [1.5, 2.0]), ValueError, "non-negative integers"),
+        (lambda: materialise(_all_cells()[:2], [-1.0, 2.0]), ValueError, "non-negative integers"),
+        (lambda: server_cluster(_all_cells()[:2], [-1.0, 0.0], SIZES, 1, 5), ValueError, "no positive"),
+        (lambda: server_cluster(_all_cells()[:2], [1.0], SIZES, 1, 5), ValueError, "weights has 1 entries"),
+        (lambda: server_aggregate(_all_cells(), SIZES, 1.0, projection="clip"), TypeError, "projection"),
+    ],
+)
 def test_bad_input_to_the_server_functions(call, exc, needle):
     with pytest.raises(exc, match=needle):
         call()

@@ -1,4 +1,5 @@
 """Metrics on hand-computed examples; RI and ARI against scikit-learn."""
+
 import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score, rand_score
@@ -91,18 +92,21 @@ def test_rcp():
     np.testing.assert_allclose(metrics.rcp([2.0, 4.0], [3.0, 1.0]), [-0.5, 0.75])
 
 
-@pytest.mark.parametrize("call, exc, needle", [
-    (lambda: metrics.accuracy([0, 1], [0]), ValueError, "entries"),
-    (lambda: metrics.accuracy([], []), ValueError, "empty"),
-    (lambda: metrics.entropy([0.0, np.nan], [0, 1]), ValueError, "NaN"),
-    (lambda: metrics.entropy([0, 1], [0, 1], base=1), ValueError, "base"),
-    (lambda: metrics.rand_index([[0, 1]], [[0, 1]]), ValueError, "1-D"),
-    (lambda: metrics.nicv(np.ones((3, 2)), np.ones((2, 3))), ValueError, "features"),
-    (lambda: metrics.nicv(np.ones((3, 2)), np.ones((1, 2)), metric="cosine"), ValueError, "metric"),
-    (lambda: metrics.nicv(np.array([[np.nan, 1.0]]), np.ones((1, 2))), ValueError, "NaN"),
-    (lambda: metrics.nicv(np.ones((3, 2)), np.ones((1, 2)), sample_weight=[1, 1]), ValueError, "sample_weight"),
-    (lambda: metrics.rcp(0.0, 1.0), ValueError, "nicv_reference"),
-])
+@pytest.mark.parametrize(
+    "call, exc, needle",
+    [
+        (lambda: metrics.accuracy([0, 1], [0]), ValueError, "entries"),
+        (lambda: metrics.accuracy([], []), ValueError, "empty"),
+        (lambda: metrics.entropy([0.0, np.nan], [0, 1]), ValueError, "NaN"),
+        (lambda: metrics.entropy([0, 1], [0, 1], base=1), ValueError, "base"),
+        (lambda: metrics.rand_index([[0, 1]], [[0, 1]]), ValueError, "1-D"),
+        (lambda: metrics.nicv(np.ones((3, 2)), np.ones((2, 3))), ValueError, "features"),
+        (lambda: metrics.nicv(np.ones((3, 2)), np.ones((1, 2)), metric="cosine"), ValueError, "metric"),
+        (lambda: metrics.nicv(np.array([[np.nan, 1.0]]), np.ones((1, 2))), ValueError, "NaN"),
+        (lambda: metrics.nicv(np.ones((3, 2)), np.ones((1, 2)), sample_weight=[1, 1]), ValueError, "sample_weight"),
+        (lambda: metrics.rcp(0.0, 1.0), ValueError, "nicv_reference"),
+    ],
+)
 def test_metrics_bad_input(call, exc, needle):
     with pytest.raises(exc, match=needle):
         call()

@@ -6,6 +6,7 @@ Hamming mechanism). Samplers: chi-square goodness of fit to the exact
 distribution, fixed seed, family-wise alpha = 0.001 (Bonferroni over inputs),
 so a correct sampler fails for at most 1 in 1000 seeds.
 """
+
 import itertools
 import math
 
@@ -22,6 +23,7 @@ ALPHA = 1e-3
 
 
 # --------------------------------------------------------------------------- Laplace
+
 
 def test_laplace_samples_follow_laplace_with_scale_sensitivity_over_epsilon():
     out = privacy.laplace_mechanism(np.zeros(200_000), sensitivity=2.0, epsilon=0.5, random_state=1)
@@ -75,16 +77,19 @@ def test_neighbour_test_detects_too_little_noise():
     assert z > stats.norm.isf(bonferroni(ALPHA, 2 * bins))
 
 
-@pytest.mark.parametrize("kwargs, exc, needle", [
-    (dict(sensitivity=0.0, epsilon=1.0), ValueError, "sensitivity"),
-    (dict(sensitivity=-1.0, epsilon=1.0), ValueError, "sensitivity"),
-    (dict(sensitivity=1.0, epsilon=0.0), ValueError, "epsilon"),
-    (dict(sensitivity=1.0, epsilon=-0.5), ValueError, "epsilon"),
-    (dict(sensitivity=1.0, epsilon=float("nan")), ValueError, "epsilon"),
-    (dict(sensitivity=1.0, epsilon=float("inf")), ValueError, "epsilon"),
-    (dict(sensitivity=1.0, epsilon="1"), TypeError, "epsilon"),
-    (dict(sensitivity=1.0, epsilon=True), TypeError, "epsilon"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, needle",
+    [
+        (dict(sensitivity=0.0, epsilon=1.0), ValueError, "sensitivity"),
+        (dict(sensitivity=-1.0, epsilon=1.0), ValueError, "sensitivity"),
+        (dict(sensitivity=1.0, epsilon=0.0), ValueError, "epsilon"),
+        (dict(sensitivity=1.0, epsilon=-0.5), ValueError, "epsilon"),
+        (dict(sensitivity=1.0, epsilon=float("nan")), ValueError, "epsilon"),
+        (dict(sensitivity=1.0, epsilon=float("inf")), ValueError, "epsilon"),
+        (dict(sensitivity=1.0, epsilon="1"), TypeError, "epsilon"),
+        (dict(sensitivity=1.0, epsilon=True), TypeError, "epsilon"),
+    ],
+)
 def test_laplace_bad_parameters(kwargs, exc, needle):
     with pytest.raises(exc, match=needle):
         privacy.laplace_mechanism(1.0, **kwargs)
@@ -107,6 +112,7 @@ def test_laplace_rejects_legacy_random_state():
 
 # --------------------------------------------------------------------------- GRR
 
+
 @pytest.mark.parametrize("k, eps", [(2, 0.5), (5, 1.0), (16, 2.0)])
 def test_grr_exact_distribution(k, eps):
     P = privacy.grr_matrix(k, eps)
@@ -126,14 +132,17 @@ def test_grr_sampler_matches_exact_distribution():
         assert stats.chisquare(observed, P[x] * n).pvalue > level
 
 
-@pytest.mark.parametrize("values, k, exc, needle", [
-    ([0, 5], 5, ValueError, "outside the declared domain"),
-    ([-1, 0], 5, ValueError, "outside the declared domain"),
-    ([0.0, 1.0], 5, TypeError, "integer"),
-    ([[0, 1]], 5, ValueError, "1-D"),
-    ([0, 1], 1, ValueError, "k"),
-    ([], 3, ValueError, "empty"),
-])
+@pytest.mark.parametrize(
+    "values, k, exc, needle",
+    [
+        ([0, 5], 5, ValueError, "outside the declared domain"),
+        ([-1, 0], 5, ValueError, "outside the declared domain"),
+        ([0.0, 1.0], 5, TypeError, "integer"),
+        ([[0, 1]], 5, ValueError, "1-D"),
+        ([0, 1], 1, ValueError, "k"),
+        ([], 3, ValueError, "empty"),
+    ],
+)
 def test_grr_bad_input(values, k, exc, needle):
     with pytest.raises(exc, match=needle):
         privacy.grr_perturb(np.asarray(values), k, 1.0, 0)
@@ -141,13 +150,14 @@ def test_grr_bad_input(values, k, exc, needle):
 
 # --------------------------------------------------------------------------- unary encoding
 
+
 def _ue_exact(k, p, q):
     """Pr[report | x] over all 2^k reports, rows = inputs."""
     reports = np.array(list(itertools.product([0, 1], repeat=k)))
     onehot = np.eye(k)
-    prob = np.where(onehot[:, None, :] == 1,
-                    np.where(reports[None] == 1, p, 1 - p),
-                    np.where(reports[None] == 1, q, 1 - q)).prod(axis=2)
+    prob = np.where(
+        onehot[:, None, :] == 1, np.where(reports[None] == 1, p, 1 - p), np.where(reports[None] == 1, q, 1 - q)
+    ).prod(axis=2)
     return reports, prob
 
 
@@ -172,7 +182,7 @@ def test_oue_sampler_matches_exact_distribution():
     for x in range(k):
         out = privacy.ue_perturb(privacy.unary_encode(np.full(n, x), k), p, q, rng)
         code = out @ (2 ** np.arange(k)[::-1])
-        observed = np.bincount(code, minlength=2 ** k)
+        observed = np.bincount(code, minlength=2**k)
         assert stats.chisquare(observed, prob[x] * n).pvalue > level
 
 
@@ -188,6 +198,7 @@ def test_ue_rejects_non_binary_bits():
 
 
 # --------------------------------------------------------------------------- Hamming-distance RR
+
 
 @pytest.mark.parametrize("m, k, eps", [(1, 2, 1.0), (3, 2, 0.3), (4, 5, 1.5), (8, 3, 2.0)])
 def test_eq4_normaliser_identity_and_pmf(m, k, eps):
@@ -249,17 +260,20 @@ def test_hamming_rr_sampler_matches_exact_distribution():
         assert stats.chisquare(observed, P[i] * n).pvalue > level
 
 
-@pytest.mark.parametrize("X, sizes, exc, needle", [
-    ([[0, 2]], (2, 2), ValueError, "outside the declared domain"),
-    ([[0, -1]], (2, 2), ValueError, "outside the declared domain"),
-    ([[0, np.nan]], (2, 2), ValueError, "NaN"),
-    ([[0.0, 1.0]], (2, 2), TypeError, "integer"),
-    ([[0, 1, 1]], (2, 2), ValueError, "3 attributes"),
-    (np.zeros((0, 2), dtype=int), (2, 2), ValueError, "empty"),
-    ([0, 1], (2, 2), ValueError, "2-D"),
-    ([[0, 1]], (2, 1), ValueError, "domain_sizes"),
-    ([[0, 1]], (2.0, 2.0), TypeError, "domain_sizes"),
-])
+@pytest.mark.parametrize(
+    "X, sizes, exc, needle",
+    [
+        ([[0, 2]], (2, 2), ValueError, "outside the declared domain"),
+        ([[0, -1]], (2, 2), ValueError, "outside the declared domain"),
+        ([[0, np.nan]], (2, 2), ValueError, "NaN"),
+        ([[0.0, 1.0]], (2, 2), TypeError, "integer"),
+        ([[0, 1, 1]], (2, 2), ValueError, "3 attributes"),
+        (np.zeros((0, 2), dtype=int), (2, 2), ValueError, "empty"),
+        ([0, 1], (2, 2), ValueError, "2-D"),
+        ([[0, 1]], (2, 1), ValueError, "domain_sizes"),
+        ([[0, 1]], (2.0, 2.0), TypeError, "domain_sizes"),
+    ],
+)
 def test_hamming_rr_bad_input(X, sizes, exc, needle):
     with pytest.raises(exc, match=needle):
         privacy.hamming_rr_perturb(np.asarray(X), sizes, 1.0, 0)
@@ -271,6 +285,7 @@ def test_dense_matrix_refused_for_large_domains():
 
 
 # --------------------------------------------------------------------------- budget ledger
+
 
 def test_ledger_records_spends_and_totals():
     ledger = PrivacyLedger(1.0)
@@ -314,6 +329,7 @@ def test_ledger_bad_spend():
 
 # --------------------------------------------------------------------------- numerical safety
 
+
 def test_grr_at_epsilon_710_is_refused_not_silently_truthful():
     """Once: e^710 overflowed to inf, p = inf/inf = NaN, and every report was the truth."""
     with pytest.raises(ValueError, match="epsilon=710.0"):
@@ -328,8 +344,11 @@ CAPS = [
     ("oue", privacy.oue_pq, math.log(2.0**40 - 1)),
     ("sue", privacy.sue_pq, 2 * math.log(2.0**40 - 1)),
     ("hamming pmf", lambda e: privacy.hamming_rr_distance_pmf(4, 3, e), math.log(2.0**40 - 2)),
-    ("hamming perturb", lambda e: privacy.hamming_rr_perturb(np.zeros((5, 2), int), (2, 7), e, 0),
-     math.log(2.0**40 - 6)),
+    (
+        "hamming perturb",
+        lambda e: privacy.hamming_rr_perturb(np.zeros((5, 2), int), (2, 7), e, 0),
+        math.log(2.0**40 - 6),
+    ),
     ("hamming matrix", lambda e: privacy.hamming_rr_matrix((2, 3), e), math.log(2.0**40 - 2)),
 ]
 
@@ -398,8 +417,10 @@ def test_laplace_scale_must_be_finite_and_positive(sensitivity, epsilon, word):
         privacy.laplace_mechanism(1.0, sensitivity, epsilon, 0)
 
 
-@pytest.mark.parametrize("value", ["1.5", b"1", True, None, ["1.5", "2"], [1, "a"], {"a": 1}, 1 + 2j,
-                                   np.array([1, 2], dtype=object), [[1, 2], [3]]])
+@pytest.mark.parametrize(
+    "value",
+    ["1.5", b"1", True, None, ["1.5", "2"], [1, "a"], {"a": 1}, 1 + 2j, np.array([1, 2], dtype=object), [[1, 2], [3]]],
+)
 def test_laplace_value_must_be_numeric_not_cast(value):
     with pytest.raises(TypeError, match="value"):
         privacy.laplace_mechanism(value, 1.0, 1.0, 0)

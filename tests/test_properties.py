@@ -5,6 +5,7 @@ the parameter at fault), the centres lie inside the declared domain (all but
 DPBirch's, which the paper releases unclipped), the budget spent is within the
 budget given, and the same seed gives the same result, bit for bit.
 """
+
 import warnings
 
 import numpy as np
@@ -68,17 +69,36 @@ def _inside_domain(centres, sizes):
 
 CATEGORICAL = {
     "KModes": (lambda k, eps, sizes, seed: dp.KModes(k, init="random", domain_sizes=sizes, random_state=seed), None),
-    "KModes frequent": (lambda k, eps, sizes, seed: dp.KModes(k, init="frequent", domain_sizes=sizes, random_state=seed), None),
+    "KModes frequent": (
+        lambda k, eps, sizes, seed: dp.KModes(k, init="frequent", domain_sizes=sizes, random_state=seed),
+        None,
+    ),
     "DPKModes": (lambda k, eps, sizes, seed: dp.DPKModes(k, epsilon=eps, domain_sizes=sizes, random_state=seed), 1),
     "LDPKModes": (lambda k, eps, sizes, seed: dp.LDPKModes(k, epsilon=eps, domain_sizes=sizes, random_state=seed), 1),
-    "LDPKModes raw": (lambda k, eps, sizes, seed: dp.LDPKModes(k, epsilon=eps, projection=False, domain_sizes=sizes,
-                                                               random_state=seed), 1),
-    "SamplingLDPKModes split": (lambda k, eps, sizes, seed: dp.SamplingLDPKModes(
-        k, epsilon=eps, budget="split", domain_sizes=sizes, random_state=seed), 1),
-    "SamplingLDPKModes per round": (lambda k, eps, sizes, seed: dp.SamplingLDPKModes(
-        k, epsilon=eps, max_iter=3, budget="per_round", domain_sizes=sizes, random_state=seed), 3),
-    "SamplingLDPKModes protected index": (lambda k, eps, sizes, seed: dp.SamplingLDPKModes(
-        max(k, 2), epsilon=eps, budget="split", protect_cluster_index=True, domain_sizes=sizes, random_state=seed), 1),
+    "LDPKModes raw": (
+        lambda k, eps, sizes, seed: dp.LDPKModes(
+            k, epsilon=eps, projection=False, domain_sizes=sizes, random_state=seed
+        ),
+        1,
+    ),
+    "SamplingLDPKModes split": (
+        lambda k, eps, sizes, seed: dp.SamplingLDPKModes(
+            k, epsilon=eps, budget="split", domain_sizes=sizes, random_state=seed
+        ),
+        1,
+    ),
+    "SamplingLDPKModes per round": (
+        lambda k, eps, sizes, seed: dp.SamplingLDPKModes(
+            k, epsilon=eps, max_iter=3, budget="per_round", domain_sizes=sizes, random_state=seed
+        ),
+        3,
+    ),
+    "SamplingLDPKModes protected index": (
+        lambda k, eps, sizes, seed: dp.SamplingLDPKModes(
+            max(k, 2), epsilon=eps, budget="split", protect_cluster_index=True, domain_sizes=sizes, random_state=seed
+        ),
+        1,
+    ),
 }
 
 
@@ -107,8 +127,10 @@ NUMERIC = {
     # name: (factory, the budget multiple epsilon_spent_ must not pass; None for the non-private ones)
     "KMeans": (lambda k, eps, seed: dp.KMeans(k, random_state=seed), None),
     "DPKMeans": (lambda k, eps, seed: dp.DPKMeans(k, epsilon=eps, bounds=BOX, random_state=seed), 1),
-    "DPKMeans halving": (lambda k, eps, seed: dp.DPKMeans(k, epsilon=eps, schedule="halving", bounds=BOX,
-                                                          random_state=seed), 1),
+    "DPKMeans halving": (
+        lambda k, eps, seed: dp.DPKMeans(k, epsilon=eps, schedule="halving", bounds=BOX, random_state=seed),
+        1,
+    ),
     "IDPKMeans": (lambda k, eps, seed: dp.IDPKMeans(k, epsilon=eps, bounds=BOX, random_state=seed), 1),
     # n_public: a declared public record count (it need not equal the true N)
     "DPKMeansPP": (lambda k, eps, seed: dp.DPKMeansPP(k, epsilon=eps, bounds=BOX, n_public=100, random_state=seed), 1),
@@ -116,10 +138,18 @@ NUMERIC = {
     "DPQTKMeans": (lambda k, eps, seed: dp.DPQTKMeans(k, epsilon=eps, bounds=BOX, n_public=100, random_state=seed), 1),
     "Birch": (lambda k, eps, seed: dp.Birch(k, threshold=0.2, branching_factor=5, random_state=seed), None),
     # The paper's accounting: epsilon on LS plus epsilon on SS (what its release guarantees is another matter).
-    "DPBirch": (lambda k, eps, seed: dp.DPBirch(k, epsilon=eps, threshold=0.2, branching_factor=5, bounds=BOX,
-                                                random_state=seed), 2),
-    "DPBirchPublicTree": (lambda k, eps, seed: dp.DPBirchPublicTree(k, epsilon=eps, threshold=0.2, branching_factor=5,
-                                                                    n_skeleton=200, bounds=BOX, random_state=seed), 1),
+    "DPBirch": (
+        lambda k, eps, seed: dp.DPBirch(
+            k, epsilon=eps, threshold=0.2, branching_factor=5, bounds=BOX, random_state=seed
+        ),
+        2,
+    ),
+    "DPBirchPublicTree": (
+        lambda k, eps, seed: dp.DPBirchPublicTree(
+            k, epsilon=eps, threshold=0.2, branching_factor=5, n_skeleton=200, bounds=BOX, random_state=seed
+        ),
+        1,
+    ),
 }
 
 

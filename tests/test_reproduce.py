@@ -1,4 +1,5 @@
 """Batch runs with papermill and the command line, on small notebooks written by the tests."""
+
 import subprocess
 import sys
 
@@ -10,8 +11,12 @@ from nbformat.v4 import new_code_cell, new_notebook
 from dpclust_lib import reproduce
 
 
-def _notebook(path, *sources, params="import os\nprofile = os.environ.get('DPCLUST_PROFILE', 'paper')\n"
-                                    "epsilon = 1.0\nresults_dir = None\nfigures_dir = None"):
+def _notebook(
+    path,
+    *sources,
+    params="import os\nprofile = os.environ.get('DPCLUST_PROFILE', 'paper')\n"
+    "epsilon = 1.0\nresults_dir = None\nfigures_dir = None",
+):
     nb = new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     cell = new_code_cell(params)
@@ -27,7 +32,8 @@ from pathlib import Path
 import pandas as pd
 out = Path(results_dir or "results")
 out.mkdir(parents=True, exist_ok=True)
-pd.DataFrame({"epsilon": [epsilon], "profile": [profile], "python": [sys.executable]}).to_csv(out / "demo.csv", index=False)
+frame = pd.DataFrame({"epsilon": [epsilon], "profile": [profile], "python": [sys.executable]})
+frame.to_csv(out / "demo.csv", index=False)
 """
 
 
@@ -100,14 +106,17 @@ def _cli(*args):
     return subprocess.run([sys.executable, "-m", "dpclust_lib", *args], capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("args, needle", [
-    ((), "usage"),
-    (("frobnicate",), "invalid choice"),
-    (("reproduce", "--profile", "full"), "invalid choice"),
-    (("reproduce", "--jobs", "0"), "positive integer"),
-    (("sweep", "00"), "--grid"),
-    (("sweep", "00", "--grid", "epsilon", "--out", "x"), "NAME=V1"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        ((), "usage"),
+        (("frobnicate",), "invalid choice"),
+        (("reproduce", "--profile", "full"), "invalid choice"),
+        (("reproduce", "--jobs", "0"), "positive integer"),
+        (("sweep", "00"), "--grid"),
+        (("sweep", "00", "--grid", "epsilon", "--out", "x"), "NAME=V1"),
+    ],
+)
 def test_cli_wrong_arguments_print_usage_and_exit_2(args, needle):
     result = _cli(*args)
     assert result.returncode == 2
@@ -142,12 +151,24 @@ ledger.save(results_dir)
 
 def test_batch_keeps_kernel_stderr_off_the_terminal_and_counts_ledger_verdicts(tmp_path, capfd):
     nb = _notebook(tmp_path / "14_ledger.ipynb", "import os\nos.write(2, b'kernel noise\\n')", LEDGER)
-    calls = [dict(notebook=nb, output_path=tmp_path / "out.ipynb", profile="smoke",
-                  parameters={"results_dir": str(tmp_path / "results")})]
+    calls = [
+        dict(
+            notebook=nb,
+            output_path=tmp_path / "out.ipynb",
+            profile="smoke",
+            parameters={"results_dir": str(tmp_path / "results")},
+        )
+    ]
     summary = reproduce.run_batch(calls, progress=False)
     row = summary.iloc[0]
     assert row["status"] == "ok", row["error"]
-    assert (row["reproduced"], row["partly"], row["not reproduced"], row["not testable"], row["not run"]) == (2, 1, 0, 0, 1)
+    assert (row["reproduced"], row["partly"], row["not reproduced"], row["not testable"], row["not run"]) == (
+        2,
+        1,
+        0,
+        0,
+        1,
+    )
     captured = capfd.readouterr()
     assert "without encryption" not in captured.err and "kernel noise" not in captured.err
     assert captured.out == ""  # nothing per notebook on success
@@ -198,10 +219,15 @@ def test_sweep_on_a_dask_cluster_gives_the_same_tables_as_a_local_run(tmp_path):
     nb = _notebook(tmp_path / "16_dask.ipynb", WRITE_RESULTS.replace(', "python": [sys.executable]', ""))
     grid = {"epsilon": [0.5, 2.0]}
     local_summary, local = reproduce.sweep_notebook(nb, grid, tmp_path / "local", profile="smoke")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
-        summary, tables = reproduce.sweep_notebook(nb, grid, tmp_path / "dask", profile="smoke",
-                                                   scheduler=cluster.scheduler_address)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        summary, tables = reproduce.sweep_notebook(
+            nb, grid, tmp_path / "dask", profile="smoke", scheduler=cluster.scheduler_address
+        )
     assert summary["status"].tolist() == ["ok", "ok"] and summary["point"].tolist() == local_summary["point"].tolist()
     pd.testing.assert_frame_equal(tables["demo"], local["demo"])
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "dask" / "demo.csv"), pd.read_csv(tmp_path / "local" / "demo.csv"))
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "dask" / "demo.csv"), pd.read_csv(tmp_path / "local" / "demo.csv")
+    )
     assert (tmp_path / "dask" / "epsilon=2.0" / "16_dask.ipynb").is_file()

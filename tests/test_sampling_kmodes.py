@@ -3,6 +3,7 @@
 Statistical tests use a fixed seed and a stated family-wise alpha (Bonferroni
 over cells and tests); each has a companion showing that it can fail.
 """
+
 import itertools
 import warnings
 
@@ -27,16 +28,19 @@ SIZES = (3, 4, 2)
 
 
 def _population(rng, n=400):
-    X = np.column_stack([rng.choice(3, n, p=[0.5, 0.3, 0.2]), rng.choice(4, n, p=[0.1, 0.2, 0.3, 0.4]),
-                         rng.choice(2, n, p=[0.6, 0.4])])
+    X = np.column_stack(
+        [rng.choice(3, n, p=[0.5, 0.3, 0.2]), rng.choice(4, n, p=[0.1, 0.2, 0.3, 0.4]), rng.choice(2, n, p=[0.6, 0.4])]
+    )
     return X, np.array([[0, 3, 0], [2, 0, 1]])
 
 
 def _true_g(X, centres):
     """g[r][j][w] = users of cluster r whose attribute j has value w; the nearest centre by Hamming."""
     r = (X[:, None, :] != centres[None, :, :]).sum(axis=2).argmin(axis=1)
-    return [np.stack([np.bincount(X[r == c, j], minlength=k) for c in range(len(centres))]).astype(float)
-            for j, k in enumerate(SIZES)], np.bincount(r, minlength=len(centres))
+    return [
+        np.stack([np.bincount(X[r == c, j], minlength=k) for c in range(len(centres))]).astype(float)
+        for j, k in enumerate(SIZES)
+    ], np.bincount(r, minlength=len(centres))
 
 
 def _fit(**kw):
@@ -55,6 +59,7 @@ def _fitted(X, **kw):
 
 
 # --------------------------------------------------------------------------- Theorem 1, exactly
+
 
 @pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0, 5.0])
 def test_theorem_1_bit_ratio_is_e_to_the_epsilon(eps):
@@ -104,7 +109,7 @@ def test_user_side_sampler_matches_the_exact_distribution(index_eps):
         index = {key: i for i, key in enumerate(keys)}
         observed = np.zeros(len(keys))
         for c, j, bits in zip(rep.cluster, rep.attribute, rep.bits):
-            observed[index[(int(c), int(j), tuple(int(b) for b in bits[:SIZES[j]]))]] += 1
+            observed[index[(int(c), int(j), tuple(int(b) for b in bits[: SIZES[j]]))]] += 1
         expected = np.array([pmf[k] for k in keys]) * n
         return stats.chisquare(observed, expected).pvalue
 
@@ -114,6 +119,7 @@ def test_user_side_sampler_matches_the_exact_distribution(index_eps):
 
 
 # --------------------------------------------------------------------------- Eq. 9: unbiased, Eq. 12 corrected
+
 
 def _tiled_estimates(X, centres, eps, reporters, seed=1):
     """R independent rounds at once: repetition t's clusters are relabelled t*K .. t*K + K-1."""
@@ -157,8 +163,10 @@ def test_eq9_test_detects_a_wrong_q(rng):
     relabelled = SamplingReports(rep.cluster + K * np.repeat(np.arange(R), n), rep.attribute, rep.bits)
     wrong = server_estimates(relabelled, K * R, SIZES, 1.3)
     level = bonferroni(ALPHA, sum(g.size for g in g_true))
-    z = [(w.reshape(R, K, -1).mean(0) - g / d) / (w.reshape(R, K, -1).std(0, ddof=1) / np.sqrt(R))
-         for w, g in zip(wrong, g_true)]
+    z = [
+        (w.reshape(R, K, -1).mean(0) - g / d) / (w.reshape(R, K, -1).std(0, ddof=1) / np.sqrt(R))
+        for w, g in zip(wrong, g_true)
+    ]
     assert max(np.abs(zj).max() for zj in z) > stats.norm.isf(level / 2)
 
 
@@ -184,8 +192,9 @@ def test_grr_index_correction_is_unbiased_and_needed(rng):
     corrected, plain = [[] for _ in SIZES], [[] for _ in SIZES]
     for _ in range(R):
         rep = user_reports(X, centres, SIZES, eps, index_eps, random_state=gen)
-        for j, (a, b) in enumerate(zip(server_estimates(rep, 2, SIZES, eps, index_eps),
-                                       server_estimates(rep, 2, SIZES, eps))):
+        for j, (a, b) in enumerate(
+            zip(server_estimates(rep, 2, SIZES, eps, index_eps), server_estimates(rep, 2, SIZES, eps))
+        ):
             corrected[j].append(a)
             plain[j].append(b)
     level = bonferroni(ALPHA, sum(g.size for g in g_true))
@@ -230,10 +239,20 @@ def test_unheard_cluster_attribute_keeps_its_value():
 
 # --------------------------------------------------------------------------- the estimator
 
+
 def test_contract_and_shapes(rng):
     X, _ = _population(rng)
-    params = dict(n_clusters=2, epsilon=1.0, max_iter=4, budget="split", protect_cluster_index=True,
-                  index_share=0.25, init="domain", domain_sizes=SIZES, random_state=7)
+    params = dict(
+        n_clusters=2,
+        epsilon=1.0,
+        max_iter=4,
+        budget="split",
+        protect_cluster_index=True,
+        index_share=0.25,
+        init="domain",
+        domain_sizes=SIZES,
+        random_state=7,
+    )
     est = SamplingLDPKModes(**params)
     assert {k: getattr(est, k) for k in params} == params
     assert not hasattr(est, "cluster_centers_")
@@ -268,19 +287,27 @@ def test_finds_two_clear_groups():
     gen = np.random.default_rng(0)
     X = np.vstack([np.tile([0, 0, 0], (3000, 1)), np.tile([2, 3, 1], (3000, 1))])
     X = np.where(gen.random(X.shape) < 0.1, gen.integers(0, 2, X.shape), X)
-    est = _fitted(X, n_clusters=2, epsilon=2.0, max_iter=10, init=np.array([[0, 0, 1], [2, 3, 0]]),
-                  random_state=0)
+    est = _fitted(X, n_clusters=2, epsilon=2.0, max_iter=10, init=np.array([[0, 0, 1], [2, 3, 0]]), random_state=0)
     assert sorted(map(tuple, est.cluster_centers_)) == [(0, 0, 0), (2, 3, 1)]
     assert est.n_iter_ < 10  # stopped because the centres stopped changing
 
 
-@pytest.mark.parametrize("budget, protect", [("per_round", False), ("split", False), ("per_round", True),
-                                             ("split", True)])
+@pytest.mark.parametrize(
+    "budget, protect", [("per_round", False), ("split", False), ("per_round", True), ("split", True)]
+)
 def test_accounting(rng, budget, protect):
     X, _ = _population(rng)
     eps, T, share = 0.8, 6, 0.3
-    est = _fitted(X, n_clusters=2, epsilon=eps, max_iter=T, budget=budget, protect_cluster_index=protect,
-                  index_share=share, random_state=1)
+    est = _fitted(
+        X,
+        n_clusters=2,
+        epsilon=eps,
+        max_iter=T,
+        budget=budget,
+        protect_cluster_index=protect,
+        index_share=share,
+        random_state=1,
+    )
     round_eps = eps if budget == "per_round" else eps / T
     total = T * eps if budget == "per_round" else eps
     assert est.round_epsilon_ == pytest.approx(round_eps)
@@ -318,8 +345,9 @@ def test_warnings(rng):
         est = SamplingLDPKModes(2, domain_sizes="data", random_state=0).fit(X)
     assert est.epsilon_guaranteed_ == np.inf
     with pytest.warns(PrivacyLeakWarning, match="records"):
-        est = SamplingLDPKModes(2, init="records", protect_cluster_index=True, domain_sizes=SIZES,
-                                random_state=0).fit(X)
+        est = SamplingLDPKModes(2, init="records", protect_cluster_index=True, domain_sizes=SIZES, random_state=0).fit(
+            X
+        )
     assert est.epsilon_guaranteed_ == np.inf
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the default protects the index: no warning, a finite guarantee
@@ -330,29 +358,36 @@ def test_warnings(rng):
 _X = np.array([[0, 1, 0], [2, 3, 1], [1, 0, 1]])
 
 
-@pytest.mark.parametrize("kw, X, exc, needle", [
-    (dict(epsilon=0.0), _X, ValueError, "epsilon"),
-    (dict(epsilon=float("nan")), _X, ValueError, "epsilon"),
-    (dict(epsilon="1"), _X, TypeError, "epsilon"),
-    (dict(budget="total"), _X, ValueError, "budget"),
-    (dict(protect_cluster_index="yes"), _X, TypeError, "protect_cluster_index"),
-    (dict(index_share=0.0), _X, ValueError, "index_share"),
-    (dict(index_share=1.0), _X, ValueError, "index_share"),
-    (dict(max_iter=0), _X, ValueError, "max_iter"),
-    (dict(max_iter=2.0), _X, TypeError, "max_iter"),
-    (dict(n_clusters=0), _X, ValueError, "n_clusters"),
-    (dict(n_clusters=4), _X, ValueError, "n_clusters=4 is larger than the number of records"),
-    (dict(n_clusters=1, protect_cluster_index=True), _X, ValueError, "n_clusters >= 2"),
-    (dict(init="random"), _X, ValueError, "init"),
-    (dict(init=np.zeros((3, 3), dtype=int)), _X, ValueError, "init array"),
-    (dict(init=np.array([[0, 0, 0], [3, 0, 0]])), _X, ValueError, "outside the declared domain"),
-    (dict(), np.array([[0, 4, 0]]), ValueError, "outside the declared domain"),
-    (dict(), np.array([[0.0, np.nan, 0.0]]), ValueError, "NaN"),
-    (dict(), np.zeros((0, 3), dtype=int), ValueError, "empty"),
-    (dict(), np.array([[0, 1]]), ValueError, "2 attributes but domain_sizes has 3"),
-    (dict(n_clusters=5, domain_sizes=(2, 2)), np.array([[0, 1], [1, 0], [1, 1]] * 2), ValueError,
-     "points in the domain"),
-])
+@pytest.mark.parametrize(
+    "kw, X, exc, needle",
+    [
+        (dict(epsilon=0.0), _X, ValueError, "epsilon"),
+        (dict(epsilon=float("nan")), _X, ValueError, "epsilon"),
+        (dict(epsilon="1"), _X, TypeError, "epsilon"),
+        (dict(budget="total"), _X, ValueError, "budget"),
+        (dict(protect_cluster_index="yes"), _X, TypeError, "protect_cluster_index"),
+        (dict(index_share=0.0), _X, ValueError, "index_share"),
+        (dict(index_share=1.0), _X, ValueError, "index_share"),
+        (dict(max_iter=0), _X, ValueError, "max_iter"),
+        (dict(max_iter=2.0), _X, TypeError, "max_iter"),
+        (dict(n_clusters=0), _X, ValueError, "n_clusters"),
+        (dict(n_clusters=4), _X, ValueError, "n_clusters=4 is larger than the number of records"),
+        (dict(n_clusters=1, protect_cluster_index=True), _X, ValueError, "n_clusters >= 2"),
+        (dict(init="random"), _X, ValueError, "init"),
+        (dict(init=np.zeros((3, 3), dtype=int)), _X, ValueError, "init array"),
+        (dict(init=np.array([[0, 0, 0], [3, 0, 0]])), _X, ValueError, "outside the declared domain"),
+        (dict(), np.array([[0, 4, 0]]), ValueError, "outside the declared domain"),
+        (dict(), np.array([[0.0, np.nan, 0.0]]), ValueError, "NaN"),
+        (dict(), np.zeros((0, 3), dtype=int), ValueError, "empty"),
+        (dict(), np.array([[0, 1]]), ValueError, "2 attributes but domain_sizes has 3"),
+        (
+            dict(n_clusters=5, domain_sizes=(2, 2)),
+            np.array([[0, 1], [1, 0], [1, 1]] * 2),
+            ValueError,
+            "points in the domain",
+        ),
+    ],
+)
 def test_bad_input(kw, X, exc, needle):
     kw = {"n_clusters": 2, "random_state": 0} | kw
     with pytest.raises(exc, match=needle):
@@ -364,23 +399,48 @@ def _reports(**changes):
     return SamplingReports(**(base | changes))
 
 
-@pytest.mark.parametrize("call, exc, needle", [
-    (lambda: server_estimates("reports", 2, SIZES, 1.0), TypeError, "SamplingReports"),
-    (lambda: server_estimates(_reports(cluster=np.array([0, 2])), 2, SIZES, 1.0), ValueError, "reports.cluster"),
-    (lambda: server_estimates(_reports(attribute=np.array([0, 3])), 2, SIZES, 1.0), ValueError, "reports.attribute"),
-    (lambda: server_estimates(_reports(bits=np.full((2, 4), 2, dtype=np.uint8)), 2, SIZES, 1.0), ValueError,
-     "only 0 and 1"),
-    (lambda: server_estimates(_reports(bits=np.eye(2, 4, 3, dtype=np.uint8)), 2, SIZES, 1.0), ValueError, "padding"),
-    (lambda: server_estimates(_reports(bits=np.zeros((2, 3), dtype=np.uint8)), 2, SIZES, 1.0), ValueError, "schema"),
-    (lambda: server_estimates(_reports(), 2, SIZES, 1.0, reporters="all"), ValueError, "reporters"),
-    (lambda: server_estimates(_reports(cluster=np.array([0, 0])), 1, SIZES, 1.0, 0.5), ValueError, "n_clusters >= 2"),
-    (lambda: server_estimates(_reports(), 2, SIZES, 1.0, index_epsilon=-1.0), ValueError, "index_epsilon"),
-    (lambda: server_update(_reports(), np.zeros((2, 2), dtype=int), SIZES, 1.0), ValueError, "centres"),
-    (lambda: user_reports(_X, np.zeros((2, 3), dtype=int), SIZES, 0.0), ValueError, "epsilon"),
-    (lambda: user_reports(_X, np.array([[0, 0, 2]]), SIZES, 1.0), ValueError, "outside the declared domain"),
-    (lambda: report_distribution([0, 0, 0], np.zeros((1, 3), dtype=int), (16, 16, 16), 1.0), ValueError,
-     "max_outputs"),
-])
+@pytest.mark.parametrize(
+    "call, exc, needle",
+    [
+        (lambda: server_estimates("reports", 2, SIZES, 1.0), TypeError, "SamplingReports"),
+        (lambda: server_estimates(_reports(cluster=np.array([0, 2])), 2, SIZES, 1.0), ValueError, "reports.cluster"),
+        (
+            lambda: server_estimates(_reports(attribute=np.array([0, 3])), 2, SIZES, 1.0),
+            ValueError,
+            "reports.attribute",
+        ),
+        (
+            lambda: server_estimates(_reports(bits=np.full((2, 4), 2, dtype=np.uint8)), 2, SIZES, 1.0),
+            ValueError,
+            "only 0 and 1",
+        ),
+        (
+            lambda: server_estimates(_reports(bits=np.eye(2, 4, 3, dtype=np.uint8)), 2, SIZES, 1.0),
+            ValueError,
+            "padding",
+        ),
+        (
+            lambda: server_estimates(_reports(bits=np.zeros((2, 3), dtype=np.uint8)), 2, SIZES, 1.0),
+            ValueError,
+            "schema",
+        ),
+        (lambda: server_estimates(_reports(), 2, SIZES, 1.0, reporters="all"), ValueError, "reporters"),
+        (
+            lambda: server_estimates(_reports(cluster=np.array([0, 0])), 1, SIZES, 1.0, 0.5),
+            ValueError,
+            "n_clusters >= 2",
+        ),
+        (lambda: server_estimates(_reports(), 2, SIZES, 1.0, index_epsilon=-1.0), ValueError, "index_epsilon"),
+        (lambda: server_update(_reports(), np.zeros((2, 2), dtype=int), SIZES, 1.0), ValueError, "centres"),
+        (lambda: user_reports(_X, np.zeros((2, 3), dtype=int), SIZES, 0.0), ValueError, "epsilon"),
+        (lambda: user_reports(_X, np.array([[0, 0, 2]]), SIZES, 1.0), ValueError, "outside the declared domain"),
+        (
+            lambda: report_distribution([0, 0, 0], np.zeros((1, 3), dtype=int), (16, 16, 16), 1.0),
+            ValueError,
+            "max_outputs",
+        ),
+    ],
+)
 def test_protocol_functions_bad_input(call, exc, needle):
     with pytest.raises(exc, match=needle):
         call()
@@ -397,8 +457,16 @@ def test_epsilon_guaranteed_is_the_enumerated_worst_ratio_of_a_round(protect):
     reports of the fitted round, enumerated from the report's exact distribution (inf: index in the clear)."""
     sizes = (3, 2)
     X = np.array([[0, 0], [2, 1], [1, 0], [2, 0]] * 5)
-    est = _fitted(X, n_clusters=2, epsilon=0.9, max_iter=1, domain_sizes=sizes, protect_cluster_index=protect,
-                  index_share=0.3, random_state=5)
+    est = _fitted(
+        X,
+        n_clusters=2,
+        epsilon=0.9,
+        max_iter=1,
+        domain_sizes=sizes,
+        protect_cluster_index=protect,
+        index_share=0.3,
+        random_state=5,
+    )
     worst = _worst_ratio(sizes, est.initial_centers_, est.bit_epsilon_, est.index_epsilon_)
     assert len({tuple(c) for c in est.initial_centers_}) == 2
     if protect:

@@ -1,4 +1,5 @@
 """verify: reruns compared with the committed tables, on a tiny compendium written by the tests."""
+
 import json
 
 import nbformat
@@ -55,8 +56,8 @@ def test_verify_matches_a_rerun_and_reports_changed_cells_and_missing_tables(com
     assert summary["status"].tolist() == ["ok"] and diffs.empty  # the timings differ and are ignored
 
     runs = pd.read_csv(committed / "runs.csv")
-    runs.loc[runs["run"] == 1, "value"] = 7.000001           # a changed cell
-    runs["fit_seconds"] = 123.0                               # a changed timing: ignored
+    runs.loc[runs["run"] == 1, "value"] = 7.000001  # a changed cell
+    runs["fit_seconds"] = 123.0  # a changed timing: ignored
     runs.to_csv(committed / "runs.csv", index=False)
     (committed / "timing.csv").rename(committed / "old_name.csv")  # new has "timing", committed "old_name"
     assert main(["verify", str(nb)]) == 1
@@ -64,9 +65,11 @@ def test_verify_matches_a_rerun_and_reports_changed_cells_and_missing_tables(com
     assert "3 differences" in out
     diffs = verify([str(nb)])[1]
     got = {tuple(r) for r in diffs[["table", "row", "column", "committed", "new"]].itertuples(index=False)}
-    assert got == {("runs", "run=1", "value", "7.000001", "7.0"),
-                   ("old_name", "(table)", "", "(table)", "(absent)"),
-                   ("timing", "(table)", "", "(absent)", "(table)")}
+    assert got == {
+        ("runs", "run=1", "value", "7.000001", "7.0"),
+        ("old_name", "(table)", "", "(table)", "(absent)"),
+        ("timing", "(table)", "", "(absent)", "(table)"),
+    }
 
 
 def test_compare_tables_exact_by_default_within_declared_tolerance_otherwise():
@@ -82,8 +85,11 @@ def test_compare_tables_reports_rows_and_columns_on_one_side():
     a = pd.DataFrame({"k": [1, 2], "v": [1, 2], "gone": [0, 0]})
     b = pd.DataFrame({"k": [2, 3], "v": [2, 3], "extra_seconds": [9.0, 9.0]})
     diffs = compare_tables(a, b, {"key": ["k"], "timing": ["extra_seconds"]})
-    assert set(diffs) == {("(all)", "gone", "(column)", "(absent)"), ("k=1", "(row)", "(row)", "(absent)"),
-                          ("k=3", "(row)", "(absent)", "(row)")}
+    assert set(diffs) == {
+        ("(all)", "gone", "(column)", "(absent)"),
+        ("k=1", "(row)", "(row)", "(absent)"),
+        ("k=3", "(row)", "(absent)", "(row)"),
+    }
 
 
 def test_timing_table_and_default_spec(tmp_path):
@@ -100,13 +106,16 @@ def test_timing_table_and_default_spec(tmp_path):
     assert compare_folders("x", tmp_path, new).empty
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(key="nope"), "key names columns"),
-    (dict(key="a"), "does not identify the rows"),
-    (dict(timing=["zz"]), "timing names columns"),
-    (dict(rtol=-1.0), "rtol must be"),
-    (dict(atol=float("nan")), "atol must be"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(key="nope"), "key names columns"),
+        (dict(key="a"), "does not identify the rows"),
+        (dict(timing=["zz"]), "timing names columns"),
+        (dict(rtol=-1.0), "rtol must be"),
+        (dict(atol=float("nan")), "atol must be"),
+    ],
+)
 def test_save_results_refuses_bad_declarations(tmp_path, kwargs, message):
     with pytest.raises(ValueError, match=message):
         experiments.save_results(pd.DataFrame({"a": [1, 1], "b": [1, 2]}), "x", "t", tmp_path, **kwargs)

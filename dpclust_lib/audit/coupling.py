@@ -56,6 +56,7 @@ What the audit can see, and what it cannot
 * The audit trusts ``laplace_mechanism`` to draw Laplace noise of the scale it reports, and
   floating-point effects of the sampler (Mironov 2012) are out of its sight.
 """
+
 from __future__ import annotations
 
 import copy
@@ -104,6 +105,7 @@ _REL_TOL = 1e-9  # floating-point slack when a loss is compared with a claimed e
 # One coupled pair of runs
 # ---------------------------------------------------------------------------
 
+
 @dataclasses.dataclass(frozen=True)
 class CouplingResult:
     """The outcome of :func:`coupled_loss` for one pair (D, D') and one seed.
@@ -146,8 +148,10 @@ class CouplingResult:
             return ""
         text = "; ".join(self.differences)
         if self.n_releases == 0 and self.epsilon_spent > 0:
-            text += (" (no Laplace release was observed: noise drawn outside laplace_mechanism is not coupled, "
-                     "so part of this difference may be that noise)")
+            text += (
+                " (no Laplace release was observed: noise drawn outside laplace_mechanism is not coupled, "
+                "so part of this difference may be that noise)"
+            )
         elif self.stream_diverged_at is not None and not self.differences[0].startswith(("release ", "D' makes")):
             text += f" (the random stream diverged at release {self.stream_diverged_at})"
         return text
@@ -197,8 +201,9 @@ class _Recorder:
         self.rng, self.releases = rng, []
 
     def __call__(self, value, scale, noisy):
-        self.releases.append(_Release(np.array(value, dtype=float), float(scale), np.array(noisy, dtype=float),
-                                      _stream_state(self.rng)))
+        self.releases.append(
+            _Release(np.array(value, dtype=float), float(scale), np.array(noisy, dtype=float), _stream_state(self.rng))
+        )
         return noisy
 
 
@@ -268,8 +273,7 @@ def coupled_loss(estimator, X, X_prime, *, seed=0):
     if not replayer.problems and replayer.count == len(recorded):
         differences += public_differences(est, est_p)
     diverged = replayer.diverged_at
-    if diverged is None and rng_d is not None and rng_p is not None \
-            and _stream_state(rng_d) != _stream_state(rng_p):
+    if diverged is None and rng_d is not None and rng_p is not None and _stream_state(rng_d) != _stream_state(rng_p):
         diverged = len(recorded)
     return CouplingResult(
         loss=math.inf if differences else float(sum(replayer.shifts)),
@@ -286,6 +290,7 @@ def coupled_loss(estimator, X, X_prime, *, seed=0):
 # ---------------------------------------------------------------------------
 # Comparing the public outputs
 # ---------------------------------------------------------------------------
+
 
 def public_attributes(est):
     """Names of the fitted public attributes: ending in ``_``, not starting with ``_``."""
@@ -363,6 +368,7 @@ def _diff(a, b, path, out, seen, limit):
 # Neighbours and test points
 # ---------------------------------------------------------------------------
 
+
 def domain_points(lower, upper, *, integer=False):
     """Corners, edge midpoints and the centre of the box [lower, upper], with names.
 
@@ -434,10 +440,21 @@ def audit_neighbours(estimator, X, points, *, relations=("add", "remove"), seeds
                 r = coupled_loss(estimator, *neighbours(X, x, relation), seed=seed)
                 bound = r.epsilon_spent * (2.0 if relation == "replace" else 1.0)
                 detail = r.explain()
-                rows.append(dict(relation=relation, point=name, seed=seed, n_releases=r.n_releases, loss=r.loss,
-                                 epsilon_spent=r.epsilon_spent, epsilon_guaranteed=r.epsilon_guaranteed,
-                                 bound=bound, verdict=r.verdict(bound), detail=detail,
-                                 warnings=", ".join(r.warnings)))
+                rows.append(
+                    dict(
+                        relation=relation,
+                        point=name,
+                        seed=seed,
+                        n_releases=r.n_releases,
+                        loss=r.loss,
+                        epsilon_spent=r.epsilon_spent,
+                        epsilon_guaranteed=r.epsilon_guaranteed,
+                        bound=bound,
+                        verdict=r.verdict(bound),
+                        detail=detail,
+                        warnings=", ".join(r.warnings),
+                    )
+                )
     return pd.DataFrame(rows)
 
 
@@ -467,8 +484,7 @@ def audit_cases():
 
     Small data (41 records), few iterations; private settings and every documented leaky option.
     """
-    from ..cluster import (DPBirch, DPBirchPublicTree, DPKMeans, DPKMeansPP, DPKModes, DPQTKMeans, EUGKMeans,
-                           IDPKMeans)
+    from ..cluster import DPBirch, DPBirchPublicTree, DPKMeans, DPKMeansPP, DPKModes, DPQTKMeans, EUGKMeans, IDPKMeans
 
     X, C = _numeric_data(), _categorical_data()
     n, unit, sizes = X.shape[0], (0.0, 1.0), (3, 4, 2)
@@ -479,30 +495,76 @@ def audit_cases():
     return [
         ("DPKMeans", "private", DPKMeans(n_clusters=2, epsilon=1.0, max_iter=3, bounds=unit), X, box),
         ("DPKMeans", "bounds from data", DPKMeans(n_clusters=2, epsilon=1.0, max_iter=3, bounds=FROM_DATA), X, quick),
-        ("DPKMeans", "init='records'", DPKMeans(n_clusters=2, epsilon=1.0, max_iter=3, bounds=unit,
-                                                init="records"), X, quick),
+        (
+            "DPKMeans",
+            "init='records'",
+            DPKMeans(n_clusters=2, epsilon=1.0, max_iter=3, bounds=unit, init="records"),
+            X,
+            quick,
+        ),
         ("IDPKMeans", "private", IDPKMeans(n_clusters=2, epsilon=1.0, max_iter=3, bounds=unit), X, box),
-        ("IDPKMeans", "split='order'", IDPKMeans(n_clusters=2, epsilon=1.0, max_iter=1, bounds=unit,
-                                                 split="order"), X[:-1], quick),  # n even: a record moves
-        ("DPKMeansPP", "private", DPKMeansPP(n_clusters=2, epsilon=1.0, max_iter=2, bounds=unit, n_public=n),
-         X, box),
+        (
+            "IDPKMeans",
+            "split='order'",
+            IDPKMeans(n_clusters=2, epsilon=1.0, max_iter=1, bounds=unit, split="order"),
+            X[:-1],
+            quick,
+        ),  # n even: a record moves
+        ("DPKMeansPP", "private", DPKMeansPP(n_clusters=2, epsilon=1.0, max_iter=2, bounds=unit, n_public=n), X, box),
         ("EUGKMeans", "private", EUGKMeans(n_clusters=2, epsilon=1.0, max_iter=10, bounds=unit, n_public=n), X, box),
-        ("EUGKMeans", "n from data", EUGKMeans(n_clusters=2, epsilon=1.5, max_iter=10, bounds=unit,
-                                               n_public=FROM_DATA), X, quick),
-        ("DPQTKMeans", "private", DPQTKMeans(n_clusters=2, epsilon=1.0, max_height=3, threshold=3.0, n_public=n,
-                                             bounds=unit, max_iter=10), X, box),
-        ("DPQTKMeans", "init='kmeans-on-data'", DPQTKMeans(n_clusters=2, epsilon=1.0, max_height=3, threshold=3.0,
-                                                           n_public=n, bounds=unit, max_iter=10,
-                                                           init="kmeans-on-data"), X, quick),
+        (
+            "EUGKMeans",
+            "n from data",
+            EUGKMeans(n_clusters=2, epsilon=1.5, max_iter=10, bounds=unit, n_public=FROM_DATA),
+            X,
+            quick,
+        ),
+        (
+            "DPQTKMeans",
+            "private",
+            DPQTKMeans(n_clusters=2, epsilon=1.0, max_height=3, threshold=3.0, n_public=n, bounds=unit, max_iter=10),
+            X,
+            box,
+        ),
+        (
+            "DPQTKMeans",
+            "init='kmeans-on-data'",
+            DPQTKMeans(
+                n_clusters=2,
+                epsilon=1.0,
+                max_height=3,
+                threshold=3.0,
+                n_public=n,
+                bounds=unit,
+                max_iter=10,
+                init="kmeans-on-data",
+            ),
+            X,
+            quick,
+        ),
         ("DPKModes", "private", DPKModes(n_clusters=2, epsilon=1.0, max_iter=3, domain_sizes=sizes), C, cat),
-        ("DPKModes", "init='records'", DPKModes(n_clusters=2, epsilon=1.0, max_iter=3, domain_sizes=sizes,
-                                                init="records"), C[C[:, 1] < 3], cat),
-        ("DPKModes", "domain sizes from data", DPKModes(n_clusters=2, epsilon=1.0, max_iter=3,
-                                                        domain_sizes=FROM_DATA), C[C[:, 1] < 3], cat[:4]),
-        ("DPBirchPublicTree", "private", DPBirchPublicTree(epsilon=1.0, n_skeleton=100, bounds=unit, **birch),
-         X, box),
-        ("DPBirchPublicTree", "skeleton='data'", DPBirchPublicTree(epsilon=1.0, skeleton="data", bounds=unit,
-                                                                    **birch), X, quick),
+        (
+            "DPKModes",
+            "init='records'",
+            DPKModes(n_clusters=2, epsilon=1.0, max_iter=3, domain_sizes=sizes, init="records"),
+            C[C[:, 1] < 3],
+            cat,
+        ),
+        (
+            "DPKModes",
+            "domain sizes from data",
+            DPKModes(n_clusters=2, epsilon=1.0, max_iter=3, domain_sizes=FROM_DATA),
+            C[C[:, 1] < 3],
+            cat[:4],
+        ),
+        ("DPBirchPublicTree", "private", DPBirchPublicTree(epsilon=1.0, n_skeleton=100, bounds=unit, **birch), X, box),
+        (
+            "DPBirchPublicTree",
+            "skeleton='data'",
+            DPBirchPublicTree(epsilon=1.0, skeleton="data", bounds=unit, **birch),
+            X,
+            quick,
+        ),
         ("DPBirch", "the paper's algorithm", DPBirch(epsilon=1.0, bounds=unit, **birch), X, quick),
     ]
 
@@ -524,14 +586,22 @@ def audit_table(cases=None, *, seeds=(0,)):
     """
     order = {"leak": 0, "unobserved": 1, "over budget": 2, "ok": 3}
     rows = []
-    for name, setting, est, X, points in (audit_cases() if cases is None else cases):
+    for name, setting, est, X, points in audit_cases() if cases is None else cases:
         for label, relations in (("add/remove one", ("add", "remove")), ("replace one", ("replace",))):
             frame = audit_neighbours(est, X, points, relations=relations, seeds=seeds)
             worst = frame.iloc[int(frame["verdict"].map(order).values.argmin())]
             details = [d for d in frame["detail"] if d]
-            rows.append(dict(estimator=name, setting=setting, neighbours=label,
-                             epsilon_spent=float(frame["epsilon_spent"].max()),
-                             epsilon_guaranteed=float(frame["epsilon_guaranteed"].max()),
-                             bound=float(frame["bound"].max()), audited_loss=float(frame["loss"].max()),
-                             verdict=worst["verdict"], detail=details[0] if details else ""))
+            rows.append(
+                dict(
+                    estimator=name,
+                    setting=setting,
+                    neighbours=label,
+                    epsilon_spent=float(frame["epsilon_spent"].max()),
+                    epsilon_guaranteed=float(frame["epsilon_guaranteed"].max()),
+                    bound=float(frame["bound"].max()),
+                    audited_loss=float(frame["loss"].max()),
+                    verdict=worst["verdict"],
+                    detail=details[0] if details else "",
+                )
+            )
     return pd.DataFrame(rows)

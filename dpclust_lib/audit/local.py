@@ -30,6 +30,7 @@ Error rates: with ``alpha`` the family-wise error rate of a whole table (default
 1e-3), each of its 2 * (number of settings) tests gets alpha / that number
 (Bonferroni), so a correct library fails the table with probability <= alpha.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -90,6 +91,7 @@ def _normalise(log_weight):
 
 # Closed forms, from the definitions in the module docstring ------------------------------------
 
+
 def grr_log_p(k, epsilon):
     x = np.arange(k)
     return _normalise(epsilon * (x[:, None] == x[None, :]))
@@ -134,21 +136,24 @@ def hamming_log_p(sizes, epsilon):
 
 # The library's samplers, as output indices ------------------------------------------------------
 
+
 def _grr_sampler(k, epsilon):
     return lambda x, n, rng: privacy.grr_perturb(np.full(n, x), k, epsilon, rng)
 
 
 def _ue_sampler(k, p, q):
     weights = 2 ** np.arange(k)
+
     def sample(x, n, rng):
         bits = privacy.ue_perturb(privacy.unary_encode(np.full(n, x), k), p, q, rng)
         return bits.astype(np.int64) @ weights
+
     return sample
 
 
 def _record_sampler(perturb, sizes):
     recs = _records(sizes)
-    radix = np.array([math.prod(sizes[j + 1:]) for j in range(len(sizes))])
+    radix = np.array([math.prod(sizes[j + 1 :]) for j in range(len(sizes))])
     return lambda x, n, rng: perturb(np.tile(recs[x], (n, 1)), rng) @ radix
 
 
@@ -160,28 +165,56 @@ def local_mechanisms():
     """The audited settings: every finite LDP mechanism of the library at small domains."""
     mechs = []
     for k, eps in ((2, 1.0), (5, 2.0), (3, 20.0)):  # eps = 20: far out, where e^eps once misbehaved
-        mechs.append(LocalMechanism("GRR", f"k={k}, eps={eps:g}", frequency.GRR(k, eps).ldp_epsilon,
-                                    grr_log_p(k, eps), _grr_sampler(k, eps)))
+        mechs.append(
+            LocalMechanism(
+                "GRR", f"k={k}, eps={eps:g}", frequency.GRR(k, eps).ldp_epsilon, grr_log_p(k, eps), _grr_sampler(k, eps)
+            )
+        )
     for k, eps in ((3, 1.0), (4, 2.0)):
         sue = frequency.UnaryEncoding.sue(k, eps)
-        mechs.append(LocalMechanism("SUE", f"k={k}, eps={eps:g}", sue.ldp_epsilon, sue_log_p(k, eps),
-                                    _ue_sampler(k, sue.p, sue.q)))
+        mechs.append(
+            LocalMechanism(
+                "SUE", f"k={k}, eps={eps:g}", sue.ldp_epsilon, sue_log_p(k, eps), _ue_sampler(k, sue.p, sue.q)
+            )
+        )
         oue = frequency.UnaryEncoding.oue(k, eps)
-        mechs.append(LocalMechanism("OUE", f"k={k}, eps={eps:g}", oue.ldp_epsilon, oue_log_p(k, eps),
-                                    _ue_sampler(k, oue.p, oue.q)))
+        mechs.append(
+            LocalMechanism(
+                "OUE", f"k={k}, eps={eps:g}", oue.ldp_epsilon, oue_log_p(k, eps), _ue_sampler(k, oue.p, oue.q)
+            )
+        )
     sizes, eps = (2, 3), 0.5
     log_p, d = hamming_log_p(sizes, eps)
-    mechs.append(LocalMechanism("Hamming RR", f"sizes={sizes}, eps={eps:g}", len(sizes) * eps, log_p,
-                                _record_sampler(_hamming_perturb(sizes, eps), sizes), d, eps))
+    mechs.append(
+        LocalMechanism(
+            "Hamming RR",
+            f"sizes={sizes}, eps={eps:g}",
+            len(sizes) * eps,
+            log_p,
+            _record_sampler(_hamming_perturb(sizes, eps), sizes),
+            d,
+            eps,
+        )
+    )
     sizes, eps = (3, 2, 3), 0.5  # Peng et al.'s D1 domain
     oracle = frequency.LDPFO(sizes, eps)
     log_p, d = hamming_log_p(sizes, eps)
-    mechs.append(LocalMechanism("LDPFO", f"sizes={sizes}, eps={eps:g}", oracle.ldp_epsilon, log_p,
-                                _record_sampler(oracle.perturb, sizes), d, oracle.epsilon))
+    mechs.append(
+        LocalMechanism(
+            "LDPFO",
+            f"sizes={sizes}, eps={eps:g}",
+            oracle.ldp_epsilon,
+            log_p,
+            _record_sampler(oracle.perturb, sizes),
+            d,
+            oracle.epsilon,
+        )
+    )
     return mechs
 
 
 # The three checks -------------------------------------------------------------------------------
+
 
 def _worst(log_p):
     """(largest log-ratio, x, x', outputs attaining it)."""
@@ -296,15 +329,23 @@ def local_audit_table(alpha=1e-3, n_per_input=2000, n_samples=20000, random_stat
         tight = math.isclose(exact, m.claimed_epsilon, rel_tol=1e-9, abs_tol=1e-12)
         if exact > m.claimed_epsilon and not tight:
             failures.append("exact ratio above the claim")
-        if m.distance is not None and not math.isclose(exact_distance_epsilon(m), m.per_distance_epsilon,
-                                                       rel_tol=1e-9):
+        if m.distance is not None and not math.isclose(exact_distance_epsilon(m), m.per_distance_epsilon, rel_tol=1e-9):
             failures.append("per-distance ratio differs from the claim")
         if p_value < per_test:
             failures.append("sampler differs from the closed form")
         if lower > m.claimed_epsilon:
             failures.append("empirical lower bound above the claim")
         verdict = "FAIL: " + "; ".join(failures) if failures else ("tight" if tight else "loose")
-        rows.append({"mechanism": m.name, "setting": m.setting, "claimed_epsilon": m.claimed_epsilon,
-                     "exact_epsilon": exact, "empirical_lower_bound": lower, "chi2_dof": dof, "chi2_p_value": p_value,
-                     "verdict": verdict})
+        rows.append(
+            {
+                "mechanism": m.name,
+                "setting": m.setting,
+                "claimed_epsilon": m.claimed_epsilon,
+                "exact_epsilon": exact,
+                "empirical_lower_bound": lower,
+                "chi2_dof": dof,
+                "chi2_p_value": p_value,
+                "verdict": verdict,
+            }
+        )
     return pd.DataFrame(rows)

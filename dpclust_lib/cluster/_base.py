@@ -5,6 +5,7 @@ declared by the caller where a release depends on it. Reading it off the private
 leaks, so it is something a caller asks for by name (``"data"``), never a default; the
 estimator then reports ``epsilon_guaranteed_ = inf``.
 """
+
 from __future__ import annotations
 
 CENTRAL = "add/remove one record"

@@ -3,6 +3,7 @@
 Records are integer codes, ``X[:, j]`` in ``0 .. k_j - 1``; ``k_j`` is attribute j's
 domain size (the public schema).
 """
+
 from __future__ import annotations
 
 import math
@@ -27,8 +28,9 @@ def check_records_shape(X, name="X"):
     The messages say what scikit-learn's own checks say for the same mistakes.
     """
     if sparse.issparse(X):
-        raise TypeError(f"{name} is a sparse matrix: sparse input is not supported; pass a dense array of "
-                        "integer category codes")
+        raise TypeError(
+            f"{name} is a sparse matrix: sparse input is not supported; pass a dense array of integer category codes"
+        )
     try:
         arr = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X)
     except ValueError as exc:  # ragged lists
@@ -36,8 +38,10 @@ def check_records_shape(X, name="X"):
     if arr.dtype.kind == "c":
         raise ValueError(f"{name} holds complex numbers: Complex data not supported; pass integer category codes")
     if arr.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array (n records x m attributes), got shape {arr.shape}. Reshape "
-                         "your data with X.reshape(-1, 1) for one attribute or X.reshape(1, -1) for one record")
+        raise ValueError(
+            f"{name} must be a 2-D array (n records x m attributes), got shape {arr.shape}. Reshape "
+            "your data with X.reshape(-1, 1) for one attribute or X.reshape(1, -1) for one record"
+        )
     if arr.shape[1] == 0:
         raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
 
@@ -74,7 +78,7 @@ def unique_rows(X):
     """
     X = np.asarray(X)
     dims = tuple(int(v) for v in X.max(axis=0) + 1)
-    if float(np.prod(dims, dtype=float)) >= 2.0 ** 62:  # the key would overflow: numpy's row-wise unique
+    if float(np.prod(dims, dtype=float)) >= 2.0**62:  # the key would overflow: numpy's row-wise unique
         rows, inverse, counts = np.unique(X, axis=0, return_inverse=True, return_counts=True)
         return rows.astype(np.int64), inverse.ravel(), counts
     key = np.ravel_multi_index(tuple(X.T), dims)
@@ -140,8 +144,11 @@ def frequent_value_draw(X, k, rng, w, domain_sizes=None, max_draws=100_000):
         tops.append(order[: min(f, eligible)])
     n_candidates = math.prod(len(t) for t in tops)
     if n_candidates < k:
-        where = "some attribute has fewer than f values" if domain_sizes is not None else \
-            "some attribute has fewer than f observed values"
+        where = (
+            "some attribute has fewer than f values"
+            if domain_sizes is not None
+            else "some attribute has fewer than f observed values"
+        )
         raise ValueError(
             f"n_clusters={k} is larger than the number of frequent-value candidates ({n_candidates}): "
             f"with f={f} {where}"
@@ -205,7 +212,9 @@ class CategoricalClusterer(ClusterMixin, BaseEstimator):
                 warnings.warn(
                     "domain_sizes='data': the attribute domains are read off the private records, which is not "
                     "covered by the privacy guarantee (epsilon_guaranteed_ = inf). Pass " + DOMAIN_SIZES_WHAT + ".",
-                    PrivacyLeakWarning, stacklevel=3)
+                    PrivacyLeakWarning,
+                    stacklevel=3,
+                )
             X, sizes = domain_from_data(X)
             return X, sizes, self._private
         X, sizes = categorical_input(X, self.domain_sizes)
@@ -262,10 +271,15 @@ class PrivateCategoricalClusterer(CategoricalClusterer):
         """
         X = self._input(X)
         labels, dist = nearest(X, self.cluster_centers_, "hamming")
-        return Bunch(labels=labels, cluster_sizes=np.bincount(labels, minlength=len(self.cluster_centers_)),
-                     cost=float(dist.sum()), private=False)
+        return Bunch(
+            labels=labels,
+            cluster_sizes=np.bincount(labels, minlength=len(self.cluster_centers_)),
+            cost=float(dist.sum()),
+            private=False,
+        )
 
     def _leaky(self, why):
         """Warn that a setting is not covered by epsilon (the fitted estimator then guarantees nothing)."""
-        warnings.warn(why + " It is not covered by epsilon: epsilon_guaranteed_ = inf.",
-                      PrivacyLeakWarning, stacklevel=3)
+        warnings.warn(
+            why + " It is not covered by epsilon: epsilon_guaranteed_ = inf.", PrivacyLeakWarning, stacklevel=3
+        )

@@ -6,6 +6,7 @@ attributes, and the small numeric kernels (weighted means, nearest centre).
 Names here are public within this private module, so that the estimator
 modules import no private names of one another.
 """
+
 from __future__ import annotations
 
 import math
@@ -49,9 +50,13 @@ def resolve_n(n_public, X, needed_for="to size the grid or tree"):
     """(N, leaky): the public record count, or the true one with ``n_public="data"`` (leaky, warns)."""
     require_public(n_public, "n_public", f"n_public=<the public number of records> (needed {needed_for})")
     if is_from_data(n_public):
-        warnings.warn(f"n_public='data': the grid/tree is sized from the true number of records N={X.shape[0]}, "
-                      "which is not covered by the privacy guarantee (epsilon_guaranteed_ = inf; the papers "
-                      "treat N as public). Pass n_public=<int> to declare it.", PrivacyLeakWarning, stacklevel=4)
+        warnings.warn(
+            f"n_public='data': the grid/tree is sized from the true number of records N={X.shape[0]}, "
+            "which is not covered by the privacy guarantee (epsilon_guaranteed_ = inf; the papers "
+            "treat N as public). Pass n_public=<int> to declare it.",
+            PrivacyLeakWarning,
+            stacklevel=4,
+        )
         return X.shape[0], True
     return check_int(n_public, "n_public", minimum=1), False
 
@@ -72,8 +77,9 @@ def record_privacy(est, epsilon_spent, leaky):
 def weighted_means(X, labels, weights, n_clusters, previous):
     """Weighted mean of each cluster; an empty (zero-weight) cluster keeps its previous centre."""
     mass = np.bincount(labels, weights=weights, minlength=n_clusters)
-    sums = np.column_stack([np.bincount(labels, weights=weights * X[:, j], minlength=n_clusters)
-                            for j in range(X.shape[1])])
+    sums = np.column_stack(
+        [np.bincount(labels, weights=weights * X[:, j], minlength=n_clusters) for j in range(X.shape[1])]
+    )
     centres = previous.copy()
     full = mass > 0
     centres[full] = sums[full] / mass[full, None]
@@ -96,11 +102,11 @@ def nearest_centre(X, centers, sq_norms):
     """
     out = np.empty(X.shape[0], dtype=np.int64)
     minus_two_c = -2.0 * centers.T  # scaling by a power of two is exact: the same sums as -2 (x.c)
-    chunk = max(8, 2 ** 20 // max(1, centers.shape[0]))
+    chunk = max(8, 2**20 // max(1, centers.shape[0]))
     for start in range(0, X.shape[0], chunk):
-        d = X[start:start + chunk] @ minus_two_c
+        d = X[start : start + chunk] @ minus_two_c
         d += sq_norms
-        out[start:start + chunk] = d.argmin(axis=1)
+        out[start : start + chunk] = d.argmin(axis=1)
     return out
 
 
@@ -108,8 +114,12 @@ def centroid_diagnostics(X, centres, **extra):
     """Exact-data evaluation of a centroid clustering: labels, cluster sizes, inertia (NOT private)."""
     labels = assign(X, centres)
     diff = X - centres[labels]
-    return Bunch(labels=labels, cluster_sizes=np.bincount(labels, minlength=centres.shape[0]),
-                 inertia=float(np.einsum("nd,nd->", diff, diff)), **extra)
+    return Bunch(
+        labels=labels,
+        cluster_sizes=np.bincount(labels, minlength=centres.shape[0]),
+        inertia=float(np.einsum("nd,nd->", diff, diff)),
+        **extra,
+    )
 
 
 class NearestCentrePredict:

@@ -29,6 +29,7 @@ a record costs up to 2 epsilon. The private estimators keep their release
 only (no labels_ of the records, no exact N): ``predict`` gives labels and
 ``exact_diagnostics(X)`` the exact-data evaluation, which is NOT private.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -130,6 +131,7 @@ class ClusteringFeature:
 # The CF tree
 # ---------------------------------------------------------------------------
 
+
 class _Node:
     """A CF node: up to branching_factor + 1 entries (one too many means: split me).
 
@@ -138,8 +140,20 @@ class _Node:
     leaves, its child node.
     """
 
-    __slots__ = ("is_leaf", "size", "n", "ls", "ss", "centroids", "sq_norms", "children", "prev_leaf", "next_leaf",
-                 "live_centroids", "live_sq_norms")
+    __slots__ = (
+        "is_leaf",
+        "size",
+        "n",
+        "ls",
+        "ss",
+        "centroids",
+        "sq_norms",
+        "children",
+        "prev_leaf",
+        "next_leaf",
+        "live_centroids",
+        "live_sq_norms",
+    )
 
     def __init__(self, is_leaf, capacity, n_features):
         self.is_leaf = is_leaf
@@ -175,7 +189,7 @@ class _CFTree:
     """
 
     def __init__(self, threshold, branching_factor, n_features, noise=None):
-        self.sq_threshold = threshold ** 2
+        self.sq_threshold = threshold**2
         self.branching_factor = branching_factor
         self.n_features = n_features
         self.noise = noise
@@ -345,9 +359,14 @@ class _CFTree:
                 continue
             for i, child in enumerate(node.children[: node.size]):
                 m = child.size
-                gaps = np.maximum(gaps, [abs(node.n[i] - child.n[:m].sum()),
-                                         np.abs(node.ls[i] - child.ls[:m].sum(axis=0)).max(),
-                                         abs(node.ss[i] - child.ss[:m].sum())])
+                gaps = np.maximum(
+                    gaps,
+                    [
+                        abs(node.n[i] - child.n[:m].sum()),
+                        np.abs(node.ls[i] - child.ls[:m].sum(axis=0)).max(),
+                        abs(node.ss[i] - child.ss[:m].sum()),
+                    ],
+                )
                 stack.append(child)
         return tuple(float(g) for g in gaps)
 
@@ -382,7 +401,7 @@ class _CFTree:
         while stack:
             node, depth, path = stack.pop()
             if node.is_leaf:
-                out[:, offsets[id(node)]:offsets[id(node)] + node.size] = np.array(path, dtype=np.int64)[:, None]
+                out[:, offsets[id(node)] : offsets[id(node)] + node.size] = np.array(path, dtype=np.int64)[:, None]
                 continue
             for child in node.children[: node.size]:
                 stack.append((child, depth + 1, path + (counters[depth],)))
@@ -409,6 +428,7 @@ class _CFTree:
 # ---------------------------------------------------------------------------
 # The global step and nearest-centroid labels
 # ---------------------------------------------------------------------------
+
 
 def ward_linkage(centers):
     """Ward linkage of the leaf centroids, as a scipy linkage matrix.
@@ -445,8 +465,12 @@ def global_clustering(centers, n_clusters, linkage=None, _stacklevel=2):
     if n_clusters is None:
         return np.arange(m)
     if m < n_clusters:
-        warnings.warn(f"the tree has {m} leaf subclusters, fewer than n_clusters={n_clusters}: each subcluster "
-                      "is its own cluster (decrease the threshold)", BirchWarning, stacklevel=_stacklevel)
+        warnings.warn(
+            f"the tree has {m} leaf subclusters, fewer than n_clusters={n_clusters}: each subcluster "
+            "is its own cluster (decrease the threshold)",
+            BirchWarning,
+            stacklevel=_stacklevel,
+        )
         return np.arange(m)
     if m == 1:
         return np.zeros(1, dtype=np.int64)
@@ -483,6 +507,7 @@ def _ward_cut(Z, n_clusters):
 # Estimators
 # ---------------------------------------------------------------------------
 
+
 def _cluster_centres(centers, n, labels):
     """Centroid of each global cluster from its subclusters' CFs: sum of LS over sum of N.
 
@@ -509,7 +534,7 @@ def cf_sensitivities(lower, upper):
     1 for N; sum_j max|x_j| for LS; sum_j max x_j^2 for SS (d and d on [0, 1]^d).
     """
     largest = np.maximum(np.abs(np.asarray(lower, dtype=float)), np.abs(np.asarray(upper, dtype=float)))
-    return 1.0, float(largest.sum()), float((largest ** 2).sum())
+    return 1.0, float(largest.sum()), float((largest**2).sum())
 
 
 def _grow_tree(points, threshold, branching_factor, noise=None):
@@ -589,8 +614,10 @@ class _BirchBase(ClusterMixin, BaseEstimator):
         """
         if X is None:
             if self._private:
-                raise ValueError(f"X is required: a fitted {type(self).__name__} keeps no labels of its records "
-                                 "(they are not private); pass the records to label")
+                raise ValueError(
+                    f"X is required: a fitted {type(self).__name__} keeps no labels of its records "
+                    "(they are not private); pass the records to label"
+                )
             check_is_fitted(self)
             nearest = self.nearest_subcluster_
         else:
@@ -635,8 +662,11 @@ class _PrivateBirch(_BirchBase):
         for :class:`DPBirchPublicTree`).
         """
         nearest = self._nearest(X)
-        return Bunch(labels=self.subcluster_labels_[nearest], nearest_subcluster=nearest,
-                     subcluster_n=self._exact_subcluster_n(numeric_input(self, X, reset=False)))
+        return Bunch(
+            labels=self.subcluster_labels_[nearest],
+            nearest_subcluster=nearest,
+            subcluster_n=self._exact_subcluster_n(numeric_input(self, X, reset=False)),
+        )
 
 
 class Birch(_BirchBase):
@@ -752,8 +782,9 @@ class DPBirch(_PrivateBirch):
     exact_diagnostics(X) (NOT private) gives the exact N of each leaf.
     """
 
-    def __init__(self, n_clusters=3, *, epsilon=1.0, threshold=0.5, branching_factor=50, bounds=None,
-                 random_state=None):
+    def __init__(
+        self, n_clusters=3, *, epsilon=1.0, threshold=0.5, branching_factor=50, bounds=None, random_state=None
+    ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.threshold = threshold
@@ -784,9 +815,12 @@ class DPBirch(_PrivateBirch):
         _, delta_ls, delta_ss = cf_sensitivities(lower, upper)
         self.epsilon_if_shape_public_ = self.height_ * (delta_ls + delta_ss) / scale
         if tree.n_negative_sq_radius:
-            warnings.warn(f"{tree.n_negative_sq_radius} of {tree.n_threshold_tests} threshold tests had a negative "
-                          "noisy squared radius; each was taken as radius 0 and merged (n_negative_sq_radius_)",
-                          NegativeRadiusWarning, stacklevel=2)
+            warnings.warn(
+                f"{tree.n_negative_sq_radius} of {tree.n_threshold_tests} threshold tests had a negative "
+                "noisy squared radius; each was taken as radius 0 and merged (n_negative_sq_radius_)",
+                NegativeRadiusWarning,
+                stacklevel=2,
+            )
         self._finish(X, centers, n)
         return self
 
@@ -844,9 +878,20 @@ class DPBirchPublicTree(_PrivateBirch):
     exact_diagnostics(X) (NOT private) for the exact count of each leaf.
     """
 
-    def __init__(self, n_clusters=3, *, epsilon=1.0, threshold=0.5, branching_factor=50, skeleton="uniform",
-                 n_skeleton=2000, budget_split=(0.25, 0.5, 0.25), min_count=None, bounds=None,
-                 random_state=None):
+    def __init__(
+        self,
+        n_clusters=3,
+        *,
+        epsilon=1.0,
+        threshold=0.5,
+        branching_factor=50,
+        skeleton="uniform",
+        n_skeleton=2000,
+        budget_split=(0.25, 0.5, 0.25),
+        min_count=None,
+        bounds=None,
+        random_state=None,
+    ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.threshold = threshold
@@ -864,10 +909,16 @@ class DPBirchPublicTree(_PrivateBirch):
                 m = check_int(self.n_skeleton, "n_skeleton", minimum=1)
                 return lower + (upper - lower) * rng.random((m, X.shape[1])), True
             if self.skeleton == "data":
-                warnings.warn("skeleton='data' builds the tree from the private records: its shape is not covered "
-                              "by epsilon, and the release has no DP guarantee.", PrivacyLeakWarning, stacklevel=3)
+                warnings.warn(
+                    "skeleton='data' builds the tree from the private records: its shape is not covered "
+                    "by epsilon, and the release has no DP guarantee.",
+                    PrivacyLeakWarning,
+                    stacklevel=3,
+                )
                 return X, False
-            raise ValueError(f"skeleton must be 'uniform', 'data' or an array of public points, got skeleton={self.skeleton!r}")
+            raise ValueError(
+                f"skeleton must be 'uniform', 'data' or an array of public points, got skeleton={self.skeleton!r}"
+            )
         P = check_array(self.skeleton, "skeleton").astype(float, copy=False)
         if P.shape[1] != X.shape[1]:
             raise ValueError(f"skeleton has {P.shape[1]} features but X has {X.shape[1]}")
@@ -903,7 +954,9 @@ class DPBirchPublicTree(_PrivateBirch):
         for what, share, delta, exact in zip(("N", "LS", "SS"), shares, cf_sensitivities(lower, upper), cfs):
             part = eps * share
             scales.append(laplace_scale(delta, part))
-            ledger.spend(part, f"Laplace noise on {what} of every leaf (L1 sensitivity {delta:g}, scale {scales[-1]:.4g})")
+            ledger.spend(
+                part, f"Laplace noise on {what} of every leaf (L1 sensitivity {delta:g}, scale {scales[-1]:.4g})"
+            )
             noisy.append(laplace_mechanism(exact, delta, part, rng))
         n_noisy, ls_noisy, ss_noisy = noisy
         # Post-processing from here on: which leaves to trust, their centroids, the global step.
@@ -938,7 +991,9 @@ class DPBirchPublicTree(_PrivateBirch):
         no budget. The last item is the leaves themselves.
         """
         check_is_fitted(self)
-        out = [_sum_cfs(parents, self.leaf_n_, self.leaf_ls_, self.leaf_ss_, int(parents.max()) + 1)
-               for parents in self.skeleton_tree_.ancestry()]
+        out = [
+            _sum_cfs(parents, self.leaf_n_, self.leaf_ls_, self.leaf_ss_, int(parents.max()) + 1)
+            for parents in self.skeleton_tree_.ancestry()
+        ]
         out.append((self.leaf_n_, self.leaf_ls_, self.leaf_ss_))
         return out

@@ -28,6 +28,7 @@ domain must be public (Alg. 1 line 2 reads it from the data).
 Neighbours differ by one added or removed record (``neighbouring_``); replacing
 a record costs up to 2 epsilon.
 """
+
 from __future__ import annotations
 
 import math
@@ -51,8 +52,15 @@ from ..privacy import PrivacyLedger, laplace_mechanism, laplace_scale
 from ._numeric import PrivateCentroidMixin, numeric_input, record_privacy, resolve_bounds, resolve_n
 from .kmeans import KMeans, fit_buckets, kmeans_plusplus
 
-__all__ = ["DPQTKMeans", "QuadTree", "build_dp_quadtree", "default_max_height", "default_threshold",
-           "MAX_HEIGHT", "MAX_NODES"]
+__all__ = [
+    "DPQTKMeans",
+    "QuadTree",
+    "build_dp_quadtree",
+    "default_max_height",
+    "default_threshold",
+    "MAX_HEIGHT",
+    "MAX_NODES",
+]
 
 MAX_HEIGHT = 40
 """The largest max_height accepted: 40 halvings of a side (cells 2^-40 of the domain) is far below any data's
@@ -160,14 +168,15 @@ def build_dp_quadtree(X, lower, upper, epsilon_tree, max_height, threshold, rand
     X = np.asarray(X, dtype=float)
     n, d = X.shape
     rng = check_random_state(random_state)
-    eps_level = (check_epsilon(epsilon_tree, "epsilon_tree")
-                 / check_int(max_height, "max_height", minimum=1, maximum=MAX_HEIGHT))
-    n_children = 2 ** d
+    eps_level = check_epsilon(epsilon_tree, "epsilon_tree") / check_int(
+        max_height, "max_height", minimum=1, maximum=MAX_HEIGHT
+    )
+    n_children = 2**d
     bits = ((np.arange(n_children)[:, None] >> np.arange(d)) & 1).astype(bool)  # (2^d, d)
     powers = 1 << np.arange(d)
     f_lower, f_upper = np.asarray(lower, float)[None].copy(), np.asarray(upper, float)[None].copy()
     f_parent = np.array([-1])
-    point_idx = np.arange(n)                 # records still in the frontier ...
+    point_idx = np.arange(n)  # records still in the frontier ...
     point_front = np.zeros(n, dtype=np.int64)  # ... and their frontier node
     point_node = np.empty(n, dtype=np.int64)
     parts = {k: [] for k in ("lower", "upper", "depth", "parent", "noisy", "split")}
@@ -184,8 +193,14 @@ def build_dp_quadtree(X, lower, upper, epsilon_tree, max_height, threshold, rand
             levels += 1
         else:
             noisy, split = np.full(F, np.nan), np.zeros(F, dtype=bool)
-        for key, value in (("lower", f_lower), ("upper", f_upper), ("depth", np.full(F, h)), ("parent", f_parent),
-                           ("noisy", noisy), ("split", split)):
+        for key, value in (
+            ("lower", f_lower),
+            ("upper", f_upper),
+            ("depth", np.full(F, h)),
+            ("parent", f_parent),
+            ("noisy", noisy),
+            ("split", split),
+        ):
             parts[key].append(value)
         stays = split[point_front]
         point_node[point_idx[~stays]] = ids[point_front[~stays]]
@@ -193,9 +208,11 @@ def build_dp_quadtree(X, lower, upper, epsilon_tree, max_height, threshold, rand
             break
         splitting = np.flatnonzero(split)
         if next_id + splitting.size * n_children > MAX_NODES:  # refuse before allocating the next level
-            raise ValueError(f"the quadtree would exceed {MAX_NODES:,} nodes at depth {h + 1} "
-                             f"({splitting.size:,} nodes split into 2^{d} children each); raise threshold or "
-                             "lower max_height")
+            raise ValueError(
+                f"the quadtree would exceed {MAX_NODES:,} nodes at depth {h + 1} "
+                f"({splitting.size:,} nodes split into 2^{d} children each); raise threshold or "
+                "lower max_height"
+            )
         rank = np.full(F, -1)
         rank[splitting] = np.arange(splitting.size)
         lo, hi = f_lower[splitting], f_upper[splitting]
@@ -204,11 +221,21 @@ def build_dp_quadtree(X, lower, upper, epsilon_tree, max_height, threshold, rand
         f_upper = np.where(bits[None], hi[:, None], mid[:, None]).reshape(-1, d)
         f_parent = np.repeat(ids[splitting], n_children)
         point_idx, front = point_idx[stays], rank[point_front[stays]]
-        code = (np.take(X, point_idx, axis=0) >= np.take(mid, front, axis=0)) @ powers  # take: faster than fancy indexing
+        code = (
+            np.take(X, point_idx, axis=0) >= np.take(mid, front, axis=0)
+        ) @ powers  # take: faster than fancy indexing
         point_front = front * n_children + code
     split = np.concatenate(parts["split"])
-    return QuadTree(np.concatenate(parts["lower"]), np.concatenate(parts["upper"]), np.concatenate(parts["depth"]),
-                    np.concatenate(parts["parent"]), np.concatenate(parts["noisy"]), ~split, point_node, levels)
+    return QuadTree(
+        np.concatenate(parts["lower"]),
+        np.concatenate(parts["upper"]),
+        np.concatenate(parts["depth"]),
+        np.concatenate(parts["parent"]),
+        np.concatenate(parts["noisy"]),
+        ~split,
+        point_node,
+        levels,
+    )
 
 
 class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
@@ -247,8 +274,20 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
     counts of the leaves.
     """
 
-    def __init__(self, n_clusters=8, *, epsilon=1.0, gamma=0.3, max_height=None, threshold=None, random_state=None,
-                 bounds=None, n_public=None, init="k-means++", max_iter=300):
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        epsilon=1.0,
+        gamma=0.3,
+        max_height=None,
+        threshold=None,
+        random_state=None,
+        bounds=None,
+        n_public=None,
+        init="k-means++",
+        max_iter=300,
+    ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.gamma = gamma
@@ -267,11 +306,14 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         given_init = None
         if isinstance(self.init, str):
             if self.init not in ("k-means++", "kmeans-on-data"):
-                raise ValueError(f"init must be one of ['k-means++', 'kmeans-on-data'] or an array, got init={self.init!r}")
+                raise ValueError(
+                    f"init must be one of ['k-means++', 'kmeans-on-data'] or an array, got init={self.init!r}"
+                )
         else:
             given_init = check_array(self.init, "init").astype(float)
-        max_height = None if self.max_height is None else check_int(self.max_height, "max_height", minimum=1,
-                                                                    maximum=MAX_HEIGHT)
+        max_height = (
+            None if self.max_height is None else check_int(self.max_height, "max_height", minimum=1, maximum=MAX_HEIGHT)
+        )
         threshold = None if self.threshold is None else _check_threshold(self.threshold)
         X = numeric_input(self, X)
         lower, upper, leaky = resolve_bounds(self.bounds, X)
@@ -290,21 +332,31 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         tree = build_dp_quadtree(X, lower, upper, eps_tree, max_height, threshold, rng)
         scale = laplace_scale(1.0, eps_tree / max_height)
         for h in range(tree.levels_released):
-            ledger.spend(eps_tree / max_height, f"tree depth {h}: noisy counts of its {int(np.sum(tree.depth == h))} "
-                                                f"nodes (disjoint cells), Laplace scale {scale:.4g}")
+            ledger.spend(
+                eps_tree / max_height,
+                f"tree depth {h}: noisy counts of its {int(np.sum(tree.depth == h))} "
+                f"nodes (disjoint cells), Laplace scale {scale:.4g}",
+            )
         leaves = tree.leaves
         buckets = (tree.lower[leaves] + tree.upper[leaves]) / 2.0
-        ledger.spend(eps_leaves, f"leaf counts: {leaves.size} leaves partition the domain, "
-                                 f"Laplace scale {laplace_scale(1.0, eps_leaves):.4g}")
+        ledger.spend(
+            eps_leaves,
+            f"leaf counts: {leaves.size} leaves partition the domain, "
+            f"Laplace scale {laplace_scale(1.0, eps_leaves):.4g}",
+        )
         noisy = laplace_mechanism(tree.leaf_counts(), 1.0, eps_leaves, rng)
         tree = replace(tree, point_node=None)  # the records' leaves are exact data: not kept
 
         if given_init is not None:
             start = given_init
         elif self.init == "kmeans-on-data":
-            warnings.warn("init='kmeans-on-data' seeds the bucket k-means with k-means run on the private data "
-                          "(as the paper does); that is not covered by epsilon. init='k-means++' seeds it from "
-                          "the noisy buckets instead.", PrivacyLeakWarning, stacklevel=2)
+            warnings.warn(
+                "init='kmeans-on-data' seeds the bucket k-means with k-means run on the private data "
+                "(as the paper does); that is not covered by epsilon. init='k-means++' seeds it from "
+                "the noisy buckets instead.",
+                PrivacyLeakWarning,
+                stacklevel=2,
+            )
             start = KMeans(k, max_iter=max_iter, random_state=rng).fit(X).cluster_centers_
             leaky = True
         else:

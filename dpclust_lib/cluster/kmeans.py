@@ -25,6 +25,7 @@ A fitted private estimator holds its release only (centres, noise scales,
 ledger); labels of the records come from ``predict`` and exact-data
 evaluation from ``exact_diagnostics(X)``, which is not private.
 """
+
 from __future__ import annotations
 
 import math
@@ -81,6 +82,7 @@ GRID_CELL_LIMIT = 10_000_000  # a noisy histogram must hold every cell, empty on
 # ---------------------------------------------------------------------------
 # The weighted Lloyd core (no privacy)
 # ---------------------------------------------------------------------------
+
 
 def lloyd(X, centres, weights=None, max_iter=300):
     """Weighted Lloyd iterations from ``centres`` until the assignment repeats.
@@ -194,6 +196,7 @@ class KMeans(NearestCentrePredict, ClusterMixin, BaseEstimator):
 # SuLQ building blocks: budget schedules, the (sum, count) query, its sensitivity
 # ---------------------------------------------------------------------------
 
+
 def budget_shares(schedule, epsilon, n_releases):
     """The budget of each of ``n_releases`` noisy releases.
 
@@ -210,8 +213,10 @@ def budget_shares(schedule, epsilon, n_releases):
     # Refuse before running: a share this small gives a Laplace scale of 1e150 and more (pure noise), and
     # further halvings underflow to 0, an infinite scale. ldexp halves without overflow.
     if n and math.ldexp(eps, -n) < MIN_SHARE:
-        raise ValueError(f"schedule='halving' with {n} releases gives a last share epsilon / 2^{n} that underflows "
-                         f"(epsilon={eps:g}); use fewer iterations (max_iter) or schedule='fixed'")
+        raise ValueError(
+            f"schedule='halving' with {n} releases gives a last share epsilon / 2^{n} that underflows "
+            f"(epsilon={eps:g}); use fewer iterations (max_iter) or schedule='fixed'"
+        )
     return [math.ldexp(eps, -t) for t in range(1, n + 1)]
 
 
@@ -248,8 +253,9 @@ def noisy_centres(X, labels, n_clusters, lower, upper, epsilon, previous, random
     the domain. Both are post-processing of the released values.
     """
     sums, counts = cluster_sums_counts(X, labels, n_clusters, lower, upper)
-    released = laplace_mechanism(np.column_stack([sums, counts]), sum_count_sensitivity(sums.shape[1]),
-                                 epsilon, random_state)
+    released = laplace_mechanism(
+        np.column_stack([sums, counts]), sum_count_sensitivity(sums.shape[1]), epsilon, random_state
+    )
     noisy_sums, noisy_counts = released[:, :-1], released[:, -1]
     centres = np.array(previous, dtype=float)
     ok = noisy_counts >= 1.0
@@ -260,6 +266,7 @@ def noisy_centres(X, labels, n_clusters, lower, upper, epsilon, previous, random
 # ---------------------------------------------------------------------------
 # Interactive methods: DPKMeans, IDPKMeans, DPKMeansPP
 # ---------------------------------------------------------------------------
+
 
 class _DPLloyd(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
     """Shared fit of the interactive methods: initial centres, then noisy Lloyd releases.
@@ -287,8 +294,11 @@ class _DPLloyd(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         for t, share in enumerate(shares, start=1):
             labels = assign(X, centres)
             scales.append(laplace_scale(sensitivity, share))
-            ledger.spend(share, f"iteration {t}: noisy sum and count per cluster, L1 sensitivity "
-                                f"{sensitivity:g}, Laplace scale {scales[-1]:.4g}")
+            ledger.spend(
+                share,
+                f"iteration {t}: noisy sum and count per cluster, L1 sensitivity "
+                f"{sensitivity:g}, Laplace scale {scales[-1]:.4g}",
+            )
             centres = noisy_centres(by_column, labels, k, lower, upper, share, centres, rng)
         self.cluster_centers_ = centres
         self.n_iter_ = len(shares)
@@ -339,8 +349,9 @@ class DPKMeans(_DPLloyd):
     to 2 epsilon). No labels_: use predict, or exact_diagnostics(X) (NOT private).
     """
 
-    def __init__(self, n_clusters=8, *, epsilon=1.0, max_iter=5, schedule="fixed", random_state=None, bounds=None,
-                 init="domain"):
+    def __init__(
+        self, n_clusters=8, *, epsilon=1.0, max_iter=5, schedule="fixed", random_state=None, bounds=None, init="domain"
+    ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.max_iter = max_iter
@@ -359,9 +370,13 @@ def _initial_centres(init, X, k, lower, upper, rng):
         check_choice(init, "init", {"domain", "records"})
         if init == "domain":
             return rng.uniform(lower, upper, size=(k, X.shape[1])), False
-        warnings.warn("init='records' picks initial centres among the private records; that choice is not "
-                      "covered by epsilon (epsilon_guaranteed_ = inf). init='domain' draws them from the public "
-                      "domain instead.", PrivacyLeakWarning, stacklevel=4)
+        warnings.warn(
+            "init='records' picks initial centres among the private records; that choice is not "
+            "covered by epsilon (epsilon_guaranteed_ = inf). init='domain' draws them from the public "
+            "domain instead.",
+            PrivacyLeakWarning,
+            stacklevel=4,
+        )
         uniq = np.unique(X, axis=0)
         if k > uniq.shape[0]:
             raise ValueError(f"n_clusters={k} is larger than the number of distinct records ({uniq.shape[0]})")
@@ -410,8 +425,9 @@ class IDPKMeans(_DPLloyd):
     (NOT private; replayed from an int ``random_state``, or with split="order").
     """
 
-    def __init__(self, n_clusters=8, *, epsilon=1.0, max_iter=5, schedule="fixed", random_state=None, bounds=None,
-                 split="random"):
+    def __init__(
+        self, n_clusters=8, *, epsilon=1.0, max_iter=5, schedule="fixed", random_state=None, bounds=None, split="random"
+    ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.max_iter = max_iter
@@ -425,15 +441,22 @@ class IDPKMeans(_DPLloyd):
         n, d = X.shape
         shares = budget_shares(self.schedule, eps, self.max_iter)
         if self.split == "order":
-            warnings.warn("split='order' cuts the rows into K contiguous parts: one added record can move K - 1 "
-                          "others between parts (sensitivity up to (2K-1)(d+1), not d+1), so epsilon does not "
-                          "cover it (epsilon_guaranteed_ = inf), and the parts depend on how the file is sorted. "
-                          "split='random' is exact.", PrivacyLeakWarning, stacklevel=4)
+            warnings.warn(
+                "split='order' cuts the rows into K contiguous parts: one added record can move K - 1 "
+                "others between parts (sensitivity up to (2K-1)(d+1), not d+1), so epsilon does not "
+                "cover it (epsilon_guaranteed_ = inf), and the parts depend on how the file is sorted. "
+                "split='random' is exact.",
+                PrivacyLeakWarning,
+                stacklevel=4,
+            )
         parts = _split_parts(self.split, n, k, rng)
         fallback = rng.uniform(lower, upper, size=(k, d))  # for a part whose noisy count is below 1
         sensitivity = sum_count_sensitivity(X.shape[1])
-        ledger.spend(shares[0], f"initial centres: noisy sum and count of each of {k} parts, L1 sensitivity "
-                                f"{sensitivity:g}, Laplace scale {laplace_scale(sensitivity, shares[0]):.4g}")
+        ledger.spend(
+            shares[0],
+            f"initial centres: noisy sum and count of each of {k} parts, L1 sensitivity "
+            f"{sensitivity:g}, Laplace scale {laplace_scale(sensitivity, shares[0]):.4g}",
+        )
         centres = noisy_centres(X, parts, k, lower, upper, shares[0], fallback, rng)
         self.initial_noise_scale_ = laplace_scale(sensitivity, shares[0])
         return centres, shares[1:], self.split == "order"
@@ -481,8 +504,18 @@ class DPKMeansPP(_DPLloyd):
     as :class:`DPKMeans`, plus ``grid_size_`` (cells per dimension).
     """
 
-    def __init__(self, n_clusters=8, *, epsilon=1.0, max_iter=5, schedule="fixed", random_state=None, bounds=None,
-                 seeding_share=0.5, n_public=None):
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        epsilon=1.0,
+        max_iter=5,
+        schedule="fixed",
+        random_state=None,
+        bounds=None,
+        seeding_share=0.5,
+        n_public=None,
+    ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.max_iter = max_iter
@@ -498,8 +531,11 @@ class DPKMeansPP(_DPLloyd):
         n, leaky = resolve_n(self.n_public, X)
         m = eug_grid_size(n, eps_seed, X.shape[1])
         cells, counts = grid_histogram(X, lower, upper, m)
-        ledger.spend(eps_seed, f"seeding: grid histogram of {m}^{X.shape[1]} cells, L1 sensitivity 1, "
-                               f"Laplace scale {laplace_scale(1.0, eps_seed):.4g}")
+        ledger.spend(
+            eps_seed,
+            f"seeding: grid histogram of {m}^{X.shape[1]} cells, L1 sensitivity 1, "
+            f"Laplace scale {laplace_scale(1.0, eps_seed):.4g}",
+        )
         noisy = laplace_mechanism(counts, 1.0, eps_seed, rng)
         self.grid_size_ = m
         centres = kmeans_plusplus(cells, k, rng, np.maximum(noisy, 0.0))
@@ -509,6 +545,7 @@ class DPKMeansPP(_DPLloyd):
 # ---------------------------------------------------------------------------
 # Non-interactive: EUGKMeans
 # ---------------------------------------------------------------------------
+
 
 def eug_grid_size(n, epsilon, n_features, theta=10.0):
     """Cells per dimension of Su et al.'s grid: m = (N epsilon / theta)^(2 / (d + 2)), rounded, at least 1.
@@ -537,10 +574,12 @@ def grid_histogram(X, lower, upper, cells_per_dim):
     X = np.asarray(X, dtype=float)
     d = X.shape[1]
     m = check_int(cells_per_dim, "cells_per_dim", minimum=1)
-    total = m ** d
+    total = m**d
     if total > GRID_CELL_LIMIT:
-        raise ValueError(f"cells_per_dim={m} in {d} dimensions gives {total:,} cells, more than the "
-                         f"{GRID_CELL_LIMIT:,} a dense noisy histogram is built for")
+        raise ValueError(
+            f"cells_per_dim={m} in {d} dimensions gives {total:,} cells, more than the "
+            f"{GRID_CELL_LIMIT:,} a dense noisy histogram is built for"
+        )
     width = (upper - lower) / m
     index = np.minimum(((X - lower) / width).astype(np.int64), m - 1)
     flat = np.ravel_multi_index(tuple(index.T), (m,) * d)
@@ -582,8 +621,9 @@ class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
     costs up to 2 epsilon). No labels_: use predict, or exact_diagnostics(X) (NOT private).
     """
 
-    def __init__(self, n_clusters=8, *, epsilon=1.0, max_iter=300, random_state=None, bounds=None, n_public=None,
-                 grid_size=None):
+    def __init__(
+        self, n_clusters=8, *, epsilon=1.0, max_iter=300, random_state=None, bounds=None, n_public=None, grid_size=None
+    ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.max_iter = max_iter
@@ -609,8 +649,9 @@ class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         cells, counts = grid_histogram(X, lower, upper, m)
         ledger.spend(eps, f"grid histogram of {m}^{X.shape[1]} cells, L1 sensitivity 1, Laplace scale {1 / eps:.4g}")
         noisy = laplace_mechanism(counts, 1.0, eps, rng)
-        self.cluster_centers_, self.n_iter_ = fit_buckets(cells, noisy, kmeans_plusplus(cells, k, rng,
-                                                                                        np.maximum(noisy, 0.0)), max_iter)
+        self.cluster_centers_, self.n_iter_ = fit_buckets(
+            cells, noisy, kmeans_plusplus(cells, k, rng, np.maximum(noisy, 0.0)), max_iter
+        )
         self.bucket_centers_, self.bucket_counts_ = cells, noisy
         self.grid_size_ = m
         self.ledger_ = ledger

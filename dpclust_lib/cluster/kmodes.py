@@ -10,6 +10,7 @@ the noisy argmax as the new mode.
 
 Records are integer codes, ``X[:, j]`` in ``0 .. k_j - 1``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -42,8 +43,7 @@ from ._common import (
 __all__ = ["KModes", "DPKModes", "frequent_value_centres"]
 
 
-def frequent_value_centres(X, n_clusters, random_state=None, sample_weight=None, domain_sizes=None,
-                           max_draws=100_000):
+def frequent_value_centres(X, n_clusters, random_state=None, sample_weight=None, domain_sizes=None, max_draws=100_000):
     """Initial centres of Peng et al. (2021), Alg. 4 lines 1-15, with the errata fixed.
 
     For every attribute take its f most frequent values (weighted), with
@@ -74,8 +74,14 @@ def frequent_value_centres(X, n_clusters, random_state=None, sample_weight=None,
     X, sizes = domain_from_data(X) if domain_sizes is None else categorical_input(X, domain_sizes)
     k = check_n_clusters(n_clusters)
     w = check_sample_weight(sample_weight, X.shape[0])
-    return frequent_value_draw(X, k, check_random_state(random_state), w, None if domain_sizes is None else sizes,
-                               check_int(max_draws, "max_draws", minimum=1))
+    return frequent_value_draw(
+        X,
+        k,
+        check_random_state(random_state),
+        w,
+        None if domain_sizes is None else sizes,
+        check_int(max_draws, "max_draws", minimum=1),
+    )
 
 
 class KModes(CategoricalClusterer):
@@ -102,8 +108,7 @@ class KModes(CategoricalClusterer):
     n_features_in_, feature_names_in_ : as in scikit-learn
     """
 
-    def __init__(self, n_clusters=8, *, init="random", max_iter=100, n_init=1, domain_sizes=None,
-                 random_state=None):
+    def __init__(self, n_clusters=8, *, init="random", max_iter=100, n_init=1, domain_sizes=None, random_state=None):
         self.n_clusters = n_clusters
         self.init = init
         self.max_iter = max_iter
@@ -203,8 +208,7 @@ class DPKModes(PrivateCategoricalClusterer):
     ``predict(X)`` or :meth:`exact_diagnostics`.
     """
 
-    def __init__(self, n_clusters=8, *, epsilon=1.0, max_iter=5, init="domain", domain_sizes=None,
-                 random_state=None):
+    def __init__(self, n_clusters=8, *, epsilon=1.0, max_iter=5, init="domain", domain_sizes=None, random_state=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.max_iter = max_iter
@@ -237,8 +241,10 @@ class DPKModes(PrivateCategoricalClusterer):
         # distinct records with their multiplicities (same counts, far fewer distances).
         rows, _, multiplicity = unique_rows(X)
         if self.init == "records":
-            self._leaky("init='records' picks the initial centres among the private records; "
-                        "init='domain' draws them from the public domain instead.")
+            self._leaky(
+                "init='records' picks the initial centres among the private records; "
+                "init='domain' draws them from the public domain instead."
+            )
             leaky = True
             centres = distinct_weighted_rows(rows, multiplicity, k, rng)
         else:
@@ -248,8 +254,11 @@ class DPKModes(PrivateCategoricalClusterer):
         for n_iter in range(1, T + 1):
             labels, _ = nearest(rows, centres, "hamming")
             counts = value_counts(rows, labels, multiplicity, k, sizes)
-            ledger.spend(eps_iter, f"iteration {n_iter}: value counts per cluster and attribute, "
-                                   f"L1 sensitivity {m}, Laplace scale {laplace_scale(m, eps_iter):.4g}")
+            ledger.spend(
+                eps_iter,
+                f"iteration {n_iter}: value counts per cluster and attribute, "
+                f"L1 sensitivity {m}, Laplace scale {laplace_scale(m, eps_iter):.4g}",
+            )
             # One release per iteration: all m attributes' counts, L1 sensitivity m together.
             noisy = laplace_mechanism(np.concatenate([c.ravel() for c in counts]), m, eps_iter, rng)
             noisy = np.split(noisy, np.cumsum([c.size for c in counts])[:-1])

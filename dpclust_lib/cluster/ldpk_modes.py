@@ -17,6 +17,7 @@ Server side (sees the reports and the public schema, nothing else)
 :class:`LDPKModes` runs the whole protocol on a data set, simulating its users.
 Records are integer codes, ``X[:, j]`` in ``0 .. k_j - 1``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,8 +38,7 @@ from ..privacy import PrivacyLedger
 from ._base import LOCAL
 from ._common import PrivateCategoricalClusterer, frequent_value_draw, lloyd, unique_rows
 
-__all__ = ["LDPKModes", "user_perturb", "server_aggregate", "server_synthetic_data", "server_cluster",
-           "materialise"]
+__all__ = ["LDPKModes", "user_perturb", "server_aggregate", "server_synthetic_data", "server_cluster", "materialise"]
 
 ROUNDINGS = ("ceil", "none", "largest_remainder")
 
@@ -119,7 +119,9 @@ def materialise(records, weights):
         raise ValueError(f"weights must be non-negative integers to materialise rows, got weights[{i}]={w[i]!r}")
     records = np.asarray(records)
     if records.ndim != 2 or records.shape[0] != w.shape[0]:
-        raise ValueError(f"records must be 2-D with one row per weight, got shape {records.shape} for {w.shape[0]} weights")
+        raise ValueError(
+            f"records must be 2-D with one row per weight, got shape {records.shape} for {w.shape[0]} weights"
+        )
     return np.repeat(records, w.astype(np.int64), axis=0)
 
 
@@ -211,8 +213,17 @@ class LDPKModes(PrivateCategoricalClusterer):
     know, and are not kept: use ``predict(X)`` or :meth:`exact_diagnostics`.
     """
 
-    def __init__(self, n_clusters=8, *, epsilon=1.0, max_iter=5, projection=True, rounding="ceil",
-                 domain_sizes=None, random_state=None):
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        epsilon=1.0,
+        max_iter=5,
+        projection=True,
+        rounding="ceil",
+        domain_sizes=None,
+        random_state=None,
+    ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.max_iter = max_iter
@@ -248,8 +259,11 @@ class LDPKModes(PrivateCategoricalClusterer):
         centres, initial, n_iter = server_cluster(records, weights, sizes, k, T, rng)
 
         ledger = PrivacyLedger(eps)
-        ledger.spend(eps, f"one report per user (Alg. 1): {eps:g} per unit of Hamming distance, "
-                          f"{m * eps:g}-LDP; aggregation and clustering are post-processing")
+        ledger.spend(
+            eps,
+            f"one report per user (Alg. 1): {eps:g} per unit of Hamming distance, "
+            f"{m * eps:g}-LDP; aggregation and clustering are post-processing",
+        )
         names = [str(c) for c in getattr(self, "feature_names_in_", [f"x{j}" for j in range(m)])]
         synthetic = pd.DataFrame(records, columns=names)
         synthetic["count" if "count" not in names else "synthetic_count"] = weights

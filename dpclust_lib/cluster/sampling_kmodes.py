@@ -25,6 +25,7 @@ testing the user side against its definition). :class:`SamplingLDPKModes`
 runs rounds until the centres stop changing or T rounds, and accounts the
 budget explicitly (``budget="per_round"`` or ``"split"``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -145,7 +146,7 @@ def report_distribution(record, centres, domain_sizes, epsilon, index_epsilon=No
     K = C.shape[0]
     p, q = oue_pq(check_epsilon(epsilon))
     index_eps = _check_index_epsilon(index_epsilon, K)
-    n_outputs = (K if index_eps is not None else 1) * sum(2 ** k for k in sizes)
+    n_outputs = (K if index_eps is not None else 1) * sum(2**k for k in sizes)
     if n_outputs > max_outputs:
         raise ValueError(f"the report space has {n_outputs} outputs, more than max_outputs={max_outputs}")
     r = int(nearest(x[None, :], C, "hamming")[0][0])
@@ -157,7 +158,7 @@ def report_distribution(record, centres, domain_sizes, epsilon, index_epsilon=No
     out = {}
     for j, k in enumerate(sizes):
         one_hot = np.arange(k) == x[j]
-        for code in range(2 ** k):
+        for code in range(2**k):
             bits = (code >> np.arange(k)) & 1
             pr_bits = np.prod(np.where(one_hot, np.where(bits == 1, p, 1 - p), np.where(bits == 1, q, 1 - q)))
             for c, pr_c in index_pmf.items():
@@ -186,8 +187,10 @@ def tallies(reports, n_clusters, sizes):
     if n == 0:
         raise ValueError("reports is empty; at least one report is needed")
     if reports.attribute.shape != (n,) or reports.bits.shape != (n, width):
-        raise ValueError(f"reports do not match the schema {sizes}: attribute {reports.attribute.shape}, "
-                         f"bits {reports.bits.shape}, expected ({n},) and ({n}, {width})")
+        raise ValueError(
+            f"reports do not match the schema {sizes}: attribute {reports.attribute.shape}, "
+            f"bits {reports.bits.shape}, expected ({n},) and ({n}, {width})"
+        )
     for name, values, upper in (("cluster", reports.cluster, n_clusters), ("attribute", reports.attribute, d)):
         if values.dtype.kind not in "iu" or values.min() < 0 or values.max() >= upper:
             raise ValueError(f"reports.{name} must hold integers in 0..{upper - 1}")
@@ -195,8 +198,9 @@ def tallies(reports, n_clusters, sizes):
         raise ValueError("reports.bits must hold only 0 and 1")
     cell = reports.cluster * d + reports.attribute
     counts = np.bincount(cell, minlength=n_clusters * d).reshape(n_clusters, d).astype(float)
-    sums = np.stack([np.bincount(cell, weights=reports.bits[:, w], minlength=n_clusters * d)
-                     for w in range(width)], axis=1).reshape(n_clusters, d, width)
+    sums = np.stack(
+        [np.bincount(cell, weights=reports.bits[:, w], minlength=n_clusters * d) for w in range(width)], axis=1
+    ).reshape(n_clusters, d, width)
     for j, k in enumerate(sizes):  # bits are >= 0, so a zero sum means zero padding in every report
         if np.any(sums[:, j, k:]):
             raise ValueError(f"reports.bits has a 1 past the {k} bits of attribute {j} (padding must be zero)")
@@ -339,8 +343,19 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
     or :meth:`exact_diagnostics`.
     """
 
-    def __init__(self, n_clusters=8, *, epsilon=1.0, max_iter=5, budget="per_round", protect_cluster_index=True,
-                 index_share=0.5, init="domain", domain_sizes=None, random_state=None):
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        epsilon=1.0,
+        max_iter=5,
+        budget="per_round",
+        protect_cluster_index=True,
+        index_share=0.5,
+        init="domain",
+        domain_sizes=None,
+        random_state=None,
+    ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.max_iter = max_iter
@@ -357,8 +372,10 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
             check_choice(self.init, "init", {"domain", "records"})
             if self.init == "domain":
                 return domain_centres(sizes, k, rng), False
-            self._leaky("init='records' picks the initial centres among the private records; "
-                        "init='domain' draws them from the public domain instead.")
+            self._leaky(
+                "init='records' picks the initial centres among the private records; "
+                "init='domain' draws them from the public domain instead."
+            )
             return distinct_weighted_rows(X, np.ones(X.shape[0]), k, rng), True
         C = np.asarray(self.init)
         if C.shape != (k, len(sizes)):
@@ -389,8 +406,10 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
         if protect and k < 2:
             raise ValueError(f"protect_cluster_index=True needs n_clusters >= 2, got n_clusters={k}")
         if not protect:
-            self._leaky("protect_cluster_index=False: the cluster index r of every report is sent in the clear "
-                        "(as in the paper); it is a function of the whole record.")
+            self._leaky(
+                "protect_cluster_index=False: the cluster index r of every report is sent in the clear "
+                "(as in the paper); it is a function of the whole record."
+            )
             leaky = True
         rng = check_random_state(self.random_state)
         round_eps = eps if self.budget == "per_round" else eps / T

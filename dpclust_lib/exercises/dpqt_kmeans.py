@@ -174,8 +174,14 @@ def _dpqt_cases(seed=0):
     out = {}
     for eps, gamma, height, threshold in settings:
         est = DPQTKMeans(
-            2, epsilon=eps, gamma=gamma, max_height=height, threshold=threshold, random_state=seed,
-            bounds=(0.0, 1.0), max_iter=5
+            2,
+            epsilon=eps,
+            gamma=gamma,
+            max_height=height,
+            threshold=threshold,
+            random_state=seed,
+            bounds=(0.0, 1.0),
+            max_iter=5,
         ).fit(X)
         out[(eps, gamma, height, est.tree_.levels_released)] = est.epsilon_spent_
     return out

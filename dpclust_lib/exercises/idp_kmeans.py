@@ -276,7 +276,14 @@ def check_idp_initial_centres(idp_initial_centres, seed=0):
         n, d, K, eps = case
         X = _idp_data(case, seed)
         want = (
-            IDPKMeans(K, epsilon=eps, max_iter=1, schedule="fixed", random_state=np.random.default_rng(seed), bounds=(0.0, 1.0))
+            IDPKMeans(
+                K,
+                epsilon=eps,
+                max_iter=1,
+                schedule="fixed",
+                random_state=np.random.default_rng(seed),
+                bounds=(0.0, 1.0),
+            )
             .fit(X)
             .initial_centers_
         )
