@@ -50,6 +50,8 @@ __all__ = [
     "VERDICTS",
     "Ledger",
     "load_dataset",
+    "read_ledgers",
+    "verdict_counts",
 ]
 
 PROFILES = ("paper", "smoke")
@@ -411,6 +413,37 @@ class Ledger:
             raise ValueError("Ledger.notebook is needed to save: Ledger(paper, notebook)")
         save_results(self.readings_frame(), self.notebook, "readings", results_dir)
         return save_results(self.frame(), self.notebook, "ledger", results_dir)
+
+
+def read_ledgers(notebooks, results_root=None):
+    """Every row of the given notebooks' ledgers, with a ``notebook`` column.
+
+    Parameters
+    ----------
+    notebooks : sequence of str
+        Notebook stems, e.g. ``["01_ldpk_modes", ...]``; a notebook without a ledger adds no row.
+    results_root : path-like, optional
+        The folder holding ``<notebook>/ledger.csv``; default the compendium's ``data/results``
+        (the paper-profile ledgers).
+    """
+    root = Path(results_root) if results_root is not None else _paths.results_dir()
+    parts = [pd.read_csv(root / stem / "ledger.csv", keep_default_na=False).assign(notebook=stem)
+             for stem in notebooks if (root / stem / "ledger.csv").is_file()]
+    if not parts:
+        return pd.DataFrame(columns=["notebook", *LEDGER_COLUMNS])
+    return pd.concat(parts, ignore_index=True)
+
+
+def verdict_counts(ledgers, notebooks=None):
+    """One row per notebook, one column per verdict (zeros where none), and ``claims``, the row count."""
+    counts = ledgers.groupby(["notebook", "verdict"]).size().unstack(fill_value=0)
+    unknown = sorted(set(counts.columns) - set(VERDICTS))
+    if unknown:
+        raise ValueError(f"ledgers hold verdicts outside {VERDICTS}: {unknown}")
+    index = list(notebooks) if notebooks is not None else list(counts.index)
+    counts = counts.reindex(index=index, columns=list(VERDICTS), fill_value=0)
+    counts.insert(0, "claims", counts.sum(axis=1))
+    return counts
 
 
 def load_dataset(name, variant=None, **kwargs):

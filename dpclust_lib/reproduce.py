@@ -33,7 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 from ._paths import notebook_dir, results_dir
-from .experiments import PROFILE_ENV, VERDICTS, output_dirs, resolve_profile
+from .experiments import PROFILE_ENV, VERDICTS, output_dirs, read_ledgers, resolve_profile, verdict_counts
 
 __all__ = [
     "list_notebooks",
@@ -330,13 +330,11 @@ def _run_many(calls, jobs, progress=False):
 
 def ledger_counts(results_dir):
     """How many ledger rows of each verdict a results folder holds (zeros without a ledger)."""
-    path = Path(results_dir) / "ledger.csv"
-    counts = dict.fromkeys(VERDICTS, 0)
-    if path.is_file():
-        verdicts = pd.read_csv(path, usecols=["verdict"])["verdict"]
-        for verdict, n in verdicts.value_counts().items():
-            counts[verdict] = counts.get(verdict, 0) + int(n)
-    return counts
+    folder = Path(results_dir)
+    ledgers = read_ledgers([folder.name], folder.parent)
+    if ledgers.empty:
+        return dict.fromkeys(VERDICTS, 0)
+    return verdict_counts(ledgers).drop(columns="claims").iloc[0].astype(int).to_dict()
 
 
 def _show_progress(progress):
