@@ -27,14 +27,20 @@ import tempfile
 import time
 from pathlib import Path
 
-import nbformat
 import pandas as pd
+
+from ._optional import require
 
 __all__ = ["GRADE_COLUMNS", "record", "exercises_of", "graded_notebook", "grade_notebook", "grade"]
 
 GRADE_COLUMNS = ["student", "submission", "notebook", "exercise", "passed", "message", "points", "max_points"]
 NOTEBOOK_ROW = "(notebook)"  # the row that says how the run went; it carries no points
 DEFAULT_TIME_LIMIT = 600  # seconds per notebook
+
+
+def _nbformat():
+    # nbformat comes with the [notebooks] extra: grading needs it, the library alone does not.
+    return require("nbformat", "notebooks")
 
 
 def record(path, exercise, call):
@@ -152,7 +158,7 @@ def graded_notebook(student, teacher, record_path):
         if cell.get("id") not in exercise_ids:
             continue
         anchor = next((position[c.get("id")] for c in reversed(teacher_cells[:t]) if c.get("id") in position), -1)
-        new = nbformat.from_dict(dict(cell))
+        new = _nbformat().from_dict(dict(cell))
         new.outputs, new.execution_count = [], None
         names = exercises.loc[exercises["cell_id"] == cell.get("id"), "exercise"].tolist()
         new.source = _instrumented(cell.source, record_path, names)
@@ -161,7 +167,7 @@ def graded_notebook(student, teacher, record_path):
     for i, cell in enumerate(kept):
         cells.append(cell)
         cells.extend(inserts.get(i, []))
-    out = nbformat.from_dict(dict(student))
+    out = _nbformat().from_dict(dict(student))
     out.cells = cells
     return out, {c.get("id") for group in inserts.values() for c in group}
 
@@ -228,7 +234,7 @@ def grade_notebook(path, teacher, time_limit=DEFAULT_TIME_LIMIT, student=None):
     """Grade one submission against one teacher notebook; return its gradebook rows (a DataFrame)."""
     path, teacher_path = Path(path), Path(teacher)
     student = student or path.stem
-    teacher_nb = nbformat.read(teacher_path, as_version=4)
+    teacher_nb = _nbformat().read(teacher_path, as_version=4)
     exercises = exercises_of(teacher_nb)
     base = {"student": student, "submission": str(path), "notebook": teacher_path.stem}
 
@@ -258,8 +264,8 @@ def grade_notebook(path, teacher, time_limit=DEFAULT_TIME_LIMIT, student=None):
         return pd.DataFrame(out, columns=GRADE_COLUMNS)
 
     try:
-        student_nb = nbformat.read(path, as_version=4)
-        nbformat.validate(student_nb)
+        student_nb = _nbformat().read(path, as_version=4)
+        _nbformat().validate(student_nb)
     except Exception as exc:  # not JSON, not a notebook: every exercise scores 0 and the run row says why
         reason = f"not a valid notebook ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
         return rows({ex: (False, f"not graded: {reason}") for ex in exercises["exercise"]}, False, reason)
@@ -318,13 +324,13 @@ def _declared(nb):
 def _with_parameters(nb, teacher_path, folder):
     """Results and figures into ``folder``, the smoke profile: a cell after the parameters cell
     (at the top if the student deleted it), setting the names the teacher's parameters cell declares."""
-    declared = _declared(nbformat.read(teacher_path, as_version=4))
+    declared = _declared(_nbformat().read(teacher_path, as_version=4))
     params = {"results_dir": str(folder / "results"), "figures_dir": str(folder / "figures"), "profile": "smoke"}
     source = "\n".join(f"{k} = {v!r}" for k, v in params.items() if k in declared)
     if not source:
         return nb
     at = next((i + 1 for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])), 0)
-    cell = nbformat.v4.new_code_cell(source)
+    cell = _nbformat().v4.new_code_cell(source)
     cell.metadata["tags"] = ["injected-parameters"]
     nb.cells.insert(at, cell)
     return nb

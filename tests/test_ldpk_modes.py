@@ -263,7 +263,7 @@ def test_without_noise_it_is_kmodes_on_the_users_records(rng):
     """At a huge epsilon the synthetic data is the users' data, so the centres are those of k-modes on
     the true records from the same initial centres."""
     X = _data(rng, n=3000)
-    est = _fit(X, epsilon=40.0, rounding="none")
+    est = _fit(X, epsilon=25.0, rounding="none")
     km = KModes(3, init=est.initial_centers_, max_iter=5, domain_sizes=SIZES).fit(X)
     np.testing.assert_array_equal(est.cluster_centers_, km.cluster_centers_)
     np.testing.assert_array_equal(est.predict(X), km.labels_)
@@ -292,7 +292,7 @@ GOOD = np.array([[0, 0, 0], [2, 1, 2], [1, 0, 1], [0, 1, 2]] * 5)
         (dict(n_clusters=2.0), GOOD, TypeError, "n_clusters"),
         (dict(n_clusters=21), GOOD, ValueError, "larger than the number of records"),
         (
-            dict(n_clusters=3, epsilon=40.0),
+            dict(n_clusters=3, epsilon=25.0),
             np.array([[0, 0, 0], [2, 1, 2]] * 5),
             ValueError,
             "larger than the number of distinct synthetic records",
