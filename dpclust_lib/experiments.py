@@ -41,6 +41,12 @@ __all__ = [
     "fit_seed",
     "sweep",
     "summarise",
+    "t_interval",
+    "paired_interval",
+    "welch_interval",
+    "interval_side",
+    "format_interval",
+    "verdict_from_parts",
     "results_path",
     "save_results",
     "table_spec",
@@ -223,6 +229,72 @@ def summarise(frame, metrics, by=("algorithm", "dataset", "epsilon")):
         s.insert(len(by), "metric", metric)
         out.append(s)
     return pd.concat(out, ignore_index=True)
+
+
+# Statistics for the ledgers: confidence intervals and the verdict rules built on them. ----------
+
+def t_interval(values, level=0.95):
+    """Student-t confidence interval of the mean of ``values``.
+
+    Parameters
+    ----------
+    values : array-like of floats (NaN not allowed)
+    level : confidence level in (0, 1)
+
+    Returns
+    -------
+    (mean, low, high) : floats; ``low = -inf`` and ``high = inf`` when there are fewer than two values.
+    """
+    from scipy import stats
+
+    x = np.asarray(values, dtype=float).ravel()
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got level={level!r}")
+    if x.size == 0 or np.isnan(x).any():
+        raise ValueError(f"values must be non-empty and hold no NaN (got {x.size} values)")
+    mean = float(x.mean())
+    if x.size < 2:
+        return mean, -np.inf, np.inf
+    half = float(stats.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
+    return mean, mean - half, mean + half
+
+
+def paired_interval(a, b, level=0.95):
+    """t interval of the mean paired difference ``a - b`` (runs paired by their seed)."""
+    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"a and b must pair up one to one, got {a.size} and {b.size} values")
+    return t_interval(a - b, level)
+
+
+def welch_interval(a, b, level=0.95):
+    """Welch interval of ``mean(a) - mean(b)`` for two independent samples: (difference, low, high)."""
+    from scipy import stats
+
+    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    if a.size < 2 or b.size < 2:
+        return float(a.mean() - b.mean()), -np.inf, np.inf
+    low, high = stats.ttest_ind(a, b, equal_var=False).confidence_interval(level)
+    return float(a.mean() - b.mean()), float(low), float(high)
+
+
+def interval_side(low, high, value=0.0):
+    """Where an interval lies against ``value``: ``"above"``, ``"below"`` or ``"straddles"``."""
+    return "above" if low > value else ("below" if high < value else "straddles")
+
+
+def format_interval(mean, low, high, digits=3):
+    """``"+0.012 [-0.003, +0.027]"``: a mean with its interval, for the ``ours`` column of a ledger."""
+    return f"{mean:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
+
+
+def verdict_from_parts(holds):
+    """The verdict of a claim made of parts: every part holds -> ``"reproduced"``, some ->
+    ``"partly"``, none -> ``"not reproduced"``; no part could be evaluated -> ``"not run"``."""
+    holds = [bool(h) for h in holds]
+    if not holds:
+        return "not run"
+    return "reproduced" if all(holds) else ("partly" if any(holds) else "not reproduced")
 
 
 def results_path(notebook, name, results_dir=None):
