@@ -37,6 +37,12 @@ __all__ = [
     "fit_seed",
     "sweep",
     "summarise",
+    "VERDICT_RANK",
+    "mean_ci95",
+    "verdict_by_gap",
+    "verdict_by_share",
+    "rises_with",
+    "best_reading",
     "results_path",
     "save_results",
     "load_published",
@@ -182,6 +188,105 @@ def summarise(frame, metrics, by=("algorithm", "dataset", "epsilon")):
         s.insert(len(by), "metric", metric)
         out.append(s)
     return pd.concat(out, ignore_index=True)
+
+
+# ---------------------------------------------------------------------------
+# Verdict rules and confidence intervals: one implementation for every notebook
+# ---------------------------------------------------------------------------
+
+VERDICT_RANK = {"reproduced": 0, "partly": 1, "not reproduced": 2}
+"""Order of the graded verdicts, best first: a claim is graded under the reading that ranks best."""
+
+
+def mean_ci95(values):
+    """Mean and the half-width of its 95% confidence interval (Student t; NaN with fewer than 2 values).
+
+    Parameters
+    ----------
+    values : array-like of floats (NaN entries are dropped)
+
+    Returns
+    -------
+    (mean, half_width) : tuple of floats
+    """
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return float("nan"), float("nan")
+    if v.size < 2:
+        return float(v.mean()), float("nan")
+    return float(v.mean()), float(stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
+
+
+def verdict_by_gap(ours, published, close=0.02, near=0.05):
+    """Verdict for published numbers: all within ``close`` -> reproduced; at least half within ``near`` -> partly.
+
+    Parameters
+    ----------
+    ours, published : array-like of floats, the same length (our means and the paper's numbers)
+    close, near : float, the tolerances (the paper's rounding plus sampling; a looser one)
+
+    Returns
+    -------
+    (verdict, largest_gap) : the verdict string and the largest |ours - published|
+    """
+    gaps = np.abs(np.asarray(ours, dtype=float) - np.asarray(published, dtype=float))
+    if gaps.size == 0 or np.isnan(gaps).any():
+        raise ValueError("ours and published must be non-empty and without NaN")
+    verdict = "reproduced" if (gaps <= close).all() else "partly" if (gaps <= near).mean() >= 0.5 else "not reproduced"
+    return verdict, float(gaps.max())
+
+
+def verdict_by_share(passed):
+    """Verdict for a claim checked in several cases: all pass -> reproduced, some -> partly, none -> not reproduced."""
+    passed = np.asarray(passed, dtype=bool)
+    if passed.size == 0:
+        raise ValueError("passed is empty: nothing was checked")
+    return "reproduced" if passed.all() else "partly" if passed.any() else "not reproduced"
+
+
+def rises_with(x, y, alpha=0.05):
+    """One-sided Spearman test that y rises with x: (significant, rho, one-sided p).
+
+    A constant y has no rise (False, NaN, 1.0): Spearman's rho is undefined there.
+    """
+    from scipy import stats
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if np.unique(y).size < 2 or np.unique(x).size < 2:
+        return False, float("nan"), 1.0
+    rho, p_two = stats.spearmanr(x, y)
+    p_one = p_two / 2 if rho > 0 else 1 - p_two / 2
+    return bool(rho > 0 and p_one < alpha), float(rho), float(p_one)
+
+
+def best_reading(graded):
+    """The paper's best case among the readings a claim was graded under.
+
+    Parameters
+    ----------
+    graded : dict reading -> (verdict, gap)
+        The verdict under each reading tried, and a number that says how far
+        the claim is from holding under it (smaller is closer; ties between
+        equal verdicts go to the smaller gap, then to the first reading).
+
+    Returns
+    -------
+    (reading, verdict, tried) : the best reading, its verdict, and a text naming
+    every reading tried with its verdict (for the ledger row: a "not reproduced"
+    must say which readings it failed under).
+    """
+    if not graded:
+        raise ValueError("graded is empty: no reading was tried")
+    for reading, (verdict, _) in graded.items():
+        if verdict not in VERDICT_RANK:
+            raise ValueError(f"verdict of reading {reading!r} must be one of {tuple(VERDICT_RANK)}, got {verdict!r}")
+    order = sorted(graded, key=lambda r: (VERDICT_RANK[graded[r][0]], graded[r][1]))
+    best = order[0]
+    tried = "; ".join(f"{r}: {graded[r][0]}" for r in graded)
+    return best, graded[best][0], tried
 
 
 def results_path(notebook, name, results_dir=None):
