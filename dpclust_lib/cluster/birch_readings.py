@@ -33,7 +33,7 @@ from sklearn.utils import Bunch
 
 from .._validation import check_random_state
 
-__all__ = ["NOISE_READINGS", "cf_tree", "noisy_leaf_centroids", "cut_labels", "pair_share", "split_from_ri_ari"]
+__all__ = ["NOISE_READINGS", "READINGS", "reading_runs", "cf_tree", "noisy_leaf_centroids", "cut_labels", "pair_share", "split_from_ri_ari"]
 
 NOISE_READINGS = ("all", "test", "nonleaf", None)
 
@@ -240,3 +240,70 @@ def split_from_ri_ari(ri, ari):
         a = (1.0 + np.sqrt(1.0 - 2.0 * c)) / 2.0
         s = (1.0 - np.sqrt(2.0 * a - 1.0)) / 2.0
     return c, a, s
+
+
+READINGS = {
+    "literal": "noise on LS and SS of every CF on the path, at every insertion (DPBirch)",
+    "exact tree + accumulated leaf noise": "BIRCH's exact tree; each leaf's LS carries the draws of all its insertions",
+    "exact tree + noise once per leaf": "BIRCH's exact tree; one draw per coordinate of each leaf's LS",
+    "noise only in the threshold test": "exact CFs; each threshold test sees the merged CF plus fresh noise",
+    "noise only on non-leaf CFs": "exact leaf CFs; the CFs above them get the per-insertion noise",
+}
+"""The readings of where the paper's noise goes, as :func:`reading_runs` names them."""
+
+
+def reading_runs(X, references, *, reading, threshold, branching_factor, epsilons, n_runs, seed=0, scale_of=None):
+    """RI and ARI against BIRCH under one reading, for every epsilon, run and K of ``references``.
+
+    Parameters
+    ----------
+    X : (n, d) array, the data (inserted in row order)
+    references : dict K -> labels of BIRCH (same T and B) on X
+    reading : a key of :data:`READINGS`
+    threshold, branching_factor : T and B
+    epsilons : sequence of floats; n_runs : int >= 1; seed : the root seed
+        (the fit at (epsilon, run) uses ``experiments.fit_seed(seed, epsilon, run)``)
+    scale_of : callable epsilon -> Laplace scale; default 1 / epsilon (the paper's Delta q = 1)
+
+    Returns
+    -------
+    DataFrame, one row per (epsilon, run, K): reading, epsilon, run, K, RI, ARI,
+    leaves (leaf subclusters of the tree), seconds (tree and global step, shared by the K of a run).
+    One tree per (epsilon, run), cut at every K.
+    """
+    import time
+
+    import pandas as pd
+
+    from .. import metrics
+    from ..experiments import fit_seed
+
+    if reading not in READINGS:
+        raise ValueError(f"reading must be one of {tuple(READINGS)}, got reading={reading!r}")
+    scale_of = scale_of if scale_of is not None else (lambda eps: 1.0 / eps)
+    ks = sorted(references)
+    exact = None
+    if reading.startswith("exact tree"):
+        exact = cf_tree(X, threshold=threshold, branching_factor=branching_factor)
+    mode = {"literal": "all", "noise only in the threshold test": "test", "noise only on non-leaf CFs": "nonleaf"}
+    rows = []
+    for eps in epsilons:
+        for run in range(n_runs):
+            rs = fit_seed(seed, eps, run)
+            start = time.perf_counter()
+            if exact is not None:
+                noise = "accumulated" if "accumulated" in reading else "once"
+                centers = noisy_leaf_centroids(exact.leaf_n, exact.leaf_ls, scale=scale_of(eps), noise=noise,
+                                               random_state=rs)
+            else:
+                tree = cf_tree(X, threshold=threshold, branching_factor=branching_factor, noise_on=mode[reading],
+                               scale=scale_of(eps), random_state=rs)
+                centers = tree.leaf_ls / tree.leaf_n[:, None]
+            labels = cut_labels(X, centers, ks)
+            seconds = time.perf_counter() - start
+            for k in ks:
+                rows.append({"reading": reading, "epsilon": eps, "run": run, "K": k,
+                             "RI": metrics.rand_index(references[k], labels[k]),
+                             "ARI": metrics.adjusted_rand_index(references[k], labels[k]),
+                             "leaves": len(centers), "seconds": seconds})
+    return pd.DataFrame(rows)
