@@ -220,13 +220,15 @@ def mean_ci95(values):
     return float(v.mean()), float(stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
 
 
-def verdict_by_gap(ours, published, close=0.02, near=0.05):
-    """Verdict for published numbers: all within ``close`` -> reproduced; at least half within ``near`` -> partly.
+def verdict_by_gap(ours, published, close=0.02, near=0.05, partly_share=0.5):
+    """Verdict for published numbers: all within ``close`` -> reproduced; enough within ``near`` -> partly.
 
     Parameters
     ----------
     ours, published : array-like of floats, the same length (our means and the paper's numbers)
     close, near : float, the tolerances (the paper's rounding plus sampling; a looser one)
+    partly_share : float in (0, 1], the share of the numbers that must be within ``near`` for
+        "partly" (1.0: all of them, for approximate published values)
 
     Returns
     -------
@@ -235,7 +237,8 @@ def verdict_by_gap(ours, published, close=0.02, near=0.05):
     gaps = np.abs(np.asarray(ours, dtype=float) - np.asarray(published, dtype=float))
     if gaps.size == 0 or np.isnan(gaps).any():
         raise ValueError("ours and published must be non-empty and without NaN")
-    verdict = "reproduced" if (gaps <= close).all() else "partly" if (gaps <= near).mean() >= 0.5 else "not reproduced"
+    verdict = ("reproduced" if (gaps <= close).all() else "partly" if (gaps <= near).mean() >= partly_share
+               else "not reproduced")
     return verdict, float(gaps.max())
 
 
