@@ -66,3 +66,16 @@ def test_cut_labels_gives_k_groups_and_one_when_every_record_shares_a_centre():
     assert len(np.unique(cuts[2])) <= 2 and len(np.unique(cuts[3])) <= 3
     far = np.vstack([X.mean(axis=0), X.mean(axis=0) + 100])
     assert (br.cut_labels(X, far, [2])[2] == 0).all()
+
+
+def test_cut_is_scipys_cut_tree():
+    import fastcluster
+    from scipy.cluster.hierarchy import cut_tree
+    from sklearn.metrics import adjusted_rand_score as ari
+
+    centres = np.random.default_rng(8).random((300, 3))
+    Z = fastcluster.linkage_vector(centres, method="ward")
+    for k in (2, 3, 5, 17):
+        ours = br._cut(Z, len(centres), k)
+        assert len(np.unique(ours)) == k
+        assert ari(cut_tree(Z, n_clusters=k).ravel(), ours) == 1.0

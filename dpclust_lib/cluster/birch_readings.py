@@ -190,7 +190,6 @@ def cut_labels(X, centers, ks):
     own cluster; when every record has the same nearest centroid, one cluster.
     """
     import fastcluster
-    from scipy.cluster.hierarchy import cut_tree
 
     X = np.asarray(X, dtype=float)
     centers = np.asarray(centers, dtype=float)
@@ -207,12 +206,25 @@ def cut_labels(X, centers, ks):
     cuts = {}
     if big:
         Z = fastcluster.linkage_vector(np.ascontiguousarray(centers), method="ward")
-        cols = cut_tree(Z, n_clusters=sorted(set(big)))
-        cuts = {k: cols[:, i] for i, k in enumerate(sorted(set(big)))}
+        cuts = {k: _cut(Z, len(centers), k) for k in set(big)}
     for k in ks:
         group = cuts[k] if k in cuts else np.arange(len(centers))
         out[k] = np.asarray(group, dtype=np.int64)[nearest]
     return out
+
+
+def _cut(Z, m, k):
+    """Group of each of the m leaves after the first m - k merges of linkage Z (k groups, numbered 0..k-1).
+
+    The partition scipy's ``cut_tree`` gives, without its quadratic cost on ~18,000 leaves.
+    """
+    up = np.arange(2 * m - 1)
+    merges = Z[: m - k, :2].astype(np.int64)
+    up[merges[:, 0]] = up[merges[:, 1]] = m + np.arange(m - k)
+    top = up.copy()
+    for node in range(2 * m - 2, -1, -1):  # a parent's id is larger than its children's: resolve from the top
+        top[node] = top[up[node]]
+    return np.unique(top[:m], return_inverse=True)[1].ravel()
 
 
 def pair_share(labels):
