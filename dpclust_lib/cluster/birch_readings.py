@@ -264,7 +264,8 @@ READINGS = {
 """The readings of where the paper's noise goes, as :func:`reading_runs` names them."""
 
 
-def reading_runs(X, references, *, reading, threshold, branching_factor, epsilons, n_runs, seed=0, scale_of=None):
+def reading_runs(X, references, *, reading, threshold, branching_factor, epsilons, n_runs, seed=0, scale_of=None,
+                 n_jobs=1):
     """RI and ARI against BIRCH under one reading, for every epsilon, run and K of ``references``.
 
     Parameters
@@ -276,6 +277,7 @@ def reading_runs(X, references, *, reading, threshold, branching_factor, epsilon
     epsilons : sequence of floats; n_runs : int >= 1; seed : the root seed
         (the fit at (epsilon, run) uses ``experiments.fit_seed(seed, epsilon, run)``)
     scale_of : callable epsilon -> Laplace scale; default 1 / epsilon (the paper's Delta q = 1)
+    n_jobs : joblib's n_jobs over the (epsilon, run) fits; the result does not depend on it
 
     Returns
     -------
@@ -283,39 +285,40 @@ def reading_runs(X, references, *, reading, threshold, branching_factor, epsilon
     leaves (leaf subclusters of the tree), seconds (tree and global step, shared by the K of a run).
     One tree per (epsilon, run), cut at every K.
     """
-    import time
-
+    import joblib
     import pandas as pd
 
-    from .. import metrics
     from ..experiments import fit_seed
 
     if reading not in READINGS:
         raise ValueError(f"reading must be one of {tuple(READINGS)}, got reading={reading!r}")
     scale_of = scale_of if scale_of is not None else (lambda eps: 1.0 / eps)
-    ks = sorted(references)
-    exact = None
-    if reading.startswith("exact tree"):
-        exact = cf_tree(X, threshold=threshold, branching_factor=branching_factor)
-    mode = {"literal": "all", "noise only in the threshold test": "test", "noise only on non-leaf CFs": "nonleaf"}
-    rows = []
-    for eps in epsilons:
-        for run in range(n_runs):
-            rs = fit_seed(seed, eps, run)
-            start = time.perf_counter()
-            if exact is not None:
-                noise = "accumulated" if "accumulated" in reading else "once"
-                centers = noisy_leaf_centroids(exact.leaf_n, exact.leaf_ls, scale=scale_of(eps), noise=noise,
-                                               random_state=rs)
-            else:
-                tree = cf_tree(X, threshold=threshold, branching_factor=branching_factor, noise_on=mode[reading],
-                               scale=scale_of(eps), random_state=rs)
-                centers = tree.leaf_ls / tree.leaf_n[:, None]
-            labels = cut_labels(X, centers, ks)
-            seconds = time.perf_counter() - start
-            for k in ks:
-                rows.append({"reading": reading, "epsilon": eps, "run": run, "K": k,
-                             "RI": metrics.rand_index(references[k], labels[k]),
-                             "ARI": metrics.adjusted_rand_index(references[k], labels[k]),
-                             "leaves": len(centers), "seconds": seconds})
-    return pd.DataFrame(rows)
+    exact = cf_tree(X, threshold=threshold, branching_factor=branching_factor) if reading.startswith("exact tree") else None
+    tasks = [(eps, run, fit_seed(seed, eps, run), scale_of(eps)) for eps in epsilons for run in range(n_runs)]
+    call = joblib.delayed(_one_reading)
+    parts = joblib.Parallel(n_jobs=n_jobs)(call(X, references, reading, threshold, branching_factor, exact, *task)
+                                           for task in tasks)
+    return pd.DataFrame([row for part in parts for row in part])
+
+
+def _one_reading(X, references, reading, threshold, branching_factor, exact, eps, run, random_state, scale):
+    """The rows of one (epsilon, run) of :func:`reading_runs`: one tree, cut at every K."""
+    import time
+
+    from .. import metrics
+
+    start = time.perf_counter()
+    if exact is not None:
+        noise = "accumulated" if "accumulated" in reading else "once"
+        centers = noisy_leaf_centroids(exact.leaf_n, exact.leaf_ls, scale=scale, noise=noise, random_state=random_state)
+    else:
+        mode = {"literal": "all", "noise only in the threshold test": "test", "noise only on non-leaf CFs": "nonleaf"}
+        tree = cf_tree(X, threshold=threshold, branching_factor=branching_factor, noise_on=mode[reading], scale=scale,
+                       random_state=random_state)
+        centers = tree.leaf_ls / tree.leaf_n[:, None]
+    labels = cut_labels(X, centers, sorted(references))
+    seconds = time.perf_counter() - start
+    return [{"reading": reading, "epsilon": eps, "run": run, "K": k,
+             "RI": metrics.rand_index(references[k], labels[k]),
+             "ARI": metrics.adjusted_rand_index(references[k], labels[k]),
+             "leaves": len(centers), "seconds": seconds} for k in sorted(references)]
