@@ -42,11 +42,16 @@ __all__ = [
     "sweep",
     "summarise",
     "t_interval",
+    "mean_ci95",
     "paired_interval",
     "welch_interval",
     "interval_side",
     "format_interval",
-    "verdict_from_parts",
+    "VERDICT_RANK",
+    "verdict_by_gap",
+    "verdict_by_share",
+    "rises_with",
+    "best_reading",
     "results_path",
     "save_results",
     "table_spec",
@@ -231,7 +236,10 @@ def summarise(frame, metrics, by=("algorithm", "dataset", "epsilon")):
     return pd.concat(out, ignore_index=True)
 
 
-# Statistics for the ledgers: confidence intervals and the verdict rules built on them. ----------
+# ---------------------------------------------------------------------------
+# Verdict rules and confidence intervals: one implementation for every notebook
+# ---------------------------------------------------------------------------
+
 
 def t_interval(values, level=0.95):
     """Student-t confidence interval of the mean of ``values``.
@@ -257,6 +265,21 @@ def t_interval(values, level=0.95):
         return mean, -np.inf, np.inf
     half = float(stats.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
     return mean, mean - half, mean + half
+
+
+def mean_ci95(values):
+    """Mean and the half-width of its 95% t interval (:func:`t_interval`); NaN entries are dropped.
+
+    Returns
+    -------
+    (mean, half_width) : NaN half-width with fewer than 2 values, (NaN, NaN) with none.
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return float("nan"), float("nan")
+    mean, _, high = t_interval(v)
+    return mean, (high - mean) if np.isfinite(high) else float("nan")
 
 
 def paired_interval(a, b, level=0.95):
@@ -288,13 +311,86 @@ def format_interval(mean, low, high, digits=3):
     return f"{mean:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
 
 
-def verdict_from_parts(holds):
-    """The verdict of a claim made of parts: every part holds -> ``"reproduced"``, some ->
-    ``"partly"``, none -> ``"not reproduced"``; no part could be evaluated -> ``"not run"``."""
-    holds = [bool(h) for h in holds]
-    if not holds:
+VERDICT_RANK = {"reproduced": 0, "partly": 1, "not reproduced": 2}
+"""Order of the graded verdicts, best first: a claim is graded under the reading that ranks best."""
+
+
+def verdict_by_gap(ours, published, close=0.02, near=0.05, partly_share=0.5):
+    """Verdict for published numbers: all within ``close`` -> reproduced; enough within ``near`` -> partly.
+
+    Parameters
+    ----------
+    ours, published : array-like of floats, the same length (our means and the paper's numbers)
+    close, near : float, the tolerances (the paper's rounding plus sampling; a looser one)
+    partly_share : float in (0, 1], the share of the numbers that must be within ``near`` for
+        "partly" (1.0: all of them, for approximate published values)
+
+    Returns
+    -------
+    (verdict, largest_gap) : the verdict string and the largest |ours - published|
+    """
+    gaps = np.abs(np.asarray(ours, dtype=float) - np.asarray(published, dtype=float))
+    if gaps.size == 0 or np.isnan(gaps).any():
+        raise ValueError("ours and published must be non-empty and without NaN")
+    verdict = (
+        "reproduced"
+        if (gaps <= close).all()
+        else "partly"
+        if (gaps <= near).mean() >= partly_share
+        else "not reproduced"
+    )
+    return verdict, float(gaps.max())
+
+
+def verdict_by_share(passed):
+    """Verdict for a claim checked in several cases (or made of parts): all hold -> ``"reproduced"``,
+    some -> ``"partly"``, none -> ``"not reproduced"``; nothing could be checked -> ``"not run"``."""
+    passed = np.asarray(passed, dtype=bool).ravel()
+    if passed.size == 0:
         return "not run"
-    return "reproduced" if all(holds) else ("partly" if any(holds) else "not reproduced")
+    return "reproduced" if passed.all() else "partly" if passed.any() else "not reproduced"
+
+
+def rises_with(x, y, alpha=0.05):
+    """One-sided Spearman test that y rises with x: (significant, rho, one-sided p).
+
+    A constant y has no rise (False, NaN, 1.0): Spearman's rho is undefined there.
+    """
+    from scipy import stats
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if np.unique(y).size < 2 or np.unique(x).size < 2:
+        return False, float("nan"), 1.0
+    rho, p_two = stats.spearmanr(x, y)
+    p_one = p_two / 2 if rho > 0 else 1 - p_two / 2
+    return bool(rho > 0 and p_one < alpha), float(rho), float(p_one)
+
+
+def best_reading(graded):
+    """The paper's best case among the readings a claim was graded under.
+
+    Parameters
+    ----------
+    graded : dict reading -> (verdict, gap)
+        The verdict under each reading tried, and a number that says how far
+        the claim is from holding under it (smaller is closer; ties between
+        equal verdicts go to the smaller gap, then to the first reading).
+
+    Returns
+    -------
+    (reading, verdict, tried) : the best reading, its verdict, and a text naming
+    every reading tried with its verdict (for the ledger row: a "not reproduced"
+    must say which readings it failed under).
+    """
+    if not graded:
+        raise ValueError("graded is empty: no reading was tried")
+    for reading, (verdict, _) in graded.items():
+        if verdict not in VERDICT_RANK:
+            raise ValueError(f"verdict of reading {reading!r} must be one of {tuple(VERDICT_RANK)}, got {verdict!r}")
+    order = sorted(graded, key=lambda r: (VERDICT_RANK[graded[r][0]], graded[r][1]))
+    best = order[0]
+    tried = "; ".join(f"{r}: {graded[r][0]}" for r in graded)
+    return best, graded[best][0], tried
 
 
 def results_path(notebook, name, results_dir=None):
@@ -499,8 +595,11 @@ def read_ledgers(notebooks, results_root=None):
         (the paper-profile ledgers).
     """
     root = Path(results_root) if results_root is not None else _paths.results_dir()
-    parts = [pd.read_csv(root / stem / "ledger.csv", keep_default_na=False).assign(notebook=stem)
-             for stem in notebooks if (root / stem / "ledger.csv").is_file()]
+    parts = [
+        pd.read_csv(root / stem / "ledger.csv", keep_default_na=False).assign(notebook=stem)
+        for stem in notebooks
+        if (root / stem / "ledger.csv").is_file()
+    ]
     if not parts:
         return pd.DataFrame(columns=["notebook", *LEDGER_COLUMNS])
     return pd.concat(parts, ignore_index=True)
