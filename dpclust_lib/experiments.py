@@ -627,6 +627,8 @@ def load_dataset(name, variant=None, **kwargs):
 
     try:
         return datasets.load(name, variant, **kwargs) if variant is not None else datasets.load(name, **kwargs)
-    except datasets.DataNotFoundError as exc:
-        print(f"not run: data set {name!r} is absent ({exc})")
+    except datasets.DataNotFoundError:
+        # The message names no local folder: a committed notebook's output must not carry one.
+        print(f"not run: the data set {name!r} is not on this machine and could not be downloaded "
+              "(see the README's Data section, or `python -m dpclust_lib data`)")
         return None
