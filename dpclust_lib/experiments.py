@@ -345,7 +345,7 @@ def verdict_by_gap(ours, published, close=0.02, near=0.05, partly_share=0.5):
 def verdict_by_share(passed):
     """Verdict for a claim checked in several cases (or made of parts): all hold -> ``"reproduced"``,
     some -> ``"partly"``, none -> ``"not reproduced"``; nothing could be checked -> ``"not run"``."""
-    passed = np.asarray(passed, dtype=bool).ravel()
+    passed = np.asarray(list(passed), dtype=bool).ravel()  # list(): a generator is a sequence of cases too
     if passed.size == 0:
         return "not run"
     return "reproduced" if passed.all() else "partly" if passed.any() else "not reproduced"
@@ -418,15 +418,24 @@ def _columns_arg(value, frame, name):
     return columns
 
 
-def table_spec(frame, key=None, timing=None, rtol=0.0, atol=0.0):
+def table_spec(frame, key=None, timing=None, rtol=0.0, atol=0.0, timing_rows=()):
     """How ``verify`` compares a table: its row key, timing columns and tolerances (a dict).
 
     ``timing=None`` takes the columns named ``seconds`` or ending in ``_seconds``;
     ``timing=True`` makes every column outside the key a timing (a timing table).
+    ``timing_rows`` lists the keys (tuples of key values) of rows computed from timings
+    (e.g. a ledger row graded on run times): ``verify`` ignores them.
     """
     key = _columns_arg(key, frame, "key")
     if key and frame.duplicated(key).any():
         raise ValueError(f"key={key} does not identify the rows: some rows share a key")
+    timing_rows = [[str(v) for v in (row if isinstance(row, (tuple, list)) else (row,))] for row in timing_rows]
+    if timing_rows and not key:
+        raise ValueError("timing_rows needs a key that identifies the rows")
+    known = {tuple(str(v) for v in values) for values in frame[key].itertuples(index=False)} if key else set()
+    unknown = [row for row in timing_rows if tuple(row) not in known]
+    if unknown:
+        raise ValueError(f"timing_rows names rows that the table does not have: {unknown}")
     if timing is True:
         timing = [c for c in frame.columns if c not in key]
     elif timing is None:
@@ -441,7 +450,10 @@ def table_spec(frame, key=None, timing=None, rtol=0.0, atol=0.0):
             or value < 0
         ):
             raise ValueError(f"{label} must be a finite number >= 0, got {label}={value!r}")
-    return {"key": [str(c) for c in key], "timing": [str(c) for c in timing], "rtol": float(rtol), "atol": float(atol)}
+    spec = {"key": [str(c) for c in key], "timing": [str(c) for c in timing], "rtol": float(rtol), "atol": float(atol)}
+    if timing_rows:
+        spec["timing_rows"] = timing_rows
+    return spec
 
 
 def read_manifest(folder):
@@ -450,7 +462,7 @@ def read_manifest(folder):
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
-def save_results(frame, notebook, name, results_dir=None, *, key=None, timing=None, rtol=0.0, atol=0.0):
+def save_results(frame, notebook, name, results_dir=None, *, key=None, timing=None, rtol=0.0, atol=0.0, timing_rows=()):
     """Write a result table as CSV, declare how ``verify`` compares it, and return its path.
 
     Parameters
@@ -463,10 +475,11 @@ def save_results(frame, notebook, name, results_dir=None, *, key=None, timing=No
     timing : columns that hold timings, which ``verify`` ignores (default: ``seconds`` and
         ``*_seconds``; ``True``: every column outside the key)
     rtol, atol : tolerances of the numeric cells (default 0: exact, as for seeded results)
+    timing_rows : keys of the rows computed from timings, which ``verify`` ignores
 
     The declaration goes to ``tables.json`` in the same folder (one entry per table).
     """
-    spec = table_spec(frame, key=key, timing=timing, rtol=rtol, atol=atol)
+    spec = table_spec(frame, key=key, timing=timing, rtol=rtol, atol=atol, timing_rows=timing_rows)
     path = results_path(notebook, name, results_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(path, index=False)
@@ -492,7 +505,18 @@ VERDICTS = ("reproduced", "partly", "not reproduced", "not testable", "not run")
 """``not testable``: a claim that restates another, or that cannot hold or fail by construction
 under the reading it is graded under. ``not run``: the data is absent."""
 
-LEDGER_COLUMNS = ["paper", "claim_id", "claim", "published", "ours", "verdict", "reading", "depends_on", "evidence"]
+LEDGER_COLUMNS = [
+    "paper",
+    "claim_id",
+    "claim",
+    "published",
+    "ours",
+    "verdict",
+    "reading",
+    "depends_on",
+    "evidence",
+    "depends_on_timing",
+]
 READING_COLUMNS = ["choice", "reading", "support", "used_for", "best_case"]
 
 
@@ -547,8 +571,12 @@ class Ledger:
         )
         return self
 
-    def add(self, claim_id, claim, published, ours, verdict, reading="", depends_on=(), evidence=""):
-        """Add the row of one claim; ``depends_on`` names the claims it rests on."""
+    def add(self, claim_id, claim, published, ours, verdict, reading="", depends_on=(), evidence="", timing=False):
+        """Add the row of one claim; ``depends_on`` names the claims it rests on.
+
+        ``timing=True`` marks a row graded on run times: it may change on another machine, and
+        ``verify`` does not compare it.
+        """
         if verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got verdict={verdict!r}")
         _text(claim_id, "claim_id")
@@ -565,6 +593,7 @@ class Ledger:
                 "reading": reading,
                 "depends_on": _ids(depends_on),
                 "evidence": evidence,
+                "depends_on_timing": bool(timing),
             }
         )
         return self
@@ -580,7 +609,9 @@ class Ledger:
         if self.notebook is None:
             raise ValueError("Ledger.notebook is needed to save: Ledger(paper, notebook)")
         save_results(self.readings_frame(), self.notebook, "readings", results_dir)
-        return save_results(self.frame(), self.notebook, "ledger", results_dir)
+        frame = self.frame()
+        timed = frame.loc[frame["depends_on_timing"], "claim_id"]
+        return save_results(frame, self.notebook, "ledger", results_dir, key="claim_id", timing_rows=list(timed))
 
 
 def read_ledgers(notebooks, results_root=None):
@@ -629,6 +660,8 @@ def load_dataset(name, variant=None, **kwargs):
         return datasets.load(name, variant, **kwargs) if variant is not None else datasets.load(name, **kwargs)
     except datasets.DataNotFoundError:
         # The message names no local folder: a committed notebook's output must not carry one.
-        print(f"not run: the data set {name!r} is not on this machine and could not be downloaded "
-              "(see the README's Data section, or `python -m dpclust_lib data`)")
+        print(
+            f"not run: the data set {name!r} is not on this machine and could not be downloaded "
+            "(see the README's Data section, or `python -m dpclust_lib data`)"
+        )
         return None

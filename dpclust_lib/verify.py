@@ -81,7 +81,8 @@ def compare_tables(committed, new, spec=None):
         diffs.append((label, "(row)", "(row)", ABSENT))
     for label in new_rows.keys() - old_rows.keys():
         diffs.append((label, "(row)", ABSENT, "(row)"))
-    shared = [label for label in old_rows if label in new_rows]
+    timed = {", ".join(f"{k}={v}" for k, v in zip(key, row)) for row in spec.get("timing_rows", [])}
+    shared = [label for label in old_rows if label in new_rows and label not in timed]
     if not shared:
         return diffs
     a = committed.iloc[[old_rows[label] for label in shared]].reset_index(drop=True)

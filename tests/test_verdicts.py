@@ -39,3 +39,9 @@ def test_best_reading_prefers_the_best_verdict_then_the_smaller_gap():
     assert tried == "a: not reproduced; b: partly; c: partly"
     with pytest.raises(ValueError):
         experiments.best_reading({"a": ("not run", 0.0)})
+
+
+def test_verdict_by_share_reads_a_generator_case_by_case():
+    assert experiments.verdict_by_share(x > 1 for x in [0, 1, 2]) == "partly"
+    assert experiments.verdict_by_share(x > 5 for x in [0, 1, 2]) == "not reproduced"
+    assert experiments.verdict_by_share(iter([])) == "not run"

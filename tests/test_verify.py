@@ -120,3 +120,21 @@ def test_save_results_refuses_bad_declarations(tmp_path, kwargs, message):
     with pytest.raises(ValueError, match=message):
         experiments.save_results(pd.DataFrame({"a": [1, 1], "b": [1, 2]}), "x", "t", tmp_path, **kwargs)
     assert not (tmp_path / "t.csv").exists()
+
+
+def test_a_row_computed_from_timings_is_not_compared(tmp_path):
+    import pandas as pd
+
+    from dpclust_lib import experiments, verify
+
+    ledger = experiments.Ledger("Demo et al.", "99_demo")
+    ledger.add("fast", "A is faster than B", "yes", "1.8x", "reproduced", timing=True)
+    ledger.add("exact", "a seeded result", "0.5", "0.5", "reproduced")
+    ledger.save(tmp_path)
+    spec = experiments.read_manifest(tmp_path)["ledger"]
+    committed = pd.read_csv(tmp_path / "ledger.csv", keep_default_na=False)
+    rerun = committed.copy()
+    rerun.loc[0, ["ours", "verdict"]] = ["0.9x", "not reproduced"]  # another machine: only the timed row moves
+    assert verify.compare_tables(committed, rerun, spec) == []
+    rerun.loc[1, "verdict"] = "partly"
+    assert [d[:2] for d in verify.compare_tables(committed, rerun, spec)] == [("claim_id=exact", "verdict")]
