@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _readme_table():
     """The README's verdict table, one row per notebook (the 'all five' row last)."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("## What the reproductions found", 1)[1]
+    section = text.split("## What the reproductions found", 1)[1].split("\n## ", 1)[0]
     lines = [line for line in section.splitlines() if line.startswith("|")]
     header = [cell.strip() for cell in lines[0].strip("|").split("|")]
     rows = {}
