@@ -148,7 +148,10 @@ def _one_fit(make_estimator, dataset, epsilon, random_state, metrics, warning_fi
         seconds = time.perf_counter() - start
         row = {name: float(fn(est, dataset)) for name, fn in metrics.items()}
     row["seconds"] = seconds
+    # What the algorithm's arithmetic spent, and what the release guarantees (inf for a leaky setting);
+    # NaN for a non-private baseline.
     row["epsilon_spent"] = float(getattr(est, "epsilon_spent_", np.nan))
+    row["epsilon_guaranteed"] = float(getattr(est, "epsilon_guaranteed_", np.nan))
     return row
 
 
@@ -173,7 +176,7 @@ def sweep(algorithms, datasets, epsilons, n_runs, metrics, seed=0, n_jobs=1, bac
     Returns
     -------
     DataFrame with columns algorithm, dataset, epsilon, run, seed, <metrics...>,
-    seconds, epsilon_spent; one row per fit, in a fixed order.
+    seconds, epsilon_spent, epsilon_guaranteed; one row per fit, in a fixed order.
     """
     if not isinstance(algorithms, dict) or not algorithms:
         raise TypeError("algorithms must be a non-empty dict of name -> callable(epsilon, random_state)")

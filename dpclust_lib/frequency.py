@@ -138,7 +138,7 @@ def joint_records(index, domain_sizes):
     return np.stack(np.unravel_index(idx, sizes), axis=-1).astype(np.int64)
 
 
-def _apply_along_axes(tensor, matrices):
+def apply_along_axes(tensor, matrices):
     """(A_1 (x) ... (x) A_m) vec(tensor), one axis at a time: O(sum_j k_j * prod k)."""
     out = tensor
     for axis, A in enumerate(matrices):
@@ -154,7 +154,7 @@ def _variance_from_kernel(counts, inverses, matrices):
     structured P and A the kernel factorises into M_j = (A_j * A_j) P_j^T.
     """
     kernels = [(A * A) @ P.T for A, P in zip(inverses, matrices)]
-    return _apply_along_axes(counts, kernels) - counts
+    return apply_along_axes(counts, kernels) - counts
 
 
 class _Oracle:
@@ -334,7 +334,7 @@ class LDPFO(_Oracle):
     def estimate(self, tally):
         """Raw unbiased estimate of the true count tensor (may hold negatives)."""
         self._check_tally(tally, self.domain_sizes)
-        return _apply_along_axes(tally.counts, self._inverses)
+        return apply_along_axes(tally.counts, self._inverses)
 
     def variance(self, n, true_counts=None):
         """Exact variance of each cell's estimate, given the true count tensor.

@@ -184,7 +184,7 @@ def _run(nb, folder, time_limit):
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-    from .reproduce import _environment, _kernel_stderr_to
+    from .reproduce import kernel_environment, kernel_stderr_to
 
     deadline = time.monotonic() + time_limit
     client = NotebookClient(
@@ -196,7 +196,7 @@ def _run(nb, folder, time_limit):
         resources={"metadata": {"path": str(folder)}},
     )
     env = {"DPCLUST_PROFILE": "smoke", "JUPYTER_PREFER_ENV_PATH": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    with _environment(**env), _kernel_stderr_to(Path(folder) / "kernel-stderr.log"):
+    with kernel_environment(**env), kernel_stderr_to(Path(folder) / "kernel-stderr.log"):
         try:
             client.execute()
         except CellTimeoutError:

@@ -75,7 +75,7 @@ def resolve_notebook(name, folder=None):
 
 
 @contextlib.contextmanager
-def _environment(**values):
+def kernel_environment(**values):
     old = {k: os.environ.get(k) for k in values}
     os.environ.update({k: str(v) for k, v in values.items() if v is not None})
     try:
@@ -89,7 +89,7 @@ def _environment(**values):
 
 
 @contextlib.contextmanager
-def _kernel_stderr_to(path):
+def kernel_stderr_to(path):
     """Send file descriptor 2 to ``path`` while a notebook runs.
 
     The kernel is a child process that writes straight to the inherited
@@ -189,10 +189,10 @@ def run_notebook(
         hooks = {"on_notebook_start": on_notebook_start, "on_cell_start": on_cell_start}
     start = time.perf_counter()
     status, error = "ok", ""
-    with tempfile.TemporaryDirectory(prefix="dpclust-kernel-") as tmp, _environment(**env):
+    with tempfile.TemporaryDirectory(prefix="dpclust-kernel-") as tmp, kernel_environment(**env):
         log = Path(tmp) / "stderr.log"
         try:
-            with _kernel_stderr_to(log):
+            with kernel_stderr_to(log):
                 pm.execute_notebook(
                     str(notebook),
                     str(output_path),

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpclust_lib
 from dpclust_lib import experiments
 from dpclust_lib.datasets import make_uniform_square
 from dpclust_lib.privacy import laplace_mechanism
@@ -21,6 +22,7 @@ class NoisyMean:
     def fit(self, X):
         self.mean_ = laplace_mechanism(X.mean(axis=0), 8.0 / len(X), self.epsilon, self.random_state)
         self.epsilon_spent_ = self.epsilon
+        self.epsilon_guaranteed_ = self.epsilon
         return self
 
 
@@ -40,8 +42,19 @@ def data():
 
 def test_sweep_returns_one_tidy_row_per_fit(data):
     df = experiments.sweep({"noisy mean": NoisyMean}, data, [0.1, 1.0], 3, METRICS, seed=5)
-    assert list(df.columns) == ["algorithm", "dataset", "epsilon", "run", "seed", "error", "seconds", "epsilon_spent"]
+    assert list(df.columns) == [
+        "algorithm",
+        "dataset",
+        "epsilon",
+        "run",
+        "seed",
+        "error",
+        "seconds",
+        "epsilon_spent",
+        "epsilon_guaranteed",
+    ]
     assert len(df) == 6 and df["epsilon_spent"].tolist() == df["epsilon"].tolist()
+    assert df["epsilon_guaranteed"].tolist() == df["epsilon"].tolist()
     # More privacy, more error: the sweep carries the signal.
     assert df[df.epsilon == 0.1]["error"].mean() > df[df.epsilon == 1.0]["error"].mean()
 
@@ -178,3 +191,24 @@ def test_sweep_on_a_dask_cluster_gives_the_same_frame(data):
         remote = experiments.sweep(backend="dask", n_jobs=-1, **kwargs)
     cols = ["algorithm", "dataset", "epsilon", "run", "seed", "error", "epsilon_spent"]
     pd.testing.assert_frame_equal(local[cols], remote[cols])
+
+
+def test_sweep_records_what_a_leaky_setting_guarantees(data):
+    from dpclust_lib import DPKMeans
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpclust_lib.PrivacyLeakWarning)
+        df = experiments.sweep(
+            {
+                "declared": lambda e, rs: DPKMeans(2, epsilon=e, bounds=(-2.0, 2.0), random_state=rs),
+                "bounds from data": lambda e, rs: DPKMeans(2, epsilon=e, bounds="data", random_state=rs),
+            },
+            data,
+            [0.5],
+            2,
+            {},
+        )
+    by = df.set_index("algorithm")
+    assert (by.loc["declared", "epsilon_guaranteed"] == 0.5).all()
+    assert np.isinf(by.loc["bounds from data", "epsilon_guaranteed"]).all()
+    assert (df["epsilon_spent"] == 0.5).all()  # the arithmetic spends the same in both

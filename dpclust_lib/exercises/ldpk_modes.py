@@ -9,7 +9,7 @@ import math
 import numpy as np
 from scipy import stats
 
-from ..frequency import LDPFO, Tally, _apply_along_axes, joint_index, joint_records
+from ..frequency import LDPFO, Tally, apply_along_axes, joint_index, joint_records
 from ..privacy import grr_matrix, grr_probabilities, hamming_rr_matrix
 from ._core import ALPHA, as_codes, call_student, check_function, diagnose, fail, passed
 
@@ -98,16 +98,16 @@ def check_ldpfo_estimate(estimate, seed=0, rtol=1e-8):
                 got,
                 [
                     (
-                        _apply_along_axes(counts, _grr_inverses(sizes, eps, swap=True)),
+                        apply_along_axes(counts, _grr_inverses(sizes, eps, swap=True)),
                         "p and q look swapped: p = e^eps/(e^eps+k_j-1) is the probability of KEEPING the value",
                     ),
                     (
-                        _apply_along_axes(counts, [np.linalg.inv(grr_matrix(k, eps * len(sizes))) for k in sizes]),
+                        apply_along_axes(counts, [np.linalg.inv(grr_matrix(k, eps * len(sizes))) for k in sizes]),
                         "you used m * eps per attribute; eps is per unit of Hamming distance, so each attribute's GRR "
                         "runs at eps",
                     ),
                     (
-                        _apply_along_axes(counts, [np.linalg.inv(grr_matrix(k, eps / len(sizes))) for k in sizes]),
+                        apply_along_axes(counts, [np.linalg.inv(grr_matrix(k, eps / len(sizes))) for k in sizes]),
                         "you used eps / m per attribute; eps is per unit of Hamming distance, so each attribute's GRR "
                         "runs at eps",
                     ),
