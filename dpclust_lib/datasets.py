@@ -301,6 +301,10 @@ def _download(datafile, raw_dir, timeout=60):
         ) from exc
 
 
+NO_DOWNLOAD_ENV = "DPCLUST_NO_DOWNLOAD"
+"""Set to ``1``, no file is downloaded: what the data folders hold is all there is."""
+
+
 def locate(datafile, raw_dir=None, download=True, allow_unverified=False):
     """Path of a checked copy of ``datafile`` (see the module docstring for the order).
 
@@ -308,6 +312,7 @@ def locate(datafile, raw_dir=None, download=True, allow_unverified=False):
     :class:`DataNotFoundError` when no copy is found and none can be downloaded.
     """
     raw_dir = Path(default_raw_dir() if raw_dir is None else raw_dir)
+    download = download and os.environ.get(NO_DOWNLOAD_ENV, "") != "1"
     for path in _candidates(datafile, raw_dir):
         if path.is_file():
             _check_file(path, datafile)

@@ -61,6 +61,7 @@ __all__ = [
     "VERDICTS",
     "Ledger",
     "load_dataset",
+    "skip_rest_of_notebook",
     "read_ledgers",
     "verdict_counts",
 ]
@@ -649,6 +650,24 @@ def verdict_counts(ledgers, notebooks=None):
     counts = counts.reindex(index=index, columns=list(VERDICTS), fill_value=0)
     counts.insert(0, "claims", counts.sum(axis=1))
     return counts
+
+
+def skip_rest_of_notebook(reason):
+    """End a notebook early, without an error: say why, and make every later cell a no-op.
+
+    For a notebook whose every experiment needs one absent data set: it writes its
+    ``not run`` ledger rows, then calls this, and a batch run still ends cleanly.
+    Outside IPython it raises ``RuntimeError(reason)``.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:  # the library without the [notebooks] extra
+        get_ipython = None
+    shell = get_ipython() if get_ipython is not None else None
+    if shell is None:
+        raise RuntimeError(reason)
+    print(f"the rest of this notebook is skipped: {reason}")
+    shell.input_transformers_post.append(lambda lines: [])
 
 
 def load_dataset(name, variant=None, **kwargs):
