@@ -289,3 +289,24 @@ def check_bounds(bounds, n_features, X=None, name="bounds"):
             i, j = (int(v) for v in np.argwhere(outside)[0])
             raise ValueError(f"X[{i}, {j}] lies outside the declared {name} [{lower[j]}, {upper[j]}] of dimension {j}")
     return lower, upper
+
+
+# Seeds of a sweep: here, below the estimators, so that code at any layer draws the same streams.
+def epsilon_key(epsilon):
+    """A spawn-key integer for an epsilon value (its IEEE-754 bits; None -> NaN's)."""
+    if epsilon is not None and (isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, numbers.Real)):
+        raise TypeError(f"epsilon must be a real number or None, got {epsilon!r} of type {type(epsilon).__name__}")
+    value = np.float64(np.nan if epsilon is None else epsilon)
+    return int(value.view(np.uint64))
+
+
+def fit_seed(seed, epsilon, run):
+    """The integer random_state of the fit at (epsilon, run) under a sweep seed (``experiments.fit_seed``).
+
+    Spawned from ``SeedSequence(seed)`` with spawn key (epsilon bits, run), so it
+    does not depend on the other epsilons of a grid nor on the order of fits.
+    """
+    ss = np.random.SeedSequence(
+        check_int(seed, "seed", minimum=0), spawn_key=(epsilon_key(epsilon), check_int(run, "run", minimum=0))
+    )
+    return int(ss.generate_state(1, dtype=np.uint32)[0])

@@ -30,7 +30,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from . import _paths
-from ._validation import check_int
+from ._validation import check_int, epsilon_key, fit_seed
 from .datasets import Dataset
 
 __all__ = [
@@ -108,26 +108,6 @@ def output_dirs(notebook, profile, results_dir=None, figures_dir=None):
     return results, figures
 
 
-def _epsilon_key(epsilon):
-    """A spawn-key integer for an epsilon value (its IEEE-754 bits; None -> NaN's)."""
-    if epsilon is not None and (isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, numbers.Real)):
-        raise TypeError(f"epsilon must be a real number or None, got {epsilon!r} of type {type(epsilon).__name__}")
-    value = np.float64(np.nan if epsilon is None else epsilon)
-    return int(value.view(np.uint64))
-
-
-def fit_seed(seed, epsilon, run):
-    """The integer random_state of the fit at (epsilon, run) under a sweep seed.
-
-    Spawned from ``SeedSequence(seed)`` with spawn key (epsilon bits, run), so it
-    does not depend on the other epsilons of a grid nor on the order of fits.
-    """
-    ss = np.random.SeedSequence(
-        check_int(seed, "seed", minimum=0), spawn_key=(_epsilon_key(epsilon), check_int(run, "run", minimum=0))
-    )
-    return int(ss.generate_state(1, dtype=np.uint32)[0])
-
-
 def _as_datasets(datasets):
     if isinstance(datasets, Dataset):
         return {datasets.name: datasets}
@@ -192,7 +172,7 @@ def sweep(algorithms, datasets, epsilons, n_runs, metrics, seed=0, n_jobs=1, bac
         raise TypeError(f"epsilons must be a sequence of floats or None, got {epsilons!r}")
     eps_list = list(epsilons)
     for eps in eps_list:
-        _epsilon_key(eps)
+        epsilon_key(eps)
     if not eps_list:
         raise ValueError("epsilons is empty")
     n_runs = check_int(n_runs, "n_runs", minimum=1)

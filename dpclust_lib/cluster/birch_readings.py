@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._validation import check_random_state
+from .._validation import check_random_state, fit_seed
 
 __all__ = [
     "NOISE_READINGS",
@@ -302,8 +302,6 @@ def reading_runs(
     """
     import joblib
     import pandas as pd
-
-    from ..experiments import fit_seed
 
     if reading not in READINGS:
         raise ValueError(f"reading must be one of {tuple(READINGS)}, got reading={reading!r}")
