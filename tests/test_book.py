@@ -74,11 +74,11 @@ def _browser():
     return webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=driver))
 
 
-# Typeset once no math element still holds its TeX source (MathJax 2 replaces it by its rendering).
+# Typeset when every math element holds MathJax's rendering (or MathJax reports an error); until then null.
 TYPESET = """const math = Array.from(document.querySelectorAll('.math.notranslate'));
-    const raw = math.filter(m => /^\\s*(\\\\\\(|\\\\\\[|\\$)/.test(m.textContent)).length;
-    return raw === 0 ? [math.length, document.querySelectorAll('.MathJax, .MathJax_Display').length,
-                        document.querySelectorAll('.MathJax_Error, merror').length] : null;"""
+    const typeset = math.filter(m => m.querySelector('.MathJax, .MathJax_Display')).length;
+    const errors = document.querySelectorAll('.MathJax_Error, merror').length;
+    return math.length && (typeset === math.length || errors) ? [math.length, typeset, errors] : null;"""
 IMAGES = """return Array.from(document.images).filter(i => !/^https?:/.test(i.getAttribute('src')))
     .map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0]);"""
 
@@ -98,7 +98,7 @@ def test_a_browser_shows_typeset_equations_and_decoded_figures(site):
             assert images, f"{page} shows no figure"
             if page != "index.html":
                 n_math, typeset, errors = WebDriverWait(browser, 60).until(lambda b: b.execute_script(TYPESET))
-                assert n_math > 10 and typeset >= n_math and errors == 0, (page, n_math, typeset, errors)
+                assert n_math > 10 and typeset == n_math and errors == 0, (page, n_math, typeset, errors)
             browser.save_screenshot(str(shots / shot))
     finally:
         browser.quit()
