@@ -19,8 +19,6 @@ from dpclust_lib.cluster.kmeans import eug_grid_size
 from dpclust_lib.privacy import laplace_mechanism
 
 FROM_DATA = "data"  # bounds / n_public / domain_sizes read off the private records (leaky, by name)
-UNROUTED_NOISE = set()  # estimators that draw Laplace noise outside laplace_mechanism: none
-GUARANTEE_NOT_INF = set()  # leaky settings whose epsilon_guaranteed_ is still finite: none
 
 EPS = 1.0
 UNIT = (0.0, 1.0)
@@ -154,16 +152,10 @@ def _fitted(est, data, seed):
     return _with(est, random_state=np.random.default_rng(seed)).fit(data)
 
 
-def _xfail_unrouted(name, frame):
-    if name in UNROUTED_NOISE and (frame["n_releases"] == 0).all():
-        pytest.xfail(f"{name} draws its Laplace noise outside privacy.laplace_mechanism: the audit cannot couple it")
-
-
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("name, est, data, points, expected", PRIVATE, ids=[p[0] for p in PRIVATE])
 def test_private_add_remove_loss_is_the_analysis(name, est, data, points, expected):
     frame = audit_neighbours(est, data, points, relations=("add", "remove"), seeds=SEEDS)
-    _xfail_unrouted(name, frame)
     assert (frame["verdict"] == "ok").all(), frame[frame["verdict"] != "ok"].to_string()
     assert not frame["warnings"].str.contains("PrivacyLeakWarning|RuntimeWarning").any()
     assert (frame["loss"] <= frame["epsilon_spent"] * (1 + REL)).all()
@@ -185,7 +177,6 @@ def test_private_add_remove_loss_is_the_analysis(name, est, data, points, expect
 @pytest.mark.parametrize("name, est, data, points, expected", PRIVATE, ids=[p[0] for p in PRIVATE])
 def test_private_replace_one_costs_at_most_twice(name, est, data, points, expected):
     frame = audit_neighbours(est, data, points, relations=("replace",), seeds=SEEDS)
-    _xfail_unrouted(name, frame)
     assert (frame["verdict"] == "ok").all(), frame[frame["verdict"] != "ok"].to_string()
     assert (frame["loss"] <= 2 * frame["epsilon_spent"] * (1 + REL)).all()
     assert (frame["loss"] > 0).any()
@@ -303,8 +294,6 @@ def test_leaky_option_is_detected(label, est, data, points, verdict, reason):
     assert caught["detail"].str.contains(reason, regex=True).any(), caught["detail"].tolist()
     # Where the estimator states its guarantee, it must own up to the leak.
     owned = (frame["epsilon_guaranteed"].dropna() == np.inf).all()
-    if not owned and label in GUARANTEE_NOT_INF:
-        pytest.xfail(f"{label}: caught by the audit, but epsilon_guaranteed_ is finite")
     assert owned, frame["epsilon_guaranteed"].tolist()
     if verdict == "over budget":
         assert (caught["loss"] > caught["epsilon_spent"] * (1 + 1e-6)).all()
@@ -414,7 +403,7 @@ def test_audit_table_has_every_estimator_and_no_failing_private_setting():
         "DPBirchPublicTree",
         "DPBirch",
     } <= set(table["estimator"])
-    private = table[(table["setting"] == "private") & ~table["estimator"].isin(UNROUTED_NOISE)]
+    private = table[table["setting"] == "private"]
     assert (private["verdict"] == "ok").all(), private.to_string()
     leaky = table[(table["setting"] != "private") & (table["neighbours"] == "add/remove one")]
     assert len(leaky) >= 8 and (leaky["verdict"].isin(["leak", "over budget"])).all(), leaky.to_string()
