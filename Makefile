@@ -24,25 +24,26 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .PHONY: install reproduce verify test sweep bench data lab assignments book browser clean-venv
 
-# The exact versions of requirements.lock, then the package itself without resolving anything again.
-$(VENV)/.installed: requirements.lock pyproject.toml
+# The exact versions of requirements.lock, then the two packages of this repository (the algorithms in lib/,
+# the compendium's tooling at the root) without resolving anything again.
+$(VENV)/.installed: requirements.lock pyproject.toml lib/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.lock
-	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m pip install --quiet --no-deps -e ./lib -e .
 	touch $@
 
 $(VENV)/.bench-installed: $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
+	$(BIN)/python -m pip install --quiet -e ./lib -e ".[test,bench]"
 	touch $@
 
 install: $(VENV)/.installed
 
 reproduce: $(VENV)/.installed
-	$(BIN)/python -m dpclust_lib reproduce --profile paper --jobs $(JOBS)
+	$(BIN)/python -m dpclust reproduce --profile paper --jobs $(JOBS)
 
 verify: $(VENV)/.installed
-	$(BIN)/python -m dpclust_lib verify --jobs $(JOBS)
+	$(BIN)/python -m dpclust verify --jobs $(JOBS)
 
 test: $(VENV)/.installed browser
 	$(BIN)/ruff check .
@@ -51,19 +52,19 @@ test: $(VENV)/.installed browser
 	DPCLUST_PROFILE=smoke $(BIN)/python -m pytest --nbval-lax --nbval-current-env notebooks
 
 sweep: $(VENV)/.installed
-	$(BIN)/python -m dpclust_lib sweep $(NOTEBOOK) --grid $(GRID) --jobs $(JOBS) --out $(OUT) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+	$(BIN)/python -m dpclust sweep $(NOTEBOOK) --grid $(GRID) --jobs $(JOBS) --out $(OUT) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 bench: $(VENV)/.bench-installed
 	$(BIN)/python benchmarks/run.py
 
 data: $(VENV)/.installed
-	$(BIN)/python -m dpclust_lib data --fetch
+	$(BIN)/python -m dpclust data --fetch
 
 lab: $(VENV)/.installed
 	$(BIN)/jupyter lab notebooks
 
 assignments: $(VENV)/.installed
-	$(BIN)/python -m dpclust_lib assignments
+	$(BIN)/python -m dpclust assignments
 
 book: $(VENV)/.installed
 	$(BIN)/python book/build.py _build/html

@@ -9,7 +9,8 @@ import warnings
 from run import best_of
 from sklearn.cluster import Birch as SkBirch
 
-from dpclust_lib import Birch, datasets
+from dpclust import datasets
+from dpclust_lib import Birch
 
 CASES = [(0.5, 50, 2), (0.2, 50, 2), (0.1, 50, 2), (0.3, 5, 2)]  # (threshold, branching factor, K)
 

@@ -15,7 +15,8 @@ less than eps/T for d <= 4, more from d = 5 on (c > 1 exactly when d > 1 / (4 rh
 import numpy as np
 from run import best_of
 
-from dpclust_lib import DPKMeans, datasets
+from dpclust import datasets
+from dpclust_lib import DPKMeans
 
 
 def _import_diffprivlib():

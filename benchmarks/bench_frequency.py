@@ -4,7 +4,7 @@ import numpy as np
 from run import best_of
 
 from dpclust_lib.frequency import LDPFO, Tally
-from dpclust_lib.privacy import grr_matrix
+from dpclust_lib.mechanisms import grr_matrix
 
 DENSE_LIMIT = 8192  # cells; the dense reference is run up to here (0.5 GB; a 10^6-cell matrix would need 8 TB)
 MEMORY_BYTES = 24 * 2**30  # this machine: the largest dense matrix that fits has about 56,000 cells

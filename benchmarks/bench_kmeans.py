@@ -4,7 +4,8 @@ import numpy as np
 from run import best_of
 from sklearn.cluster import KMeans as SkKMeans
 
-from dpclust_lib import DPKMeans, DPQTKMeans, datasets
+from dpclust import datasets
+from dpclust_lib import DPKMeans, DPQTKMeans
 
 BOUNDS = ((0.0, 0.0), (1e6, 1e6))  # a declared domain around birch3 (its points lie in [0, 10^6]^2)
 K = 100

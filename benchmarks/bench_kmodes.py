@@ -15,7 +15,8 @@ import warnings
 import numpy as np
 from run import best_of
 
-from dpclust_lib import KModes, LDPKModes, datasets
+from dpclust import datasets
+from dpclust_lib import KModes, LDPKModes
 
 T = 5
 

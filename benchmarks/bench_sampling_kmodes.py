@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 from run import best_of
 
-from dpclust_lib import datasets
+from dpclust import datasets
 from dpclust_lib.cluster.sampling_kmodes import server_update, user_reports
 
 TARGET_SECONDS = 0.050

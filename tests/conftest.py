@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpclust_lib import datasets
+from dpclust import datasets
 
 
 def bonferroni(alpha, tests):

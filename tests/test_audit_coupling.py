@@ -15,8 +15,8 @@ import pytest
 from dpclust_lib import DPBirch, DPBirchPublicTree, DPKMeans, DPKMeansPP, DPKModes, DPQTKMeans, EUGKMeans, IDPKMeans
 from dpclust_lib.audit import audit_neighbours, audit_table, coupled_loss
 from dpclust_lib.audit.coupling import domain_points, neighbours, public_differences
-from dpclust_lib.cluster.kmeans import eug_grid_size
-from dpclust_lib.privacy import laplace_mechanism
+from dpclust_lib.cluster.eug_kmeans import eug_grid_size
+from dpclust_lib.mechanisms import laplace_mechanism
 
 FROM_DATA = "data"  # bounds / n_public / domain_sizes read off the private records (leaky, by name)
 

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from dpclust_lib import frequency, privacy
+from dpclust_lib import frequency, mechanisms
 from dpclust_lib.audit import local
 
 ALPHA = 1e-3 / 20
@@ -69,9 +69,9 @@ def test_grr_closed_form_by_hand(k, eps):
 
 def test_library_matrices_agree_with_the_definitions():
     """The library's own matrices (built differently) against the audit's closed forms."""
-    assert np.allclose(privacy.grr_matrix(5, 2.0), np.exp(local.grr_log_p(5, 2.0)), rtol=1e-12)
+    assert np.allclose(mechanisms.grr_matrix(5, 2.0), np.exp(local.grr_log_p(5, 2.0)), rtol=1e-12)
     P, _ = local.hamming_log_p((3, 2, 3), 0.5)
-    assert np.allclose(privacy.hamming_rr_matrix((3, 2, 3), 0.5), np.exp(P), rtol=1e-12)
+    assert np.allclose(mechanisms.hamming_rr_matrix((3, 2, 3), 0.5), np.exp(P), rtol=1e-12)
     # OUE, k = 2: output index b0 + 2 b1; input 0 -> bit 0 kept with p = 1/2, bit 1 set with q.
     q = 1 / (math.e + 1)
     expected = np.array([0.5 * (1 - q), 0.5 * (1 - q), 0.5 * q, 0.5 * q])
@@ -92,25 +92,29 @@ def _broken_samplers():
     recs = np.array(list(np.ndindex(*sizes)))
     radix = np.array([6, 3, 1])
     return [
-        ("GRR at 1.5 eps", grr, lambda x, n, rng: privacy.grr_perturb(np.full(n, x), 5, 3.0, rng)),
+        ("GRR at 1.5 eps", grr, lambda x, n, rng: mechanisms.grr_perturb(np.full(n, x), 5, 3.0, rng)),
         # "other" drawn from all k values (can repeat x): keeps the truth too often.
         (
             "GRR other from all k",
             grr,
-            lambda x, n, rng: np.where(rng.random(n) < privacy.grr_probabilities(5, 2.0)[0], x, rng.integers(0, 5, n)),
+            lambda x, n, rng: np.where(
+                rng.random(n) < mechanisms.grr_probabilities(5, 2.0)[0], x, rng.integers(0, 5, n)
+            ),
         ),
         (
             "SUE probabilities for OUE",
             oue,
             lambda x, n, rng: (
-                privacy.ue_perturb(privacy.unary_encode(np.full(n, x), 3), *privacy.sue_pq(1.0), rng).astype(np.int64)
+                mechanisms.ue_perturb(mechanisms.unary_encode(np.full(n, x), 3), *mechanisms.sue_pq(1.0), rng).astype(
+                    np.int64
+                )
                 @ [1, 2, 4]
             ),
         ),
         (
             "LDPFO at eps / m",
             ham,
-            lambda x, n, rng: privacy.hamming_rr_perturb(np.tile(recs[x], (n, 1)), sizes, 0.5 / 3, rng) @ radix,
+            lambda x, n, rng: mechanisms.hamming_rr_perturb(np.tile(recs[x], (n, 1)), sizes, 0.5 / 3, rng) @ radix,
         ),
     ]
 
@@ -130,7 +134,7 @@ def test_empirical_lower_bound_does_not_exceed_the_claim(mech):
 def test_empirical_lower_bound_exposes_a_leaky_sampler():
     """A GRR sampler at twice the claimed epsilon: the bound from samples alone passes the claim."""
     grr = next(m for m in MECHS if m.name == "GRR" and "k=2" in m.setting)
-    leaky = lambda x, n, rng: privacy.grr_perturb(np.full(n, x), 2, 2.0, rng)  # noqa: E731
+    leaky = lambda x, n, rng: mechanisms.grr_perturb(np.full(n, x), 2, 2.0, rng)  # noqa: E731
     assert local.empirical_epsilon_lower_bound(grr, 20000, ALPHA, 2, sampler=leaky) > grr.claimed_epsilon
 
 
@@ -146,10 +150,10 @@ def test_table_fails_a_mechanism_that_claims_too_little():
 @pytest.mark.parametrize("eps", [10.0, 25.0, 27.7])
 def test_exact_ratio_at_large_epsilon_is_finite_and_tight(eps):
     """Near the numerical cap the library's probabilities still give exactly e^eps."""
-    p, q = privacy.grr_probabilities(3, eps)
+    p, q = mechanisms.grr_probabilities(3, eps)
     assert math.isclose(math.log(p) - math.log(q), eps, rel_tol=1e-12)
-    _, q_oue = privacy.oue_pq(eps)
-    assert math.isclose(privacy.ue_epsilon(0.5, q_oue), eps, rel_tol=1e-9)
+    _, q_oue = mechanisms.oue_pq(eps)
+    assert math.isclose(mechanisms.ue_epsilon(0.5, q_oue), eps, rel_tol=1e-9)
     assert math.isclose(frequency.LDPFO((2, 3), eps).ldp_epsilon, 2 * eps)
     assert math.isclose(
         local.exact_epsilon(local.LocalMechanism("OUE", "", eps, local.oue_log_p(3, eps), None)), eps, rel_tol=1e-9

@@ -12,10 +12,10 @@ import pytest
 from scipy import sparse
 
 from dpclust_lib import DPKModes, KModes, LDPKModes, SamplingLDPKModes
-from dpclust_lib._validation import check_categorical
 from dpclust_lib.cluster import ldpk_modes as ldpk
 from dpclust_lib.cluster import sampling_kmodes as smp
 from dpclust_lib.cluster.kmodes import frequent_value_centres
+from dpclust_lib.validation import check_categorical
 
 S = (3, 2, 4)
 X = np.array([[0, 0, 0], [2, 1, 3], [1, 0, 2], [0, 1, 1]] * 3)

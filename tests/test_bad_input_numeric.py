@@ -10,9 +10,9 @@ from scipy import sparse
 from sklearn.exceptions import NotFittedError
 
 import dpclust_lib as dp
-from dpclust_lib._validation import check_bounds, check_categorical
-from dpclust_lib.cluster.dpqt import MAX_HEIGHT, MAX_NODES
+from dpclust_lib.cluster.dpqt_kmeans import MAX_HEIGHT, MAX_NODES
 from dpclust_lib.cluster.kmeans import budget_shares
+from dpclust_lib.validation import check_bounds, check_categorical
 
 SECRET = 0.7316842  # a record value no message may repeat
 X = np.random.default_rng(0).random((40, 2))

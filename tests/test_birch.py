@@ -8,7 +8,8 @@ import pytest
 from scipy import stats
 from sklearn.cluster import Birch as SkBirch
 
-from dpclust_lib import Birch, DPBirch, DPBirchPublicTree, PrivacyLeakWarning, datasets, metrics
+from dpclust import datasets
+from dpclust_lib import Birch, DPBirch, DPBirchPublicTree, PrivacyLeakWarning, metrics
 from dpclust_lib.cluster.birch import BirchWarning, ClusteringFeature, NegativeRadiusWarning, global_clustering
 
 from .conftest import bonferroni

@@ -5,7 +5,7 @@ import pytest
 from sklearn.cluster import Birch as SkBirch
 from sklearn.metrics import adjusted_rand_score, rand_score
 
-from dpclust_lib.cluster import birch_readings as br
+from dpclust import birch_readings as br
 
 
 def _sorted_rows(a):

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpclust_lib import datasets
-from dpclust_lib.datasets import ChecksumError, DataError, DataFile, DataNotFoundError
+from dpclust import datasets
+from dpclust.datasets import ChecksumError, DataError, DataFile, DataNotFoundError
 
 
 def _sha(data: bytes):

@@ -13,7 +13,7 @@ from scipy import stats
 from sklearn.exceptions import NotFittedError
 
 from dpclust_lib import DPQTKMeans, PrivacyLeakWarning
-from dpclust_lib.cluster.dpqt import build_dp_quadtree, default_max_height, default_threshold
+from dpclust_lib.cluster.dpqt_kmeans import build_dp_quadtree, default_max_height, default_threshold
 from dpclust_lib.cluster.kmeans import lloyd
 
 ALPHA = 1e-3

@@ -15,10 +15,10 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from scipy import stats
 
-from dpclust_lib import assignments, exercises, privacy
-from dpclust_lib.cluster import birch, kmeans
+from dpclust import assignments, exercises
+from dpclust.exercises import ExerciseError
+from dpclust_lib.cluster import birch, eug_kmeans, kmeans
 from dpclust_lib.cluster.sampling_kmodes import server_estimates, user_reports
-from dpclust_lib.exercises import ExerciseError
 from dpclust_lib.frequency import LDPFO, Tally, clip_and_normalise
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def grr_reference(values, k, epsilon, rng):
-    return privacy.grr_perturb(values, k, epsilon, rng)
+    return mechanisms.grr_perturb(values, k, epsilon, rng)
 
 
 def grr_binary_p(values, k, epsilon, rng):
@@ -54,19 +54,19 @@ def test_grr_checker():
 
 
 def oue_reference(values, k, epsilon, rng):
-    p, q = privacy.oue_pq(epsilon)
-    return privacy.ue_perturb(privacy.unary_encode(values, k), p, q, rng)
+    p, q = mechanisms.oue_pq(epsilon)
+    return mechanisms.ue_perturb(mechanisms.unary_encode(values, k), p, q, rng)
 
 
 def oue_swapped(values, k, epsilon, rng):
-    p, q = privacy.oue_pq(epsilon)
-    bits = privacy.unary_encode(values, k)
+    p, q = mechanisms.oue_pq(epsilon)
+    bits = mechanisms.unary_encode(values, k)
     return (rng.random(bits.shape) < np.where(bits == 1, q, p)).astype(int)
 
 
 def oue_is_sue(values, k, epsilon, rng):
-    p, q = privacy.sue_pq(epsilon)
-    return privacy.ue_perturb(privacy.unary_encode(values, k), p, q, rng)
+    p, q = mechanisms.sue_pq(epsilon)
+    return mechanisms.ue_perturb(mechanisms.unary_encode(values, k), p, q, rng)
 
 
 def test_oue_checker():
@@ -98,7 +98,7 @@ def estimate_post_processed(counts, sizes, epsilon):
 def estimate_p_q_swapped(counts, sizes, epsilon):
     out = counts
     for axis, k in enumerate(sizes):
-        p, q = privacy.grr_probabilities(k, epsilon)
+        p, q = mechanisms.grr_probabilities(k, epsilon)
         out = np.moveaxis(np.tensordot((np.eye(k) - p) / (q - p), out, axes=([1], [axis])), 0, axis)
     return out
 
@@ -133,7 +133,7 @@ def test_an_error_in_the_solution_is_reported_with_the_call():
 
 
 def hamming_reference(X, sizes, epsilon, rng):
-    return privacy.hamming_rr_perturb(X, sizes, epsilon, rng)
+    return mechanisms.hamming_rr_perturb(X, sizes, epsilon, rng)
 
 
 def _hamming(X, sizes, keep_probability, rng, others="other"):
@@ -221,7 +221,7 @@ def test_hamming_expected_distance_checker(wrong, hint):
 def test_expected_distance_reference_is_eq4():
     # The checker's brute-force reference agrees with Eq. 4's distance distribution for equal domains.
     for m, k, eps in [(3, 2, 1.0), (4, 3, 0.5), (2, 5, 2.0)]:
-        pmf = privacy.hamming_rr_distance_pmf(m, k, eps)
+        pmf = mechanisms.hamming_rr_distance_pmf(m, k, eps)
         assert np.isclose(
             exercises.ldpk_modes._hamming_rr_mean_distance((k,) * m, eps), np.arange(m + 1) @ pmf, rtol=1e-12
         )
@@ -231,7 +231,7 @@ def test_expected_distance_reference_is_eq4():
 
 
 def _oue(eps):
-    return privacy.oue_pq(eps)
+    return mechanisms.oue_pq(eps)
 
 
 def eq9_reference(bit_sums, cluster_sizes, d, eps):
@@ -257,11 +257,11 @@ def test_eq9_estimate_checker(wrong, hint):
 
 def unmix_reference(observed, index_epsilon):
     K = observed.shape[0]
-    return np.tensordot(np.linalg.inv(privacy.grr_matrix(K, index_epsilon).T), observed, axes=1)
+    return np.tensordot(np.linalg.inv(mechanisms.grr_matrix(K, index_epsilon).T), observed, axes=1)
 
 
 def _unmix(observed, eps, K=None, axis=0, swap=False, scale=True):
-    p, q = privacy.grr_probabilities(K or observed.shape[0], eps)
+    p, q = mechanisms.grr_probabilities(K or observed.shape[0], eps)
     if swap:
         p, q = q, p
     out = observed - q * observed.sum(axis=axis, keepdims=True)
@@ -275,7 +275,7 @@ def _unmix(observed, eps, K=None, axis=0, swap=False, scale=True):
         (lambda o, e: _unmix(o, e, axis=-1), "wrong axis"),
         (lambda o, e: _unmix(o, e, K=o.shape[0] + 1), "off by one"),
         (lambda o, e: _unmix(o, e, scale=False), "not rescaled"),
-        (lambda o, e: np.tensordot(privacy.grr_matrix(o.shape[0], e).T, o, axes=1), "mixes the labels once more"),
+        (lambda o, e: np.tensordot(mechanisms.grr_matrix(o.shape[0], e).T, o, axes=1), "mixes the labels once more"),
     ],
 )
 def test_index_unmix_checker(wrong, hint):
@@ -362,7 +362,7 @@ def _exact_sums_counts(X, labels, K):
 
 def sums_counts_reference(X, labels, K, eps, rng):
     sums, counts = _exact_sums_counts(X, labels, K)
-    out = privacy.laplace_mechanism(np.column_stack([sums, counts]), X.shape[1] + 1, eps, rng)
+    out = mechanisms.laplace_mechanism(np.column_stack([sums, counts]), X.shape[1] + 1, eps, rng)
     return out[:, :-1], out[:, -1]
 
 
@@ -502,7 +502,7 @@ def test_idp_initial_centres_checker(wrong, hint):
 
 
 def release_level_reference(counts, eps_tree, max_height, threshold, rng):
-    noisy = privacy.laplace_mechanism(counts, 1.0, eps_tree / max_height, rng)
+    noisy = mechanisms.laplace_mechanism(counts, 1.0, eps_tree / max_height, rng)
     return noisy, noisy > threshold
 
 
@@ -546,7 +546,7 @@ def _cells(n, eps, d, rounding=round, theta=10.0, exponent=None, at_least_one=Tr
 )
 def test_eug_grid_size_checker(wrong, hint):
     exercises.check_eug_grid_size(lambda n, e, d: _cells(n, e, d, rounding=lambda x: math.floor(x + 0.5)))
-    exercises.check_eug_grid_size(kmeans.eug_grid_size)
+    exercises.check_eug_grid_size(eug_kmeans.eug_grid_size)
     with pytest.raises(ExerciseError, match=hint):
         exercises.check_eug_grid_size(wrong)
 
@@ -624,8 +624,8 @@ SOLUTION = '''import numpy as np
 
 def perturb(values, k, epsilon, rng):
     """Return GRR reports."""
-    from dpclust_lib import privacy
-    return privacy.grr_perturb(values, k, epsilon, rng)
+    from dpclust_lib import mechanisms
+    return mechanisms.grr_perturb(values, k, epsilon, rng)
 '''
 
 
@@ -636,7 +636,7 @@ def _teacher_notebook(path):
     params.metadata["tags"] = ["parameters"]
     solution = new_code_cell(SOLUTION)
     solution.metadata["tags"] = ["solution"]
-    exercise = new_code_cell("from dpclust_lib import exercises\nexercises.check_grr_perturb(perturb)")
+    exercise = new_code_cell("from dpclust import exercises\nexercises.check_grr_perturb(perturb)")
     exercise.metadata["tags"] = ["exercise"]
     nb.cells = [new_markdown_cell("# Demo paper"), params, solution, exercise]
     for i, c in enumerate(nb.cells):
@@ -784,6 +784,7 @@ def test_paper_notebook_student_version(stem, tmp_path):
 # =========================================================================== Wang et al.: DPBIRCH (notebook 05)
 # The reference solutions of notebook 05 and typical wrong ones.
 
+from dpclust_lib import mechanisms  # noqa: E402
 from dpclust_lib.cluster.birch import ClusteringFeature  # noqa: E402
 
 

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 import dpclust_lib
-from dpclust_lib import experiments
-from dpclust_lib.datasets import make_uniform_square
-from dpclust_lib.privacy import laplace_mechanism
+from dpclust import experiments
+from dpclust.datasets import make_uniform_square
+from dpclust_lib.mechanisms import laplace_mechanism
 
 
 class NoisyMean:
@@ -166,7 +166,7 @@ def test_output_dirs_keep_smoke_runs_apart(tmp_path, monkeypatch):
 
 
 def test_metric_vs_epsilon_figure_is_saved(data, tmp_path):
-    from dpclust_lib import plotting
+    from dpclust import plotting
 
     df = experiments.sweep({"a": NoisyMean, "b": NoisyMean}, data, [0.1, 1.0], 3, METRICS, seed=0)
     fig = plotting.metric_vs_epsilon(df, "error", logx=True, reference=0.0, title="demo")

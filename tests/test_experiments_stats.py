@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from dpclust_lib import experiments
+from dpclust import experiments
 
 T_975_DF2 = 4.302652729911275  # Student t quantile 0.975 with 2 degrees of freedom (tables)
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpclust_lib import frequency, privacy
+from dpclust_lib import frequency, mechanisms
 from dpclust_lib.frequency import GRR, LDPFO, OUE, Tally, UnaryEncoding
 
 from .conftest import bonferroni
@@ -104,7 +104,7 @@ def test_ldpfo_kronecker_aggregation_equals_dense_inverse(sizes):
     X = np.column_stack([rng.integers(0, k, 500) for k in sizes])
     oracle = LDPFO(sizes, eps)
     tally = oracle.count(oracle.perturb(X, rng))
-    dense = np.linalg.solve(privacy.hamming_rr_matrix(sizes, eps).T, tally.counts.ravel())
+    dense = np.linalg.solve(mechanisms.hamming_rr_matrix(sizes, eps).T, tally.counts.ravel())
     np.testing.assert_allclose(oracle.estimate(tally).ravel(), dense, rtol=1e-9, atol=1e-9)
 
 

@@ -5,13 +5,13 @@ import pandas as pd
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from dpclust_lib import assignments, grade
-from dpclust_lib.__main__ import main
-from dpclust_lib.reproduce import resolve_notebook
+from dpclust import assignments, grade
+from dpclust.__main__ import main
+from dpclust.reproduce import resolve_notebook
 
 PARAMS = "import os\nprofile = os.environ.get('DPCLUST_PROFILE', 'paper')\nresults_dir = None\nfigures_dir = None"
 PREDICTION = 'def goes_up():\n    """Your prediction: "up", "down" or "same"."""\n    return "up"'
-PREDICTION_CHECK = "from dpclust_lib import exercises\n\nexercises.check_prediction('x doubles', goes_up, 1.0, 2.0)"
+PREDICTION_CHECK = "from dpclust import exercises\n\nexercises.check_prediction('x doubles', goes_up, 1.0, 2.0)"
 LEVEL, DISTANCE, PREDICT = (
     "check_hamming_rr_ldp_level(plain_ldp_level)",
     "check_hamming_rr_expected_distance(expected_distance)",

@@ -12,10 +12,10 @@ from scipy import stats
 from sklearn.cluster import KMeans as SkKMeans
 
 from dpclust_lib import DPKMeans, DPKMeansPP, EUGKMeans, IDPKMeans, KMeans, PrivacyLeakWarning
+from dpclust_lib.cluster.eug_kmeans import eug_grid_size
 from dpclust_lib.cluster.kmeans import (
     budget_shares,
     cluster_sums_counts,
-    eug_grid_size,
     grid_histogram,
     kmeans_plusplus,
     lloyd,
@@ -140,7 +140,7 @@ def test_noisy_centres_noise_has_scale_d_plus_1_over_epsilon(rng):
     eps, reps = 0.7, 4000
     lo, hi = np.zeros(2), np.ones(2)
     s, c = cluster_sums_counts(X, np.zeros(40, dtype=int), 1, lo, hi)
-    from dpclust_lib.privacy import laplace_mechanism
+    from dpclust_lib.mechanisms import laplace_mechanism
 
     g = np.random.default_rng(5)
     draws = np.array(

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpclust_lib import DPKModes, KModes, PrivacyLeakWarning
+from dpclust_lib import DPKModes, KModes, PrivacyLeakWarning, mechanisms
 from dpclust_lib.cluster.kmodes import frequent_value_centres
 
 
@@ -196,7 +196,6 @@ def test_kmodes_still_refuses_negative_weights():
 def test_dpkmodes_noise_goes_through_the_laplace_mechanism(rng):
     """Every release is one laplace_mechanism call per iteration (the coupling audit watches that function):
     with the noise removed by an observer, DP-modes-Lloyd is k-modes from the same initial centres."""
-    from dpclust_lib import privacy
 
     X, _ = _two_groups(rng)
     seen = []
@@ -205,7 +204,7 @@ def test_dpkmodes_noise_goes_through_the_laplace_mechanism(rng):
         seen.append((value.shape, scale))
         return value
 
-    with privacy.observe_laplace(exact):
+    with mechanisms.observe_laplace(exact):
         dp = DPKModes(2, epsilon=0.1, max_iter=4, domain_sizes=(3,) * 4, random_state=3).fit(X)
     plain = KModes(2, init=dp.initial_centers_, max_iter=4, domain_sizes=(3,) * 4).fit(X)
     np.testing.assert_array_equal(dp.cluster_centers_, plain.cluster_centers_)

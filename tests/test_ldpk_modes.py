@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpclust_lib import KModes, LDPKModes, PrivacyLeakWarning, frequency, privacy
+from dpclust_lib import KModes, LDPKModes, PrivacyLeakWarning, frequency, mechanisms
 from dpclust_lib.cluster.kmodes import frequent_value_centres
 from dpclust_lib.cluster.ldpk_modes import (
     materialise,
@@ -111,7 +111,7 @@ def test_epsilon_spent_and_the_plain_ldp_level(rng, eps):
 def test_the_ldp_level_is_the_worst_probability_ratio_of_a_report():
     """m * eps is exactly the largest ratio Pr[y|x] / Pr[y|x'] over all inputs and outputs."""
     eps = 0.7
-    P = privacy.hamming_rr_matrix(SIZES, eps)
+    P = mechanisms.hamming_rr_matrix(SIZES, eps)
     worst = np.log((P[:, None, :] / P[None, :, :]).max())
     est = LDPKModes(3, epsilon=eps, domain_sizes=SIZES, random_state=0).fit(_all_cells())
     assert est.ldp_epsilon_ == pytest.approx(worst)
@@ -125,7 +125,7 @@ def _all_cells():
 def test_user_side_is_the_hamming_randomized_response_bit_for_bit(rng):
     X = _data(rng)
     a = user_perturb(X, SIZES, 0.8, np.random.default_rng(5))
-    b = privacy.hamming_rr_perturb(X, SIZES, 0.8, np.random.default_rng(5))
+    b = mechanisms.hamming_rr_perturb(X, SIZES, 0.8, np.random.default_rng(5))
     np.testing.assert_array_equal(a, b)
 
 
@@ -149,7 +149,7 @@ def test_aggregate_is_the_inverse_of_the_dense_transition_matrix(rng):
     eps = 0.9
     reports = user_perturb(X, SIZES, eps, 3)
     c_star = np.bincount(frequency.joint_index(reports, SIZES), minlength=18).astype(float)
-    P = privacy.hamming_rr_matrix(SIZES, eps)
+    P = mechanisms.hamming_rr_matrix(SIZES, eps)
     dense = np.linalg.solve(P.T, c_star)
     raw, counts = server_aggregate(reports, SIZES, eps)
     np.testing.assert_allclose(raw.ravel(), dense, rtol=1e-10, atol=1e-8)

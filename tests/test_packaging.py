@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from dpclust_lib import datasets
+from dpclust import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,19 +18,34 @@ def _name(spec):
     return re.split(r"[<>=!~ ]", spec, maxsplit=1)[0].lower().replace("_", "-")
 
 
-def _pyproject():
+# The two distributions of the repository: the algorithms (lib/) and the compendium's tooling (root).
+LIB = ROOT / "lib"
+OURS = {"dpclust", "dpclust-lib"}
+
+
+def _pyproject(folder=ROOT):
     tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
-    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+    return tomllib.loads((folder / "pyproject.toml").read_text())
 
 
-def _requirements(extras):
+def _requirements(extras, folder=ROOT):
+    """Third-party requirements of a distribution (with the extras named); this repository's own are left out."""
     from packaging.requirements import Requirement
 
-    project = _pyproject()["project"]
-    specs = list(project["dependencies"])
+    project = _pyproject(folder)["project"]
+    specs = [s for s in project["dependencies"] if _name(s) not in OURS]
+    if folder == ROOT:
+        specs += _pyproject(LIB)["project"]["dependencies"]
     for extra in extras:
         specs += project["optional-dependencies"][extra]
     return [Requirement(s) for s in specs]
+
+
+def test_the_compendium_requires_exactly_this_version_of_the_algorithms():
+    lib = _pyproject(LIB)["project"]
+    assert f"dpclust_lib=={lib['version']}" in _pyproject()["project"]["dependencies"]
+    assert lib["version"] == _pyproject()["project"]["version"]
+    assert "optional-dependencies" not in lib  # the algorithms need no tooling
 
 
 def _makefile_extras():
@@ -62,11 +77,11 @@ def test_environment_yml_is_the_whole_compendium_environment():
     assert python == "python" + project["requires-python"]
     assert "conda-forge" in env["channels"]
     pip_section = next(d for d in env["dependencies"] if isinstance(d, dict))["pip"]
-    assert pip_section == ["-e ."]
+    assert pip_section == ["-e ./lib", "-e ."]
 
 
 def test_lock_pins_every_requirement_with_a_version_that_satisfies_it():
-    from dpclust_lib.environment import canonical_name, read_lock
+    from dpclust.environment import canonical_name, read_lock
 
     pins = read_lock(ROOT / "requirements.lock")
     requirements = _requirements(_makefile_extras())
@@ -84,20 +99,21 @@ def test_makefile_installs_the_lock_then_the_package_without_dependencies():
     stamp = re.search(r"^\$\(VENV\)/\.installed: (.*)\n((?:\t.*\n)+)", makefile, re.M)
     assert stamp and "requirements.lock" in stamp.group(1)
     recipe = stamp.group(2)
-    assert recipe.index("-r requirements.lock") < recipe.index("--no-deps -e .")
+    assert recipe.index("-r requirements.lock") < recipe.index("--no-deps -e ./lib -e .")
     assert recipe.rstrip().endswith("touch $@")
     test = re.search(r"^test:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
     assert "ruff check" in test and "ruff format --check" in test
 
 
-def _imported_top_level_modules(package):
-    """Top-level third-party modules imported at module level (not inside functions) by a package."""
+def _imported_top_level_modules(folder, package, anywhere=False):
+    """Top-level third-party modules a package imports at module level (or ``anywhere``, functions included)."""
     import ast
     import sys
 
     found = set()
-    for path in (ROOT / package).rglob("*.py"):
-        for node in ast.parse(path.read_text()).body:
+    for path in (folder / package).rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree) if anywhere else tree.body:
             names = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -111,20 +127,24 @@ def _imported_top_level_modules(package):
 _DISTRIBUTIONS = {"sklearn": "scikit-learn", "yaml": "pyyaml"}
 
 
-def test_runtime_dependencies_are_what_the_library_imports():
-    from dpclust_lib.environment import canonical_name
+def test_runtime_dependencies_are_what_each_package_imports():
+    from dpclust.environment import canonical_name
 
-    runtime = {canonical_name(r.name) for r in _requirements([])}
-    imported = {canonical_name(_DISTRIBUTIONS.get(m, m)) for m in _imported_top_level_modules("dpclust_lib")}
-    assert imported <= runtime, f"imported at module level but not a runtime dependency: {imported - runtime}"
-    # scikit-learn is required by the estimator contract (BaseEstimator) even where cluster/ does not import it yet.
-    assert runtime - imported <= {"scikit-learn", "joblib", "tqdm", "fastcluster", "pooch"}, runtime - imported
+    for folder, package in ((LIB, "dpclust_lib"), (ROOT, "dpclust")):
+        runtime = {canonical_name(r.name) for r in _requirements([], folder)}
+        imported = {canonical_name(_DISTRIBUTIONS.get(m, m)) for m in _imported_top_level_modules(folder, package)}
+        imported -= OURS | {"dpclust_lib"}
+        assert imported <= runtime, f"{package} imports at module level what it does not require: {imported - runtime}"
+        assert runtime - imported <= {"fastcluster"}, f"{package} requires what it never imports: {runtime - imported}"
+    # The algorithms never import the tooling nor its dependencies.
+    lib_imports = _imported_top_level_modules(LIB, "dpclust_lib", anywhere=True)
+    assert not lib_imports & {"dpclust", "pooch", "tqdm", "papermill", "nbformat", "matplotlib", "seaborn"}
 
 
 def test_versions_compares_the_lock_with_what_is_installed(tmp_path):
     import importlib.metadata
 
-    from dpclust_lib import environment
+    from dpclust import environment
 
     numpy_version = importlib.metadata.version("numpy")
     lock = tmp_path / "requirements.lock"
@@ -143,11 +163,11 @@ def test_versions_compares_the_lock_with_what_is_installed(tmp_path):
 
 
 def test_published_numbers_are_package_data():
-    from dpclust_lib import experiments
+    from dpclust import experiments
 
     for stem in ["01_ldpk_modes", "02_ldp_kmodes_sampling", "03_dpqt_kmeans", "04_idp_kmeans", "05_dp_birch"]:
         frame = experiments.load_published(stem)
-        assert (ROOT / "dpclust_lib" / "published" / f"{stem}.csv").is_file() and len(frame) > 0
+        assert (ROOT / "dpclust" / "published" / f"{stem}.csv").is_file() and len(frame) > 0
     assert not (ROOT / "data" / "published").exists()
     with pytest.raises(FileNotFoundError, match="99_nothing"):
         experiments.load_published("99_nothing")
@@ -160,7 +180,7 @@ def _compendium(folder):
 
 
 def test_project_dir_from_dpclust_home_then_upwards_from_the_working_directory(tmp_path, monkeypatch):
-    from dpclust_lib import _paths
+    from dpclust import _paths
 
     home = _compendium(tmp_path / "home")
     other = _compendium(tmp_path / "other")
@@ -176,7 +196,7 @@ def test_project_dir_from_dpclust_home_then_upwards_from_the_working_directory(t
 
 
 def test_without_a_compendium_commands_say_what_they_need(tmp_path, monkeypatch):
-    from dpclust_lib import _paths, datasets, experiments
+    from dpclust import _paths, datasets, experiments
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("DPCLUST_HOME", raising=False)
@@ -241,9 +261,9 @@ def test_no_data_files_are_committed_and_raw_is_ignored():
 
 
 def test_a_missing_optional_dependency_names_the_extra_to_install():
-    from dpclust_lib._optional import require
+    from dpclust._optional import require
 
     assert require("json", "notebooks").dumps([1]) == "[1]"
-    with pytest.raises(ImportError, match=r"pip install 'dpclust_lib\[notebooks\]'") as err:
+    with pytest.raises(ImportError, match=r"pip install 'dpclust\[notebooks\]'") as err:
         require("surely_not_a_module_xyz", "notebooks")
     assert "surely_not_a_module_xyz" in str(err.value)

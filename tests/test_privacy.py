@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpclust_lib import privacy
-from dpclust_lib.privacy import BudgetExceededError, PrivacyLedger
+from dpclust_lib import mechanisms
+from dpclust_lib.accounting import BudgetExceededError, PrivacyLedger
 
 from .conftest import bonferroni
 
@@ -26,18 +26,18 @@ ALPHA = 1e-3
 
 
 def test_laplace_samples_follow_laplace_with_scale_sensitivity_over_epsilon():
-    out = privacy.laplace_mechanism(np.zeros(200_000), sensitivity=2.0, epsilon=0.5, random_state=1)
+    out = mechanisms.laplace_mechanism(np.zeros(200_000), sensitivity=2.0, epsilon=0.5, random_state=1)
     p = stats.kstest(out, stats.laplace(scale=4.0).cdf).pvalue
     assert p > ALPHA
 
 
 def test_laplace_scalar_in_scalar_out():
-    assert isinstance(privacy.laplace_mechanism(3.0, 1.0, 1.0, random_state=0), float)
+    assert isinstance(mechanisms.laplace_mechanism(3.0, 1.0, 1.0, random_state=0), float)
 
 
 def test_laplace_same_seed_same_noise():
-    a = privacy.laplace_mechanism(np.arange(5.0), 1.0, 1.0, random_state=7)
-    b = privacy.laplace_mechanism(np.arange(5.0), 1.0, 1.0, random_state=7)
+    a = mechanisms.laplace_mechanism(np.arange(5.0), 1.0, 1.0, random_state=7)
+    b = mechanisms.laplace_mechanism(np.arange(5.0), 1.0, 1.0, random_state=7)
     np.testing.assert_array_equal(a, b)
 
 
@@ -65,7 +65,7 @@ def _neighbour_violation(release, sensitivity, epsilon, n=400_000, seed=3):
 
 def test_laplace_neighbour_ratio_bounded_by_e_to_the_epsilon():
     eps = 1.0
-    z, bins = _neighbour_violation(lambda v, r: privacy.laplace_mechanism(v, 1.0, eps, r), 1.0, eps)
+    z, bins = _neighbour_violation(lambda v, r: mechanisms.laplace_mechanism(v, 1.0, eps, r), 1.0, eps)
     # One-sided test per bin and direction, Bonferroni over 2 * bins: family-wise alpha 0.001.
     assert z < stats.norm.isf(bonferroni(ALPHA, 2 * bins))
 
@@ -92,22 +92,22 @@ def test_neighbour_test_detects_too_little_noise():
 )
 def test_laplace_bad_parameters(kwargs, exc, needle):
     with pytest.raises(exc, match=needle):
-        privacy.laplace_mechanism(1.0, **kwargs)
+        mechanisms.laplace_mechanism(1.0, **kwargs)
 
 
 def test_laplace_rejects_nan_value():
     with pytest.raises(ValueError, match="value"):
-        privacy.laplace_mechanism([1.0, np.nan], 1.0, 1.0)
+        mechanisms.laplace_mechanism([1.0, np.nan], 1.0, 1.0)
 
 
 def test_laplace_rejects_non_numeric_value():
     with pytest.raises(TypeError, match="value"):
-        privacy.laplace_mechanism(["a"], 1.0, 1.0)
+        mechanisms.laplace_mechanism(["a"], 1.0, 1.0)
 
 
 def test_laplace_rejects_legacy_random_state():
     with pytest.raises(TypeError, match="random_state"):
-        privacy.laplace_mechanism(1.0, 1.0, 1.0, random_state=np.random.RandomState(0))
+        mechanisms.laplace_mechanism(1.0, 1.0, 1.0, random_state=np.random.RandomState(0))
 
 
 # --------------------------------------------------------------------------- GRR
@@ -115,7 +115,7 @@ def test_laplace_rejects_legacy_random_state():
 
 @pytest.mark.parametrize("k, eps", [(2, 0.5), (5, 1.0), (16, 2.0)])
 def test_grr_exact_distribution(k, eps):
-    P = privacy.grr_matrix(k, eps)
+    P = mechanisms.grr_matrix(k, eps)
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     ratios = P[:, None, :] / P[None, :, :]  # [x, x', y]
     assert np.isclose(ratios.max(), math.exp(eps))
@@ -123,11 +123,11 @@ def test_grr_exact_distribution(k, eps):
 
 def test_grr_sampler_matches_exact_distribution():
     k, eps, n = 5, 1.0, 20_000
-    P = privacy.grr_matrix(k, eps)
+    P = mechanisms.grr_matrix(k, eps)
     rng = np.random.default_rng(11)
     level = bonferroni(ALPHA, k)
     for x in range(k):
-        out = privacy.grr_perturb(np.full(n, x), k, eps, rng)
+        out = mechanisms.grr_perturb(np.full(n, x), k, eps, rng)
         observed = np.bincount(out, minlength=k)
         assert stats.chisquare(observed, P[x] * n).pvalue > level
 
@@ -145,7 +145,7 @@ def test_grr_sampler_matches_exact_distribution():
 )
 def test_grr_bad_input(values, k, exc, needle):
     with pytest.raises(exc, match=needle):
-        privacy.grr_perturb(np.asarray(values), k, 1.0, 0)
+        mechanisms.grr_perturb(np.asarray(values), k, 1.0, 0)
 
 
 # --------------------------------------------------------------------------- unary encoding
@@ -161,12 +161,12 @@ def _ue_exact(k, p, q):
     return reports, prob
 
 
-@pytest.mark.parametrize("pq", [privacy.oue_pq, privacy.sue_pq])
+@pytest.mark.parametrize("pq", [mechanisms.oue_pq, mechanisms.sue_pq])
 @pytest.mark.parametrize("eps", [0.5, 1.0, 3.0])
 def test_unary_encoding_exact_distribution(pq, eps):
     p, q = pq(eps)
     assert math.isclose(p * (1 - q) / ((1 - p) * q), math.exp(eps))
-    assert math.isclose(privacy.ue_epsilon(p, q), eps)
+    assert math.isclose(mechanisms.ue_epsilon(p, q), eps)
     _, prob = _ue_exact(4, p, q)
     np.testing.assert_allclose(prob.sum(axis=1), 1.0)
     ratios = prob[:, None, :] / prob[None, :, :]
@@ -175,12 +175,12 @@ def test_unary_encoding_exact_distribution(pq, eps):
 
 def test_oue_sampler_matches_exact_distribution():
     k, eps, n = 3, 1.0, 30_000
-    p, q = privacy.oue_pq(eps)
+    p, q = mechanisms.oue_pq(eps)
     reports, prob = _ue_exact(k, p, q)
     rng = np.random.default_rng(5)
     level = bonferroni(ALPHA, k)
     for x in range(k):
-        out = privacy.ue_perturb(privacy.unary_encode(np.full(n, x), k), p, q, rng)
+        out = mechanisms.ue_perturb(mechanisms.unary_encode(np.full(n, x), k), p, q, rng)
         code = out @ (2 ** np.arange(k)[::-1])
         observed = np.bincount(code, minlength=2**k)
         assert stats.chisquare(observed, prob[x] * n).pvalue > level
@@ -189,12 +189,12 @@ def test_oue_sampler_matches_exact_distribution():
 @pytest.mark.parametrize("p, q, needle", [(0.3, 0.5, "p must exceed q"), (1.0, 0.2, "p"), (0.5, 0.0, "q")])
 def test_ue_bad_probabilities(p, q, needle):
     with pytest.raises(ValueError, match=needle):
-        privacy.ue_perturb(np.eye(3, dtype=int), p, q)
+        mechanisms.ue_perturb(np.eye(3, dtype=int), p, q)
 
 
 def test_ue_rejects_non_binary_bits():
     with pytest.raises(ValueError, match="0 and 1"):
-        privacy.ue_perturb(np.array([[0, 2, 1]]), 0.5, 0.2)
+        mechanisms.ue_perturb(np.array([[0, 2, 1]]), 0.5, 0.2)
 
 
 # --------------------------------------------------------------------------- Hamming-distance RR
@@ -204,20 +204,20 @@ def test_ue_rejects_non_binary_bits():
 def test_eq4_normaliser_identity_and_pmf(m, k, eps):
     total = sum(math.exp(eps * w) * math.comb(m, w) * (k - 1) ** (m - w) for w in range(m + 1))
     assert math.isclose(total, (math.exp(eps) + k - 1) ** m, rel_tol=1e-12)
-    pmf = privacy.hamming_rr_distance_pmf(m, k, eps)
+    pmf = mechanisms.hamming_rr_distance_pmf(m, k, eps)
     assert math.isclose(pmf.sum(), 1.0)
 
 
 def test_table_1_of_peng_et_al_exactly():
     e = math.e
     expected = np.array([[e * e, e, e, 1], [e, e * e, 1, e], [e, 1, e * e, e], [1, e, e, e * e]]) / (e * e + 2 * e + 1)
-    np.testing.assert_allclose(privacy.hamming_rr_matrix((2, 2), 1.0), expected, rtol=1e-14)
+    np.testing.assert_allclose(mechanisms.hamming_rr_matrix((2, 2), 1.0), expected, rtol=1e-14)
 
 
 @pytest.mark.parametrize("sizes", [(2, 2, 2), (3, 3), (3, 2, 3), (4, 2)])
 def test_hamming_rr_exact_distribution(sizes):
     eps = 0.8
-    P = privacy.hamming_rr_matrix(sizes, eps)
+    P = mechanisms.hamming_rr_matrix(sizes, eps)
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     records = np.array(list(itertools.product(*[range(k) for k in sizes])))
     dist = (records[:, None, :] != records[None, :, :]).sum(axis=2)
@@ -234,28 +234,28 @@ def test_hamming_rr_inputs_at_distance_m_are_m_epsilon_apart():
     attributes can be told apart with likelihood ratio e^{m eps}, so one report is
     (m eps)-LDP, not eps-LDP."""
     sizes, eps = (2, 2, 2), 1.0
-    P = privacy.hamming_rr_matrix(sizes, eps)
+    P = mechanisms.hamming_rr_matrix(sizes, eps)
     x, x_far = 0, 7  # (0,0,0) and (1,1,1)
     assert np.isclose((P[x] / P[x_far]).max(), math.exp(len(sizes) * eps))
 
 
 def test_eq4_distance_pmf_matches_matrix():
     m, k, eps = 3, 3, 0.7
-    P = privacy.hamming_rr_matrix((k,) * m, eps)
+    P = mechanisms.hamming_rr_matrix((k,) * m, eps)
     records = np.array(list(itertools.product(range(k), repeat=m)))
     dist = (records[0] != records).sum(axis=1)
     by_distance = np.bincount(dist, weights=P[0], minlength=m + 1)
-    np.testing.assert_allclose(by_distance, privacy.hamming_rr_distance_pmf(m, k, eps))
+    np.testing.assert_allclose(by_distance, mechanisms.hamming_rr_distance_pmf(m, k, eps))
 
 
 def test_hamming_rr_sampler_matches_exact_distribution():
     sizes, eps, n = (3, 2, 3), 0.9, 12_000
-    P = privacy.hamming_rr_matrix(sizes, eps)
+    P = mechanisms.hamming_rr_matrix(sizes, eps)
     records = np.array(list(itertools.product(*[range(k) for k in sizes])))
     rng = np.random.default_rng(17)
     level = bonferroni(ALPHA, len(records))
     for i, x in enumerate(records):
-        out = privacy.hamming_rr_perturb(np.tile(x, (n, 1)), sizes, eps, rng)
+        out = mechanisms.hamming_rr_perturb(np.tile(x, (n, 1)), sizes, eps, rng)
         observed = np.bincount(np.ravel_multi_index(tuple(out.T), sizes), minlength=len(records))
         assert stats.chisquare(observed, P[i] * n).pvalue > level
 
@@ -276,12 +276,12 @@ def test_hamming_rr_sampler_matches_exact_distribution():
 )
 def test_hamming_rr_bad_input(X, sizes, exc, needle):
     with pytest.raises(exc, match=needle):
-        privacy.hamming_rr_perturb(np.asarray(X), sizes, 1.0, 0)
+        mechanisms.hamming_rr_perturb(np.asarray(X), sizes, 1.0, 0)
 
 
 def test_dense_matrix_refused_for_large_domains():
     with pytest.raises(ValueError, match="LDPFO"):
-        privacy.hamming_rr_matrix((10,) * 4, 1.0)
+        mechanisms.hamming_rr_matrix((10,) * 4, 1.0)
 
 
 # --------------------------------------------------------------------------- budget ledger
@@ -333,23 +333,23 @@ def test_ledger_bad_spend():
 def test_grr_at_epsilon_710_is_refused_not_silently_truthful():
     """Once: e^710 overflowed to inf, p = inf/inf = NaN, and every report was the truth."""
     with pytest.raises(ValueError, match="epsilon=710.0"):
-        privacy.grr_perturb(np.zeros(10**5, int), 3, 710.0, 0)
+        mechanisms.grr_perturb(np.zeros(10**5, int), 3, 710.0, 0)
 
 
 # The caps written out from 1 / (e^eps + k - 1) >= 2^-40 (GRR, per attribute for the
 # Hamming RR), 1 / (e^eps + 1) >= 2^-40 (OUE) and 1 / (e^{eps/2} + 1) >= 2^-40 (SUE).
 CAPS = [
-    ("grr k=3", lambda e: privacy.grr_probabilities(3, e), math.log(2.0**40 - 2)),
-    ("grr k=1000", lambda e: privacy.grr_probabilities(1000, e), math.log(2.0**40 - 999)),
-    ("oue", privacy.oue_pq, math.log(2.0**40 - 1)),
-    ("sue", privacy.sue_pq, 2 * math.log(2.0**40 - 1)),
-    ("hamming pmf", lambda e: privacy.hamming_rr_distance_pmf(4, 3, e), math.log(2.0**40 - 2)),
+    ("grr k=3", lambda e: mechanisms.grr_probabilities(3, e), math.log(2.0**40 - 2)),
+    ("grr k=1000", lambda e: mechanisms.grr_probabilities(1000, e), math.log(2.0**40 - 999)),
+    ("oue", mechanisms.oue_pq, math.log(2.0**40 - 1)),
+    ("sue", mechanisms.sue_pq, 2 * math.log(2.0**40 - 1)),
+    ("hamming pmf", lambda e: mechanisms.hamming_rr_distance_pmf(4, 3, e), math.log(2.0**40 - 2)),
     (
         "hamming perturb",
-        lambda e: privacy.hamming_rr_perturb(np.zeros((5, 2), int), (2, 7), e, 0),
+        lambda e: mechanisms.hamming_rr_perturb(np.zeros((5, 2), int), (2, 7), e, 0),
         math.log(2.0**40 - 6),
     ),
-    ("hamming matrix", lambda e: privacy.hamming_rr_matrix((2, 3), e), math.log(2.0**40 - 2)),
+    ("hamming matrix", lambda e: mechanisms.hamming_rr_matrix((2, 3), e), math.log(2.0**40 - 2)),
 ]
 
 
@@ -365,27 +365,27 @@ def test_epsilon_cap_is_where_the_docstring_says(name, call, cap):
 @pytest.mark.parametrize("k", [2, 3, 50])
 @pytest.mark.parametrize("eps", [1e-8, 0.5, 5.0, 20.0, 27.0])
 def test_grr_probabilities_stable_over_the_safe_range(k, eps):
-    p, q = privacy.grr_probabilities(k, eps)
+    p, q = mechanisms.grr_probabilities(k, eps)
     assert math.isclose(math.log(p) - math.log(q), eps, rel_tol=1e-12, abs_tol=1e-15)
     assert math.isclose(p + (k - 1) * q, 1.0, rel_tol=1e-15)
 
 
 @pytest.mark.parametrize("eps", [1e-8, 1.0, 20.0, 27.0])
 def test_unary_encoding_epsilon_stable_over_the_safe_range(eps):
-    assert math.isclose(privacy.ue_epsilon(*privacy.oue_pq(eps)), eps, rel_tol=1e-7, abs_tol=1e-12)
-    assert math.isclose(privacy.ue_epsilon(*privacy.sue_pq(eps)), eps, rel_tol=1e-7, abs_tol=1e-12)
+    assert math.isclose(mechanisms.ue_epsilon(*mechanisms.oue_pq(eps)), eps, rel_tol=1e-7, abs_tol=1e-12)
+    assert math.isclose(mechanisms.ue_epsilon(*mechanisms.sue_pq(eps)), eps, rel_tol=1e-7, abs_tol=1e-12)
 
 
 def test_grr_sampler_at_large_epsilon_still_lies_sometimes():
     """At eps = ln(1e4) with k = 2 the lie rate is 1/(1e4 + 1): a million reports hold ~100 lies."""
-    reports = privacy.grr_perturb(np.zeros(10**6, int), 2, math.log(1e4), 3)
+    reports = mechanisms.grr_perturb(np.zeros(10**6, int), 2, math.log(1e4), 3)
     lies = int(reports.sum())
     lo, hi = stats.binom.ppf([ALPHA / 2, 1 - ALPHA / 2], 10**6, 1 / (1e4 + 1))
     assert lo <= lies <= hi
 
 
 def test_hamming_pmf_in_logs_for_large_m():
-    pmf = privacy.hamming_rr_distance_pmf(2000, 5, 3.0)
+    pmf = mechanisms.hamming_rr_distance_pmf(2000, 5, 3.0)
     assert np.all(np.isfinite(pmf)) and math.isclose(pmf.sum(), 1.0, rel_tol=1e-12)
     # Mode of Binomial(m, 1 - p): each attribute changes with 1 - p = 4 / (e^3 + 4).
     assert abs(int(np.argmax(pmf)) - 2000 * 4 / (math.exp(3) + 4)) <= 1
@@ -394,27 +394,27 @@ def test_hamming_pmf_in_logs_for_large_m():
 @pytest.mark.parametrize("p, q", [(0.5, 1e-13), (1 - 1e-13, 0.5), (0.5, 0.0), (1.0, 0.5)])
 def test_ue_probabilities_outside_the_safe_range_refused(p, q):
     with pytest.raises(ValueError, match="safe range"):
-        privacy.ue_perturb(np.eye(2, dtype=int), p, q)
+        mechanisms.ue_perturb(np.eye(2, dtype=int), p, q)
 
 
 def test_unary_report_size_capped_before_allocating():
     values = np.zeros(2**20, dtype=np.int64)
     with pytest.raises(ValueError, match="MAX_REPORT_BITS"):
-        privacy.unary_encode(values, 32)
+        mechanisms.unary_encode(values, 32)
 
 
 def test_dense_matrix_cap_counts_cells_without_wrapping():
     """np.prod((2**32, 2**32)) wraps to 0 in int64; the cap must still refuse it."""
     with pytest.raises(ValueError, match="cells"):
-        privacy.hamming_rr_matrix((2**32, 2**32), 1.0)
+        mechanisms.hamming_rr_matrix((2**32, 2**32), 1.0)
     with pytest.raises(ValueError, match="k"):
-        privacy.grr_matrix(privacy.MAX_DENSE_CELLS + 1, 1.0)
+        mechanisms.grr_matrix(mechanisms.MAX_DENSE_CELLS + 1, 1.0)
 
 
 @pytest.mark.parametrize("sensitivity, epsilon, word", [(1e300, 1e-10, "inf"), (1e-300, 1e300, "0.0")])
 def test_laplace_scale_must_be_finite_and_positive(sensitivity, epsilon, word):
     with pytest.raises(ValueError, match=f"scale.*{word}"):
-        privacy.laplace_mechanism(1.0, sensitivity, epsilon, 0)
+        mechanisms.laplace_mechanism(1.0, sensitivity, epsilon, 0)
 
 
 @pytest.mark.parametrize(
@@ -423,24 +423,24 @@ def test_laplace_scale_must_be_finite_and_positive(sensitivity, epsilon, word):
 )
 def test_laplace_value_must_be_numeric_not_cast(value):
     with pytest.raises(TypeError, match="value"):
-        privacy.laplace_mechanism(value, 1.0, 1.0, 0)
+        mechanisms.laplace_mechanism(value, 1.0, 1.0, 0)
 
 
 def test_laplace_errors_do_not_echo_the_value():
     secret = 12345.678
     with pytest.raises(ValueError) as err:
-        privacy.laplace_mechanism([secret, np.inf], 1.0, 1.0, 0)
+        mechanisms.laplace_mechanism([secret, np.inf], 1.0, 1.0, 0)
     assert "12345" not in str(err.value) and "index (1,)" in str(err.value)
     with pytest.raises(TypeError) as err:
-        privacy.laplace_mechanism([str(secret)], 1.0, 1.0, 0)
+        mechanisms.laplace_mechanism([str(secret)], 1.0, 1.0, 0)
     assert "12345" not in str(err.value)
 
 
 def test_laplace_overflowing_release_refused():
     with pytest.raises(ValueError, match="overflow"):
-        privacy.laplace_mechanism(np.full(1000, 1.7e308), 1e307, 1.0, 0)
+        mechanisms.laplace_mechanism(np.full(1000, 1.7e308), 1e307, 1.0, 0)
 
 
 def test_laplace_integer_and_empty_values_accepted():
-    assert privacy.laplace_mechanism(np.array([1, 2], dtype=np.int32), 1.0, 1.0, 0).dtype == float
-    assert privacy.laplace_mechanism(np.zeros(0), 1.0, 1.0, 0).shape == (0,)
+    assert mechanisms.laplace_mechanism(np.array([1, 2], dtype=np.int32), 1.0, 1.0, 0).dtype == float
+    assert mechanisms.laplace_mechanism(np.zeros(0), 1.0, 1.0, 0).shape == (0,)

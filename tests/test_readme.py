@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpclust_lib import experiments
+from dpclust import experiments
 
 ROOT = Path(__file__).resolve().parents[1]
 

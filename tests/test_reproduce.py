@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from dpclust_lib import reproduce
+from dpclust import reproduce
 
 
 def _notebook(
@@ -103,7 +103,7 @@ def test_parse_value():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "dpclust_lib", *args], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "dpclust", *args], capture_output=True, text=True)
 
 
 @pytest.mark.parametrize(
@@ -141,7 +141,7 @@ def test_executed_notebook_does_not_record_machine_paths(tmp_path):
 
 
 LEDGER = """
-from dpclust_lib import experiments
+from dpclust import experiments
 ledger = experiments.Ledger("A paper", "14_ledger")
 for i, verdict in enumerate(["reproduced", "reproduced", "partly", "not run"]):
     ledger.add(f"c{i}", "a claim", "1", "1", verdict)
@@ -175,7 +175,7 @@ def test_batch_keeps_kernel_stderr_off_the_terminal_and_counts_ledger_verdicts(t
 
 
 def test_cli_reproduce_prints_only_the_summary(tmp_path, capfd):
-    from dpclust_lib.__main__ import main
+    from dpclust.__main__ import main
 
     nb = _notebook(tmp_path / "15_quiet.ipynb", "print('cell output stays in the notebook')")
     assert main(["reproduce", str(nb), "--profile", "smoke", "--out", str(tmp_path / "out")]) == 0

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpclust_lib import DPKModes, PrivacyLeakWarning, SamplingLDPKModes, privacy
+from dpclust_lib import DPKModes, PrivacyLeakWarning, SamplingLDPKModes, mechanisms
 from dpclust_lib.cluster.sampling_kmodes import (
     SamplingReports,
     report_distribution,
@@ -63,10 +63,10 @@ def _fitted(X, **kw):
 
 @pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0, 5.0])
 def test_theorem_1_bit_ratio_is_e_to_the_epsilon(eps):
-    p, q = privacy.oue_pq(eps)
+    p, q = mechanisms.oue_pq(eps)
     assert p == 0.5 and q == pytest.approx(1 / (np.exp(eps) + 1))
     assert p * (1 - q) / ((1 - p) * q) == pytest.approx(np.exp(eps), rel=1e-12)
-    assert privacy.ue_epsilon(p, q) == pytest.approx(eps, rel=1e-12)
+    assert mechanisms.ue_epsilon(p, q) == pytest.approx(eps, rel=1e-12)
 
 
 def _worst_ratio(sizes, centres, eps, index_eps):
@@ -135,7 +135,7 @@ def test_eq9_is_unbiased_for_g_over_d(rng, reporters):
     """Mean: z-test per (r, j, w); variance (expected reporters): chi-square ratio test; alpha 0.001 family-wise."""
     X, centres = _population(rng)
     eps, d = 1.0, len(SIZES)
-    p, q = privacy.oue_pq(eps)
+    p, q = mechanisms.oue_pq(eps)
     g_true, N = _true_g(X, centres)
     est = _tiled_estimates(X, centres, eps, reporters)
     cells = sum(ga.size for ga in g_true)
@@ -174,7 +174,7 @@ def test_paper_eq12_is_not_the_variance_of_eq9(rng):
     """Eq. 12 as printed, [n p(1-p)/d + n (1-1/d) q(1-q)] / (p-q)^2, differs from the simulated variance."""
     X, centres = _population(rng)
     eps, d = 1.0, len(SIZES)
-    p, q = privacy.oue_pq(eps)
+    p, q = mechanisms.oue_pq(eps)
     g_true, N = _true_g(X, centres)
     est = _tiled_estimates(X, centres, eps, "expected")
     eq12 = (N * p * (1 - p) / d + N * (1 - 1 / d) * q * (1 - q)) / (p - q) ** 2
@@ -214,7 +214,7 @@ def test_server_side_matches_a_listing_loop(rng):
     """Alg. 2 written as loops over the reports gives the library's estimates and centres exactly."""
     X, centres = _population(rng, n=150)
     eps, d = 0.9, len(SIZES)
-    p, q = privacy.oue_pq(eps)
+    p, q = mechanisms.oue_pq(eps)
     rep = user_reports(X, centres, SIZES, eps, random_state=2)
     S = [np.zeros((2, k)) for k in SIZES]
     size = np.zeros(2)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpclust_lib import experiments
+from dpclust import experiments
 
 
 def test_mean_ci95_uses_student_t():

@@ -8,15 +8,15 @@ import pandas as pd
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from dpclust_lib import experiments, reproduce
-from dpclust_lib.__main__ import main
-from dpclust_lib.verify import compare_folders, compare_tables
+from dpclust import experiments, reproduce
+from dpclust.__main__ import main
+from dpclust.verify import compare_folders, compare_tables
 
 PARAMS = "results_dir = None\nfigures_dir = None"
 WRITE = """
 import time
 import pandas as pd
-from dpclust_lib import experiments
+from dpclust import experiments
 runs = pd.DataFrame({"run": [2, 0, 1], "value": [0.25, 1.0 / 3.0, 7.0], "method": ["a", "b", "c"],
                      "fit_seconds": [time.perf_counter_ns() % 997 / 10.0] * 3})
 experiments.save_results(runs, "20_demo", "runs", results_dir, key="run")
@@ -47,7 +47,7 @@ def compendium(tmp_path, monkeypatch):
 
 
 def test_verify_matches_a_rerun_and_reports_changed_cells_and_missing_tables(compendium, capsys):
-    from dpclust_lib.verify import verify
+    from dpclust.verify import verify
 
     nb, committed = compendium
     manifest = json.loads((committed / "tables.json").read_text())
@@ -125,7 +125,7 @@ def test_save_results_refuses_bad_declarations(tmp_path, kwargs, message):
 def test_a_row_computed_from_timings_is_not_compared(tmp_path):
     import pandas as pd
 
-    from dpclust_lib import experiments, verify
+    from dpclust import experiments, verify
 
     ledger = experiments.Ledger("Demo et al.", "99_demo")
     ledger.add("fast", "A is faster than B", "yes", "1.8x", "reproduced", timing=True)

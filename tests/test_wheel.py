@@ -1,6 +1,7 @@
-"""The package as a new user gets it: build the sdist and the wheel of the working tree, install the
-wheel (not editable) into a fresh virtual environment, and use it from a folder outside the
-repository.
+"""The packages as a new user gets them: build the sdists and the wheels of the working tree (the
+algorithms, ``lib/``, and the compendium's tooling, the root), install the wheels (not editable) into
+a fresh virtual environment, and use them from a folder outside the repository. The algorithms' wheel
+alone must import and fit without the tooling or any of its dependencies.
 
 To stay fast and work offline, the fresh environment borrows the dependencies of the running one
 (a ``.pth`` line pointing at its site-packages) and the wheel is installed with ``--no-deps``; the
@@ -20,7 +21,35 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ["01_ldpk_modes", "02_ldp_kmodes_sampling", "03_dpqt_kmeans", "04_idp_kmeans", "05_dp_birch"]
-SUBPACKAGES = ["dpclust_lib/cluster/__init__.py", "dpclust_lib/audit/__init__.py", "dpclust_lib/exercises/__init__.py"]
+LIB_SUBPACKAGES = ["dpclust_lib/cluster/__init__.py", "dpclust_lib/audit/__init__.py"]
+TOOLING_SUBPACKAGES = ["dpclust/__init__.py", "dpclust/exercises/__init__.py"]
+# What the tooling imports and the algorithms must not (joblib comes with scikit-learn): with these blocked,
+# the algorithms' wheel still works.
+TOOLING_ONLY = ["dpclust", "pooch", "tqdm", "papermill", "nbformat", "nbclient", "matplotlib", "seaborn"]
+
+# Run inside the fresh environment, with only the algorithms' wheel and the tooling's modules blocked.
+USE_THE_ALGORITHMS = textwrap.dedent(
+    """
+    import importlib, pkgutil, sys
+
+    class Block:
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in %(blocked)r:
+                raise ImportError(f"{name} is blocked: the algorithms must not need it")
+
+    sys.meta_path.insert(0, Block())
+    import numpy as np
+    import dpclust_lib
+
+    modules = [m.name for m in pkgutil.walk_packages(dpclust_lib.__path__, "dpclust_lib.")]
+    for name in modules:
+        importlib.import_module(name)
+    X = np.random.default_rng(0).random((300, 2))
+    est = dpclust_lib.DPKMeans(n_clusters=2, epsilon=1.0, bounds=(0.0, 1.0), random_state=0).fit(X)
+    assert est.cluster_centers_.shape == (2, 2) and est.epsilon_guaranteed_ == 1.0
+    print(len(modules), "modules of the algorithms imported without the tooling")
+    """
+) % {"blocked": TOOLING_ONLY}
 
 # Run inside the fresh environment, from a folder outside the repository.
 USE_THE_WHEEL = textwrap.dedent(
@@ -31,7 +60,8 @@ USE_THE_WHEEL = textwrap.dedent(
     import numpy as np
 
     import dpclust_lib
-    from dpclust_lib import Birch, DPKMeans, DPQTKMeans, KModes, LDPKModes, _paths, experiments
+    from dpclust_lib import Birch, DPKMeans, DPQTKMeans, KModes, LDPKModes
+    from dpclust import _paths, experiments
 
     venv = Path(sys.argv[1]).resolve()
     where = Path(dpclust_lib.__file__).resolve()
@@ -83,31 +113,37 @@ def _run(cmd, cwd, env, timeout=300):
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory):
-    """The sdist and the wheel of the working tree (the wheel built from the sdist, as pip does)."""
+    """The sdists and wheels of the working tree (each wheel built from its sdist, as pip does)."""
     pytest.importorskip("build", reason="the wheel check needs the test extra (build)")
     out = tmp_path_factory.mktemp("dist")
-    _run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], cwd=out, env=os.environ.copy())
-    [sdist] = out.glob("dpclust_lib-*.tar.gz")
-    [wheel] = out.glob("dpclust_lib-*.whl")
-    return sdist, wheel
+    for folder in (ROOT / "lib", ROOT):
+        _run([sys.executable, "-m", "build", "--outdir", str(out), str(folder)], cwd=out, env=os.environ.copy())
+    return {name: (*out.glob(f"{name}-*.tar.gz"), *out.glob(f"{name}-*.whl")) for name in ("dpclust_lib", "dpclust")}
 
 
-def test_sdist_and_wheel_contain_every_subpackage_and_the_published_numbers(dist):
-    sdist, wheel = dist
+def _contents(sdist, wheel):
     with tarfile.open(sdist) as tar:
         in_sdist = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
-    in_wheel = set(zipfile.ZipFile(wheel).namelist())
-    for files in (in_sdist, in_wheel):
-        for stem in PUBLISHED:
-            assert f"dpclust_lib/published/{stem}.csv" in files
-        for init in SUBPACKAGES:
-            assert init in files
-    assert any(name.endswith("entry_points.txt") for name in in_wheel)
-    assert "pyproject.toml" in in_sdist and "requirements.lock" not in in_wheel
+    return in_sdist, set(zipfile.ZipFile(wheel).namelist())
 
 
-def test_the_wheel_installs_and_works_outside_the_repository(dist, tmp_path):
-    _, wheel = dist
+def test_each_wheel_holds_its_own_package_only(dist):
+    lib_sdist, lib_wheel = _contents(*dist["dpclust_lib"])
+    tool_sdist, tool_wheel = _contents(*dist["dpclust"])
+    for files in (lib_sdist, lib_wheel):
+        assert all(init in files for init in LIB_SUBPACKAGES)
+        assert not any(name.startswith("dpclust/") for name in files)
+    for files in (tool_sdist, tool_wheel):
+        assert all(init in files for init in TOOLING_SUBPACKAGES)
+        assert all(f"dpclust/published/{stem}.csv" in files for stem in PUBLISHED)
+        assert not any(name.startswith("dpclust_lib/") for name in files)
+    assert any(name.endswith("entry_points.txt") for name in tool_wheel)
+    assert not any(name.endswith("entry_points.txt") for name in lib_wheel)
+    assert "pyproject.toml" in lib_sdist and "pyproject.toml" in tool_sdist and "requirements.lock" not in tool_wheel
+
+
+def _fresh_venv(tmp_path, wheels):
+    """A new environment holding ``wheels`` (not editable), borrowing the running one's third-party packages."""
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=tmp_path, env=os.environ.copy())
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
@@ -131,21 +167,33 @@ def test_the_wheel_installs_and_works_outside_the_repository(dist, tmp_path):
             "--quiet",
             "--no-deps",
             "--no-index",
-            str(wheel),
+            *map(str, wheels),
         ],
         cwd=tmp_path,
         env=os.environ.copy(),
     )
-
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "DPCLUST_HOME", "VIRTUAL_ENV"}}
     env["PATH"] = os.pathsep.join([str(python.parent), env.get("PATH", "")])
+    return python, outside, env
+
+
+def test_the_algorithms_wheel_works_without_the_tooling(dist, tmp_path):
+    python, outside, env = _fresh_venv(tmp_path, [dist["dpclust_lib"][1]])
+    report = _run([str(python), "-c", USE_THE_ALGORITHMS], cwd=outside, env=env)
+    print(report)
+    assert "imported without the tooling" in report
+
+
+def test_the_wheels_install_and_work_outside_the_repository(dist, tmp_path):
+    python, outside, env = _fresh_venv(tmp_path, [dist["dpclust_lib"][1], dist["dpclust"][1]])
+    venv = python.parent.parent
     report = _run([str(python), "-c", USE_THE_WHEEL, str(venv)], cwd=outside, env=env)
     print(report)
     assert "fitted: KModes, LDPKModes, DPKMeans, DPQTKMeans, Birch" in report
 
-    for cmd in ([str(python), "-m", "dpclust_lib", "--help"], [str(python.parent / "dpclust"), "--help"]):
+    for cmd in ([str(python), "-m", "dpclust", "--help"], [str(python.parent / "dpclust"), "--help"]):
         usage = _run(cmd, cwd=outside, env=env)
         assert "reproduce" in usage and "sweep" in usage and "assignments" in usage
         print(" ".join(Path(c).name for c in cmd), "->", usage.splitlines()[0])

@@ -1,0 +1,205 @@
+"""Command line: ``dpclust {reproduce, verify, sweep, grade, data, assignments} ...`` (or
+``python -m dpclust ...``).
+
+``reproduce``, ``verify``, ``sweep``, ``grade`` and ``assignments`` work on the compendium (its
+notebooks and result folders), found from ``$DPCLUST_HOME`` or upwards from the working directory.
+
+  reproduce [--profile paper|smoke] [--jobs N] [--timeout S] [--out DIR] [NOTEBOOK ...]
+      run notebooks in place with papermill and print a summary (with each ledger's verdict counts)
+  verify [--jobs N] [--timeout S] [--keep DIR] [NOTEBOOK ...]
+      rerun notebooks (paper profile) into a temporary folder and compare every result table
+      with the committed one; exit 1 and list the differing cells if any differ
+  sweep NOTEBOOK --grid NAME=V1,V2,... [--grid ...] [-p NAME VALUE ...] --out DIR [--jobs N]
+        [--scheduler ADDRESS]
+      one papermill run per grid point (on a Dask cluster with --scheduler); the result CSVs
+      concatenated under DIR
+  grade SUBMISSION.ipynb ... --out grades.csv [--time-limit S] [--teacher NOTEBOOK]
+      run student notebooks (smoke profile) with the teacher's checks; write a gradebook
+  data [--fetch]
+      show which data files are present (and download the missing ones)
+  assignments [--out DIR] [NOTEBOOK ...]
+      write the student versions of the paper notebooks (default: assignments/)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from ._paths import CompendiumNotFoundError
+
+
+def _grid_arg(text):
+    from .reproduce import parse_value
+
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"--grid needs NAME=V1,V2,..., got {text!r}")
+    name, values = text.split("=", 1)
+    items = [parse_value(v) for v in values.split(",") if v.strip()]
+    if not name.strip() or not items:
+        raise argparse.ArgumentTypeError(f"--grid needs a name and at least one value, got {text!r}")
+    return name.strip(), items
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def build_parser(prog="python -m dpclust"):
+    parser = argparse.ArgumentParser(prog=prog, description="dpclust: run the executable papers.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    rep = sub.add_parser("reproduce", help="run notebooks with papermill (paper profile: in place) and print a summary")
+    rep.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="paths, names or numbers (default: all)")
+    rep.add_argument("--profile", choices=["paper", "smoke"], default="paper")
+    rep.add_argument("--jobs", type=_positive_int, default=1, help="notebooks run side by side")
+    rep.add_argument("--timeout", type=_positive_int, default=1800, help="seconds allowed per cell")
+    rep.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="where the executed notebooks go (default: in place for paper, data/results/smoke/notebooks for smoke)",
+    )
+
+    sw = sub.add_parser("sweep", help="one papermill run per point of a parameter grid")
+    sw.add_argument("notebook", metavar="NOTEBOOK")
+    sw.add_argument("--grid", type=_grid_arg, action="append", required=True, metavar="NAME=V1,V2,...")
+    sw.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
+    sw.add_argument("--profile", choices=["paper", "smoke"], default=None)
+    sw.add_argument("--jobs", type=_positive_int, default=1)
+    sw.add_argument("--out", required=True, metavar="DIR")
+    sw.add_argument("--timeout", type=_positive_int, default=1800)
+    sw.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="a Dask scheduler (tcp://host:8786): run the grid on its workers",
+    )
+
+    ver = sub.add_parser(
+        "verify", help="rerun notebooks (paper profile) and compare their tables with the committed ones"
+    )
+    ver.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="paths, names or numbers (default: all)")
+    ver.add_argument("--jobs", type=_positive_int, default=1, help="notebooks run side by side")
+    ver.add_argument("--timeout", type=_positive_int, default=1800, help="seconds allowed per cell")
+    ver.add_argument("--keep", default=None, metavar="DIR", help="keep the reruns in DIR (default: a temporary folder)")
+
+    gr = sub.add_parser("grade", help="grade student notebooks with the teacher's checks")
+    gr.add_argument("submissions", nargs="+", metavar="SUBMISSION.ipynb")
+    gr.add_argument("--out", required=True, metavar="grades.csv", help="the gradebook; feedback goes next to it")
+    gr.add_argument("--time-limit", type=_positive_int, default=600, metavar="S", help="seconds per notebook")
+    gr.add_argument(
+        "--teacher",
+        default=None,
+        metavar="NOTEBOOK",
+        help="the teacher notebook (default: matched by name among notebooks/)",
+    )
+
+    data = sub.add_parser("data", help="show (and fetch) the data files")
+    data.add_argument("--fetch", action="store_true", help="download the missing files")
+
+    asg = sub.add_parser("assignments", help="write the student versions of the paper notebooks")
+    asg.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="paths, names or numbers (default: 01-05)")
+    asg.add_argument("--out", default=None, metavar="DIR", help="default: assignments/")
+    return parser
+
+
+def _print_summary(summary):
+    """The batch summary: one row per notebook with its ledger's verdict counts; errors below it."""
+    print(summary.drop(columns="error").to_string(index=False))
+    for row in summary.itertuples(index=False):
+        if row.status != "ok":
+            print(f"\n{row.notebook} failed: {row.error}")
+    print(f"total: {summary['seconds'].sum():.1f} s (wall time is less with --jobs > 1)")
+
+
+def main(argv=None):
+    """Run the command line (the ``dpclust`` console script); return the exit status.
+
+    Bad notebook names, undeclared parameters and a missing compendium give a message on
+    stderr and status 2, not a traceback.
+    """
+    prog = "dpclust" if Path(sys.argv[0]).name == "dpclust" else "python -m dpclust"
+    args = build_parser(prog).parse_args(argv)
+    try:
+        return _run(args)
+    except (ValueError, CompendiumNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args):
+    with pd.option_context("display.width", 200, "display.max_colwidth", 90, "display.max_rows", 200):
+        if args.command == "reproduce":
+            from .reproduce import reproduce
+
+            summary = reproduce(
+                args.notebooks, profile=args.profile, jobs=args.jobs, timeout=args.timeout, output_dir=args.out
+            )
+            _print_summary(summary)
+            return 0 if (summary["status"] == "ok").all() else 1
+        if args.command == "verify":
+            from .verify import verify
+
+            summary, diffs = verify(args.notebooks, jobs=args.jobs, timeout=args.timeout, keep=args.keep)
+            _print_summary(summary)
+            if len(diffs):
+                print(f"\n{len(diffs)} differences with the committed results:")
+                print(diffs.to_string(index=False))
+            else:
+                print("every result table matches the committed one")
+            return 0 if (summary["status"] == "ok").all() and not len(diffs) else 1
+        if args.command == "grade":
+            from .grade import grade
+
+            book = grade(args.submissions, args.out, time_limit=args.time_limit, teacher=args.teacher)
+            totals = book.groupby("student", sort=False)[["points", "max_points"]].sum().reset_index()
+            print(totals.to_string(index=False))
+            print(f"gradebook: {args.out}")
+            return 0
+        if args.command == "sweep":
+            from .reproduce import parse_value, sweep_notebook
+
+            grid = dict(args.grid)
+            params = {name: parse_value(value) for name, value in args.parameter}
+            summary, tables = sweep_notebook(
+                args.notebook,
+                grid,
+                args.out,
+                parameters=params,
+                profile=args.profile,
+                jobs=args.jobs,
+                timeout=args.timeout,
+                scheduler=args.scheduler,
+            )
+            print(summary.to_string(index=False))
+            for name, frame in tables.items():
+                print(f"{args.out}/{name}.csv: {len(frame)} rows")
+            return 0 if (summary["status"] == "ok").all() else 1
+        if args.command == "assignments":
+            from .assignments import export
+            from .reproduce import resolve_notebook
+
+            paths = export([resolve_notebook(n) for n in args.notebooks] or None, args.out)
+            for path in paths:
+                print(f"wrote {path}")
+            return 0
+        from .datasets import available, fetch_missing
+
+        table = fetch_missing() if args.fetch else available()
+        print(table[["dataset", "file", "status", "location"]].to_string(index=False))
+        failed = table["status"].astype(str).str.startswith("download failed")
+        return 1 if failed.any() else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

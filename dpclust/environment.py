@@ -1,0 +1,99 @@
+"""The software environment: the locked versions (``requirements.lock``) against the installed ones.
+
+A notebook's Session cell prints :func:`versions`, so a reader sees whether a run used
+the versions that produced the committed outputs.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from . import _paths
+
+__all__ = ["LOCK_FILE", "canonical_name", "read_lock", "requirements", "versions"]
+
+LOCK_FILE = "requirements.lock"
+
+
+def canonical_name(name):
+    """A distribution name in its normalised form (PEP 503): lower case, runs of ``-_.`` as ``-``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def read_lock(path=None):
+    """``{canonical name: version}`` of the ``name==version`` lines of a lock file.
+
+    Parameters
+    ----------
+    path : path-like, optional
+        The lock file; default ``requirements.lock`` of the compendium.
+    """
+    path = Path(path) if path is not None else _paths.project_dir() / LOCK_FILE
+    pins = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].split(";", 1)[0].strip()
+        if not line or line.startswith("-"):
+            continue
+        if "==" not in line:
+            raise ValueError(f"{path}: every line must pin one version (name==version), got {line!r}")
+        name, version = line.split("==", 1)
+        pins[canonical_name(name.split("[", 1)[0].strip())] = version.strip().split()[0].rstrip("\\")
+    return pins
+
+
+def requirements(extras=("notebooks", "test")):
+    """Canonical names of what the compendium requires: the runtime dependencies of dpclust_lib and of
+    dpclust, and those of ``extras`` (this repository's own two distributions left out)."""
+    names = []
+    specs = (importlib.metadata.requires("dpclust_lib") or []) + (importlib.metadata.requires("dpclust") or [])
+    for spec in specs:
+        name = canonical_name(re.split(r"[\s<>=!~;\[(]", spec, maxsplit=1)[0])
+        if name in ("dpclust", "dpclust-lib"):
+            continue
+        marker = spec.split(";", 1)[1] if ";" in spec else ""
+        extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", marker)
+        if (extra is None or extra.group(1) in extras) and name not in names:
+            names.append(name)
+    return names
+
+
+def _installed(name):
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def versions(lock=None, packages=None):
+    """The locked and the installed version of each package, and whether they match.
+
+    Parameters
+    ----------
+    lock : path-like, optional
+        The lock file; default ``requirements.lock`` of the compendium.
+    packages : sequence of str, optional
+        Default: dpclust_lib's requirements, with the notebooks and test extras.
+
+    Returns
+    -------
+    DataFrame with columns package, locked, installed, match (one row per package;
+    ``locked`` or ``installed`` is missing (NA) where the package is not in the lock or not installed).
+    """
+    pins = read_lock(lock)
+    names = [canonical_name(p) for p in packages] if packages is not None else requirements()
+    rows = []
+    for name in names:
+        locked, installed = pins.get(name), _installed(name)
+        rows.append(
+            {
+                "package": name,
+                "locked": locked,
+                "installed": installed,
+                "match": locked is not None and locked == installed,
+            }
+        )
+    return pd.DataFrame(rows, columns=["package", "locked", "installed", "match"])

@@ -1,0 +1,741 @@
+"""Wang et al., DPBIRCH, notebook 05: clustering features, the noisy CF updates, the CF sensitivities,
+the insertion budget and the leaf noise of the public-tree variant.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import math
+import warnings
+
+import numpy as np
+from scipy import stats
+from scipy.spatial.distance import pdist
+
+from dpclust_lib.cluster.birch import (  # the checker's argument has this name
+    ClusteringFeature,
+    DPBirch,
+    DPBirchPublicTree,
+    NegativeRadiusWarning,
+)
+from dpclust_lib.cluster.birch import cf_sensitivities as library_cf_sensitivities
+
+from ._core import ALPHA, ExerciseError, as_float, call_student, check_function, diagnose, fail, passed, short
+
+__all__ = [
+    "check_clustering_feature",
+    "check_dpbirch_noisy_update",
+    "check_cf_sensitivities",
+    "check_dpbirch_insertion_epsilon",
+    "check_public_tree_leaf_noise",
+]
+
+
+def _quietly(check, *args, **kwargs):
+    """Run a checker without its confirmation line (the caller prints one for all its parts)."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        check(*args, **kwargs)
+
+
+def _fresh(value):
+    """A copy of the arrays in ``value`` (a Generator is passed on as it is: its draws must advance)."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(_fresh(v) for v in value)
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def _same(a, b):
+    if isinstance(a, (tuple, list)):
+        return isinstance(b, (tuple, list)) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.random.Generator):
+        return True
+    return np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def _cf(X):
+    """The library's CF of the rows of X, as a tuple (n, ls, ss)."""
+    cf = ClusteringFeature.of(X)
+    return cf.n, cf.ls, cf.ss
+
+
+def _cf_of_library(cf):
+    return cf.n, cf.ls, cf.ss
+
+
+def _flat(cf):
+    n, ls, ss = cf
+    return np.concatenate([[float(n)], np.ravel(ls), [float(ss)]])
+
+
+def _flat_parts(n, ls, ss):
+    return _flat((n, ls, ss))
+
+
+def _cf_flat(out, name):
+    """The student's CF (n, ls, ss) as one flat array [n, ls_1, ..., ls_d, ss]; N and SS must be numbers."""
+    if isinstance(out, ClusteringFeature):
+        out = (out.n, out.ls, out.ss)
+    if out is None:
+        fail(f"{name} returned None", "a CF (n, ls, ss)", None, "did you forget the return statement?")
+    if not isinstance(out, (tuple, list)) or len(out) != 3:
+        fail(
+            f"{name} did not return a CF",
+            "a tuple (n, ls, ss)",
+            short(out),
+            "return the three parts as a tuple: n (a number), ls (an array of d numbers), ss (a number)",
+        )
+    try:
+        n, ls, ss = (np.asarray(part, dtype=float) for part in out)
+    except (TypeError, ValueError):
+        fail(
+            f"{name} did not return numbers",
+            "a tuple (n, ls, ss) of numbers",
+            short(out),
+            "n and ss are numbers, ls a numpy array",
+        )
+    if ss.size != 1:
+        fail(
+            f"{name}: SS is not a number",
+            "SS = the sum of the squared norms ||x||^2 of the points: one number",
+            f"SS of shape {ss.shape}",
+            "SS is one number per CF (the notebook's and scikit-learn's convention): "
+            "sum the squares over the coordinates as well as over the points",
+        )
+    if n.size != 1:
+        fail(
+            f"{name}: N is not a number",
+            "N = the number of points",
+            f"N of shape {n.shape}",
+            "N counts the points: one number",
+        )
+    return np.concatenate([n.ravel(), ls.ravel(), ss.ravel()])
+
+
+def _cf_valued(fn, name):
+    """``fn`` as a function returning a flat CF; it works on copies, and changing an argument is an error."""
+
+    @functools.wraps(fn)
+    def flat(*args):
+        given = _fresh(args)
+        out = fn(*given)
+        if not _same(given, args):
+            fail(
+                f"{name} changed its arguments",
+                "the CFs it was given, unchanged",
+                "an argument modified in place",
+                "build a new CF: ls_a + ls_b makes a new array, while ls_a += ls_b changes CF a",
+            )
+        return _cf_flat(out, name)
+
+    return flat
+
+
+def _sq_radius(cf):
+    n, ls, ss = cf
+    return ss / n - float((ls / n) @ (ls / n))
+
+
+def _sq_diameter(cf):
+    n, ls, ss = cf
+    return 2 * (n * ss - float(ls @ ls)) / (n * (n - 1)) if n > 1 else np.nan
+
+
+def _root(value):
+    return math.sqrt(value) if value >= 0 else np.nan
+
+
+def check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter, seed=0):
+    """Four functions on clustering features, each CF a tuple (n, ls, ss) with SS one number.
+
+    ``cf_of(X)``: the CF of the rows of X. ``cf_merge(a, b)``: the CF of the
+    union (the additivity theorem), without changing a or b.
+    ``cf_radius(cf)``: R = sqrt(SS/N - ||LS/N||^2), and 0 when noise makes the
+    square negative. ``cf_diameter(cf)``: the root mean squared distance between
+    two distinct points. The first three are compared with the library's
+    :class:`~dpclust_lib.cluster.birch.ClusteringFeature` on five point sets
+    (one with negative coordinates) and on noisy CFs, the diameter with the mean
+    over the pairs of points (``scipy.spatial.distance.pdist``); relative
+    tolerance 1e-9.
+    """
+    rng = np.random.default_rng(seed)
+    sets = [
+        rng.random((7, 3)),
+        rng.random((4, 3)) * 2 - 0.5,
+        rng.normal(size=(12, 5)) * 2,
+        rng.random((2, 1)),
+        rng.random((1, 4)),
+    ]
+    noisy = (5.0, np.array([1.2, -0.3, 2.0]), 1.4)  # a CF after noise: R^2 = 0.0588 > 0
+    noisy_negative = (3.0, np.array([2.0, 1.0, -1.5]), 0.9)  # noise made R^2 = 0.3 - 0.806 < 0
+    rtol = 1e-9
+    _quietly(
+        check_function,
+        "cf_of",
+        _cf_valued(cf_of, "cf_of"),
+        lambda X: _flat(_cf(X)),
+        [(X,) for X in sets],
+        rtol=rtol,
+        mistakes=[
+            (
+                lambda X: _flat_parts(len(X), X.mean(axis=0), np.sum(X * X)),
+                "LS is the SUM of the points, not their mean (the centroid is LS/N)",
+            ),
+            (lambda X: _flat_parts(len(X), X.sum(axis=0), X.sum()), "SS sums the SQUARED norms ||x||^2 of the points"),
+            (
+                lambda X: _flat_parts(len(X), X.sum(axis=0), X.sum(axis=0) @ X.sum(axis=0)),
+                "SS is the sum of the squared norms of the points, not the squared norm of their sum",
+            ),
+            (
+                lambda X: _flat_parts(X.shape[1], X.sum(axis=0), np.sum(X * X)),
+                "N counts the points (the rows of X), not the coordinates",
+            ),
+        ],
+        hint="N = the number of rows, LS = their sum (a vector), SS = the sum of their squared norms (a number)",
+    )
+
+    pairs = [(_cf(sets[0]), _cf(sets[1])), (_cf(sets[2][:5]), _cf(sets[2][5:])), (noisy, noisy_negative)]
+    _quietly(
+        check_function,
+        "cf_merge",
+        _cf_valued(cf_merge, "cf_merge"),
+        lambda a, b: _flat(_cf_of_library(ClusteringFeature(*a) + ClusteringFeature(*b))),
+        pairs,
+        rtol=rtol,
+        mistakes=[
+            (
+                lambda a, b: _flat_parts(a[0] + b[0], (a[1] + b[1]) / 2, (a[2] + b[2]) / 2),
+                "the additivity theorem ADDS the three parts; it does not average them",
+            ),
+            (
+                lambda a, b: _flat_parts(a[0] + b[0], a[1] + b[1], a[2] + b[2] + 2 * a[1] @ b[1]),
+                "SS adds like N and LS: SS_a + SS_b. The cross term 2 LS_a.LS_b belongs to ||LS_a + LS_b||^2, "
+                "not to SS",
+            ),
+            (
+                lambda a, b: _flat_parts(a[0] + b[0], a[1] + b[1], (a[1] + b[1]) @ (a[1] + b[1])),
+                "SS is not ||LS||^2: it is the sum of the points' squared norms, so the union has SS_a + SS_b",
+            ),
+            (
+                lambda a, b: _flat_parts(a[0] + b[0], (a[1] + b[1]) / (a[0] + b[0]), a[2] + b[2]),
+                "LS is a sum, not a centroid: the union has LS_a + LS_b",
+            ),
+        ],
+        hint="the additivity theorem: (N_a + N_b, LS_a + LS_b, SS_a + SS_b)",
+    )
+
+    name = "cf_radius"
+    _quietly(
+        check_function,
+        name,
+        cf_radius,
+        lambda cf: ClusteringFeature(*cf).radius,
+        [(_cf(X),) for X in sets] + [(noisy,)],
+        rtol=rtol,
+        mistakes=[
+            (_sq_radius, "that is R^2; the radius is its square root"),
+            (
+                lambda cf: _root(cf[2] / cf[0] - cf[1] @ cf[1] / cf[0]),
+                "the centroid is LS/N, so its squared norm is ||LS||^2 / N^2",
+            ),
+            (
+                lambda cf: _root(cf[2] - cf[1] @ cf[1] / cf[0]),
+                "that is the root of the SUM of the squared distances to the centroid; R is the root of their MEAN: "
+                "divide by N",
+            ),
+            (
+                lambda cf: math.sqrt(max(cf[2] / cf[0], 0)) - np.linalg.norm(cf[1] / cf[0]),
+                "subtract before the square root: R^2 = SS/N - ||LS/N||^2",
+            ),
+            (
+                lambda cf: _root(_sq_diameter(cf)),
+                "that is the diameter (the mean over pairs of points); the radius is the root mean squared distance "
+                "to the centroid",
+            ),
+        ],
+        hint="R^2 = SS/N - ||LS/N||^2: the mean squared norm minus the squared norm of the mean",
+    )
+    negative_hint = (
+        "noise can make SS/N - ||LS/N||^2 negative (section 2); the library then takes the radius as 0, "
+        "as the threshold test does: return 0 in that case"
+    )
+    with np.errstate(invalid="ignore"):
+        try:
+            got, crashed = call_student(cf_radius, _fresh(noisy_negative)), None
+        except ExerciseError as err:
+            if not isinstance(err.__cause__, (ValueError, FloatingPointError)):
+                raise
+            got, crashed = None, f"{type(err.__cause__).__name__}: {err.__cause__}"
+    if crashed is None:
+        got = as_float(got, name, ())
+    if crashed is not None or got.shape != () or got != 0:
+        fail(
+            f"{name}({short(noisy_negative, 90)}): a noisy CF whose squared radius is negative",
+            0.0,
+            crashed or np.round(got, 6).tolist(),
+            negative_hint,
+        )
+
+    diameter_mistakes = [
+        (_sq_diameter, "that is D^2; the diameter is its square root"),
+        (lambda cf: 2 * _root(_sq_radius(cf)), "the diameter is not twice the radius: D^2 = 2 N R^2 / (N - 1)"),
+        (
+            lambda cf: _root(2 * _sq_radius(cf)),
+            "average over the N (N - 1) ordered pairs of DISTINCT points, not over all N^2 pairs",
+        ),
+        (
+            lambda cf: _root(_sq_diameter(cf) / 2),
+            "the sum over i != j of ||x_i - x_j||^2 is 2 (N SS - ||LS||^2): each ordered pair gives "
+            "||x_i||^2 + ||x_j||^2 - 2 x_i.x_j",
+        ),
+        (lambda cf: _root(_sq_radius(cf)), "that is the radius R"),
+    ]
+    for X in sets:
+        if len(X) < 2:
+            continue
+        cf = _cf(X)
+        want = math.sqrt(float(np.mean(pdist(X, "sqeuclidean"))))
+        got = as_float(call_student(cf_diameter, _fresh(cf)), "cf_diameter", ())
+        if got.shape == () and np.isclose(got, want, rtol=rtol, atol=0):
+            continue
+        hint = diagnose(
+            got,
+            [(np.asarray(w(cf), dtype=float).reshape(got.shape), h) for w, h in diameter_mistakes]
+            if got.size == 1
+            else [],
+            rtol,
+            "expand ||x_i - x_j||^2 = ||x_i||^2 + ||x_j||^2 - 2 x_i.x_j and sum over the pairs i != j",
+        )
+        fail(
+            f"cf_diameter({short(cf, 90)}) is not right (relative tolerance {rtol:g}; the subcluster has "
+            f"{len(X)} points)",
+            round(want, 6),
+            np.round(got, 6).tolist(),
+            hint,
+        )
+    return passed(
+        "cf_of, cf_merge and cf_radius agree with the library's ClusteringFeature on every case (noisy CFs "
+        "included), and cf_diameter with the mean over the pairs of points"
+    )
+
+
+def _laplace_part(what, draws, scale, level, mistakes, hint):
+    """Kolmogorov-Smirnov test of ``draws`` against Lap(0, scale) at ``level``; on failure the hint of the first
+    typical wrong distribution ((cdf, hint) in ``mistakes``) that the draws pass at the same level."""
+    if stats.kstest(draws, stats.laplace(scale=scale).cdf).pvalue >= level:
+        return
+    if np.ptp(draws) == 0:
+        hint = f"{what} carries no noise: add a fresh Laplace draw to every number released"
+    else:
+        hint = next((h for cdf, h in mistakes if stats.kstest(draws, cdf).pvalue >= level), hint)
+    fail(
+        f"the noise on {what} does not follow Lap({scale:g}) (Kolmogorov-Smirnov p < {level:.1e})",
+        f"Laplace noise of scale {scale:g}, centred at 0 (mean |noise| = the scale)",
+        f"mean |noise| {np.mean(np.abs(draws)):.4g}, median {np.median(draws):.3g}",
+        hint,
+    )
+
+
+def _independent(noise, names, level):
+    """Correlation test of every pair of noise columns (sqrt(m) |r| is about N(0, 1) under independence),
+    Bonferroni over the pairs at family-wise ``level``."""
+    m, k = noise.shape
+    r = np.corrcoef(noise, rowvar=False)
+    i, j = np.triu_indices(k, 1)
+    p = 2 * stats.norm.sf(math.sqrt(m) * np.abs(r[i, j]))
+    worst = int(np.argmin(p))
+    if p[worst] < level / len(p):
+        a, b = names[i[worst]], names[j[worst]]
+        fail(
+            f"the noise on {a} and the noise on {b} are not independent (correlation test, p < {level / len(p):.1e})",
+            "correlation about 0",
+            f"correlation {r[i[worst], j[worst]]:.3f}",
+            "draw a separate Laplace value for every number released: each coordinate of LS, and SS",
+        )
+
+
+def check_dpbirch_noisy_update(update, d=3, epsilon=0.5, n=10_000, seed=0):
+    """``update(cf, x, epsilon, rng)``: the paper's step 1, record x merged into one CF with Laplace noise.
+
+    The answer must be (N + 1, LS + x + eta, SS + ||x||^2 + xi): eta are d and
+    xi one independent Lap(1/epsilon) draws (the paper's Delta q = 1 on [0, 1]
+    data), and N is exact. First at epsilon = 1e8 (noise below 1e-6) against the
+    library's merge ``ClusteringFeature`` + ``ClusteringFeature.of(x)`` on three
+    CFs; then ``n`` calls at ``epsilon`` on one CF: Kolmogorov-Smirnov tests of
+    the LS noise (all coordinates) and of the SS noise against Lap(1/epsilon),
+    and a correlation test of every pair of the d + 1 noise columns;
+    family-wise alpha = 0.001 (Bonferroni, a third for each).
+    """
+    rng = np.random.default_rng(seed)
+    cfs = [_cf(rng.random((5, d))), _cf(rng.random((1, d))), _cf(rng.random((40, d)))]
+    records = list(rng.random((3, d)))
+    flat_update = _cf_valued(update, "update")
+
+    def merged(cf, x, *_):
+        return _flat(_cf_of_library(ClusteringFeature(*cf) + ClusteringFeature.of(x)))
+
+    big = 1e8
+    cases = [(cf, x, big, rng) for cf, x in zip(cfs, records)]
+    got, want = call_student(flat_update, *cases[0]), merged(*cases[0])
+    if got.shape == want.shape and np.max(np.abs(got - want)) > 1.0:
+        fail(
+            f"at epsilon = {big:g} the update is far from the exact merge",
+            "noise of scale 1e-8",
+            f"largest |difference| {np.max(np.abs(got - want)):.3g}",
+            "the Laplace scale is Delta q / epsilon = 1/epsilon: the noise shrinks as epsilon grows",
+        )
+    _quietly(
+        check_function,
+        f"the noise-free part of step 1 (epsilon = {big:g})",
+        flat_update,
+        merged,
+        cases,
+        rtol=1e-6,
+        atol=1e-5,
+        mistakes=[
+            (
+                lambda cf, x, *_: _flat((cf[0], cf[1] + x, cf[2] + x @ x)),
+                "N counts the records: the merged CF has N + 1",
+            ),
+            (
+                lambda cf, x, *_: _flat((cf[0] + 1, cf[1] + x, cf[2] + x.sum())),
+                "SS adds the squared norm ||x||^2, not the sum of x's coordinates",
+            ),
+            (
+                lambda cf, x, *_: _flat((cf[0] + 1, cf[1] + x, cf[2] + math.sqrt(x @ x))),
+                "SS adds ||x||^2, the SQUARED norm",
+            ),
+            (lambda cf, x, *_: _flat((cf[0] + 1, cf[1] + x, cf[2])), "SS takes the record in as well: SS + ||x||^2"),
+            (lambda cf, x, *_: _flat((cf[0] + 1, cf[1], cf[2] + x @ x)), "LS takes the record in: LS + x"),
+            (
+                lambda cf, x, *_: _flat((cf[0] + 1, x, x @ x)),
+                "the record joins the subcluster: add it to the CF, do not replace the CF by it",
+            ),
+        ],
+        hint="step 1 merges x into the CF, (N + 1, LS + x, SS + ||x||^2), and then adds the noise",
+    )
+
+    cf, x = cfs[0], records[0]
+    want = merged(cf, x)
+    out = np.empty((n, d + 2))
+    for i in range(n):
+        out[i] = call_student(flat_update, cf, x, epsilon, rng)
+    if np.any(out[:, 0] != want[0]):
+        fail(
+            "N is not exact",
+            f"N = {want[0]:g} (N + 1) in every call",
+            f"N from {out[:, 0].min():.4g} to {out[:, 0].max():.4g}",
+            "the paper adds no noise to N: it stays the exact count N + 1",
+        )
+    noise = out[:, 1:] - want[1:]
+    scale, level = 1.0 / epsilon, ALPHA / 3
+    mistakes = [
+        (
+            stats.laplace(scale=d / epsilon).cdf,
+            f"scale d/eps = {d / epsilon:g}: d is the L1 sensitivity of LS on [0, 1]^d (the honest accounting of "
+            "Exercise 3), but the paper's step 1, which this exercise implements, uses Delta q = 1: Lap(1/eps)",
+        ),
+        (
+            stats.laplace(scale=2 / epsilon).cdf,
+            "scale 2/eps: the paper spends eps on LS and eps on SS (2 eps in all), so each draw is Lap(1/eps)",
+        ),
+        (
+            stats.laplace(scale=1 / (2 * epsilon)).cdf,
+            "scale 1/(2 eps): each of LS and SS gets the whole eps in the paper, so each draw is Lap(1/eps)",
+        ),
+        (stats.laplace(scale=epsilon).cdf, "the scale is Delta q / eps = 1/eps, not eps"),
+        (stats.norm(scale=scale).cdf, "that is Gaussian noise; the paper uses the Laplace mechanism"),
+        (stats.norm(scale=math.sqrt(2) * scale).cdf, "that is Gaussian noise; the paper uses the Laplace mechanism"),
+    ]
+    _laplace_part(
+        "LS",
+        noise[:, :d].ravel(),
+        scale,
+        level,
+        mistakes,
+        "LS gets d independent Lap(1/eps) draws, one per coordinate, added to LS + x",
+    )
+    _laplace_part(
+        "SS",
+        noise[:, d],
+        scale,
+        level,
+        mistakes,
+        "SS gets one Lap(1/eps) draw of its own, added to SS + ||x||^2 (noise the sum, not the record "
+        "before squaring it)",
+    )
+    _independent(noise, [f"LS[{j}]" for j in range(d)] + ["SS"], level)
+    return passed(
+        f"step 1 merges the record exactly, adds independent Lap(1/eps) noise to each of the {d} "
+        f"coordinates of LS and to SS, and keeps N exact ({n:,} calls at eps = {epsilon:g})"
+    )
+
+
+# Boxes [lower, upper]: the first has a negative side whose square beats the positive one.
+_SENSITIVITY_BOXES = [
+    ((0.0, -2.0, 0.0, -0.5), (1.0, 1.0, 3.0, 0.5)),
+    ((-1.0, 0.0, -3.0), (0.5, 2.0, -1.0)),
+    ((-2.0,), (1.0,)),
+    ((0.0,) * 3, (1.0,) * 3),
+    ((0.0,) * 10, (1.0,) * 10),
+]
+
+
+def check_cf_sensitivities(cf_sensitivities):
+    """``cf_sensitivities(lower, upper)``: the L1 sensitivities (Delta N, Delta LS, Delta SS) of one CF.
+
+    Neighbouring data sets differ by adding or removing one record x of the box
+    [lower, upper]. Checked against ``birch.cf_sensitivities``, the sensitivities
+    ``DPBirchPublicTree`` calibrates its noise to, on five boxes, two with negative sides (relative tolerance 1e-9).
+    """
+    names = ("N", "LS", "SS")
+    defaults = (
+        "N counts the records",
+        "adding or removing x moves LS by x itself: take the largest L1 norm ||x||_1 over the box",
+        "adding or removing x moves SS by ||x||^2: take its largest value over the box",
+    )
+    for lower, upper in _SENSITIVITY_BOXES:
+        lo, up = np.array(lower), np.array(upper)
+        want = np.array(library_cf_sensitivities(lo, up))
+        got = as_float(call_student(cf_sensitivities, lo.copy(), up.copy()), "cf_sensitivities", (3,))
+        if got.shape != (3,):
+            fail(
+                f"cf_sensitivities({list(lower)}, {list(upper)}) has the wrong shape",
+                "three numbers",
+                got.shape,
+                "return (Delta N, Delta LS, Delta SS)",
+            )
+        if np.allclose(got, want, rtol=1e-9, atol=0):
+            continue
+        big = np.maximum(np.abs(lo), np.abs(up))
+        low_sq = np.where((lo <= 0) & (up >= 0), 0.0, np.minimum(lo**2, up**2))
+        d = float(len(lo))
+        replaced = "that is the change when one record is REPLACED by another; here a record x is added or removed"
+        candidates = (
+            [(0.0, "adding or removing one record changes N by exactly 1")],
+            [
+                (
+                    1.0,
+                    "Delta q = 1 is the change of ONE coordinate on [0, 1]; LS has d coordinates, and its L1 "
+                    "sensitivity adds up their changes",
+                ),
+                (
+                    big.max(),
+                    "the Laplace mechanism needs the L1 norm of the change: the sum over the coordinates, "
+                    "not the largest one",
+                ),
+                (
+                    np.sqrt(np.sum(big**2)),
+                    "that is the L2 norm of the change; the Laplace mechanism is calibrated to its L1 norm",
+                ),
+                (np.sum(up - lo), replaced + ", which moves LS by x itself"),
+                (np.sum(np.abs(up)), "a coordinate can be negative: |x_j| can reach |l_j|; take max(|l_j|, |u_j|)"),
+                (d, "d is the answer on [0, 1]^d only; here the box has other sides"),
+            ],
+            [
+                (want[1] ** 2, "||x||^2 is the sum of the squared coordinates, not the square of their sum"),
+                (np.sum(up**2), "a coordinate in [l_j, u_j] with l_j < 0 can reach l_j^2 > u_j^2: take the larger"),
+                (want[1], "SS moves by ||x||^2 (squared coordinates), not by ||x||_1"),
+                (1.0, "SS moves by ||x||^2, which can be far above 1 (d on [0, 1]^d)"),
+                (np.sum(big**2 - low_sq), replaced + ", which moves SS by ||x||^2"),
+                (d, "d is the answer on [0, 1]^d only; here the box has other sides"),
+            ],
+        )
+        for k in range(3):
+            if not np.isclose(got[k], want[k], rtol=1e-9, atol=0):
+                hint = next((h for v, h in candidates[k] if np.isclose(got[k], v, rtol=1e-6)), defaults[k])
+                fail(
+                    f"the L1 sensitivity of {names[k]} is not right for the box lower={list(lower)}, "
+                    f"upper={list(upper)}",
+                    round(float(want[k]), 6),
+                    round(float(got[k]), 6),
+                    hint,
+                )
+    return passed(f"the sensitivities of (N, LS, SS) are right on all {len(_SENSITIVITY_BOXES)} boxes")
+
+
+# DPBirch trees on uniform data in a box: (lower, upper, epsilon, T, B, records). The first is the case the
+# hints are read from: there no two typical mistakes give the same number.
+_INSERTION_TREES = [
+    ((0.0, -2.0, 0.0, -0.5), (1.0, 1.0, 3.0, 0.5), 2.0, 0.3, 4, 300),
+    ((-1.0, 0.0, -3.0), (0.5, 2.0, -1.0), 0.5, 0.1, 3, 200),
+    ((0.0,) * 10, (1.0,) * 10, 0.8, 0.5, 50, 300),
+    ((-2.0,), (1.0,), 0.1, 0.2, 5, 50),
+    ((0.0,) * 3, (1.0,) * 3, 5.0, 0.1, 2, 100),
+]
+
+
+def _insertion_cases(seed=0):
+    """(h, lower, upper, epsilon) of fitted DPBirch trees, and the library's epsilon_if_shape_public_ of each."""
+    rng = np.random.default_rng(seed)
+    cases, cost = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NegativeRadiusWarning)
+        for lower, upper, eps, T, B, n in _INSERTION_TREES:
+            lo, up = np.array(lower), np.array(upper)
+            X = lo + (up - lo) * rng.random((n, len(lo)))
+            est = DPBirch(None, epsilon=eps, threshold=T, branching_factor=B, bounds=(lo, up), random_state=rng).fit(X)
+            cases.append((est.height_, lo, up, eps))
+            cost.append(est.epsilon_if_shape_public_)
+    return cases, cost
+
+
+def check_dpbirch_insertion_epsilon(insertion_epsilon):
+    """``insertion_epsilon(h, lower, upper, epsilon)``: what the noise of one insertion costs, the paper's scheme.
+
+    Lap(Delta q / epsilon) on every coordinate of LS and on SS of each of the h
+    CFs on the record's path, Delta q the largest |x_j| the box [lower, upper]
+    allows (1 on [0, 1]^d, the paper's value); each noisy CF released once, N
+    and the tree's shape taken as public. Checked against
+    ``DPBirch.epsilon_if_shape_public_`` of five fitted trees in boxes with
+    and without negative sides (relative tolerance 1e-9).
+    """
+    cases, costs = _insertion_cases()
+    cost = {(h, tuple(lo), tuple(up), e): c for (h, lo, up, e), c in zip(cases, costs)}
+
+    def parts(lo, up):
+        big = np.maximum(np.abs(lo), np.abs(up))
+        return float(big.sum()), float(np.sum(big**2)), float(big.max())  # Delta LS, Delta SS, Delta q
+
+    def wrong(f):
+        return lambda h, lo, up, e: f(h, *parts(lo, up), e, len(lo))
+
+    mistakes = [
+        (
+            wrong(lambda h, L, S, q, e, d: 2 * e),
+            "that is the paper's claim (eps for LS, eps for SS): it takes the "
+            "sensitivity to be Delta q and counts one CF",
+        ),
+        (
+            wrong(lambda h, L, S, q, e, d: (L + S) * e / q),
+            "that is the cost of ONE noisy CF. The record updates one CF on each of the h levels; all of them contain "
+            "it, so they compose sequentially",
+        ),
+        (
+            wrong(lambda h, L, S, q, e, d: 2 * h * e),
+            "Delta q is the largest change of ONE coordinate: LS moves by up to sum_j max(|l_j|, |u_j|) in L1 norm, "
+            "and SS by up to sum_j max(l_j^2, u_j^2)",
+        ),
+        (
+            wrong(lambda h, L, S, q, e, d: h * (L + S) * e),
+            "the noise scale is Delta q / eps, not 1/eps: a release with L1 sensitivity Delta and noise scale b costs "
+            "Delta / b",
+        ),
+        (wrong(lambda h, L, S, q, e, d: h * L * e / q), "SS is noised too, and its change counts as well"),
+        (
+            wrong(lambda h, L, S, q, e, d: h * (L + L * L) * e / q),
+            "SS moves by ||x||^2 = sum_j x_j^2, at most sum_j max(l_j^2, u_j^2), not by (sum_j |x_j|)^2",
+        ),
+        (
+            wrong(lambda h, L, S, q, e, d: (h - 1) * (L + S) * e / q),
+            "count the leaf level too: a tree of h levels has h CFs on every path",
+        ),
+        (
+            wrong(lambda h, L, S, q, e, d: 2 * h * d * e),
+            "2 h d eps holds on [0, 1]^d only; in this box the sensitivities and Delta q are different",
+        ),
+    ]
+    return check_function(
+        "the budget one insertion spends",
+        insertion_epsilon,
+        lambda h, lo, up, e: cost[(h, tuple(lo), tuple(up), e)],
+        cases,
+        rtol=1e-9,
+        mistakes=mistakes,
+        hint="for each CF on the path: (L1 sensitivity of LS + that of SS) / noise scale; then compose over the path",
+    )
+
+
+def check_public_tree_leaf_noise(noisy_leaves, epsilon=1.0, m=20_000, seed=0):
+    """``noisy_leaves(n, ls, ss, epsilon, lower, upper, rng)``: DPBirchPublicTree's release of its leaf CFs.
+
+    Every leaf's N, each coordinate of its LS, and its SS get an independent
+    Laplace draw of scale Delta / (share * epsilon): the L1 sensitivities of
+    the box [lower, upper], the shares (1/4, 1/2, 1/4). Checked on m leaves in
+    a 4-d box with negative sides, against the library's scales
+    (``birch.cf_sensitivities`` over DPBirchPublicTree's budget shares): a Kolmogorov-Smirnov test of each
+    part's noise and a correlation test of all pairs of noise columns,
+    family-wise alpha = 0.001 (Bonferroni, a quarter for each).
+    """
+    lower, upper = (np.array(b) for b in _SENSITIVITY_BOXES[0])
+    d = len(lower)
+    rng = np.random.default_rng(seed)
+    n = rng.integers(0, 60, m).astype(float)
+    ls = (lower + (upper - lower) * rng.random((m, d))) * n[:, None]  # exact CFs of some records in the box
+    ss = np.sum(np.maximum(lower**2, upper**2)) * n * rng.random(m)
+    out = call_student(noisy_leaves, n.copy(), ls.copy(), ss.copy(), epsilon, lower.copy(), upper.copy(), rng)
+    if not isinstance(out, (tuple, list)) or len(out) != 3:
+        fail(
+            "noisy_leaves did not return three arrays",
+            "a tuple (n, ls, ss) of noisy arrays",
+            short(out),
+            "return the noisy n, ls and ss, shaped like the exact ones",
+        )
+    parts = []
+    for part, exact, label in zip(out, (n, ls, ss), ("n", "ls", "ss")):
+        got = as_float(part, "noisy_leaves", exact.shape)
+        if got.shape != exact.shape:
+            fail(
+                f"noisy_leaves returned {label} of the wrong shape",
+                exact.shape,
+                got.shape,
+                "one noisy value per leaf (and per coordinate for ls); no loop, no aggregation",
+            )
+        parts.append(got - exact)
+    big = np.maximum(np.abs(lower), np.abs(upper))
+    share = np.array(DPBirchPublicTree().budget_split)
+    delta = np.array(library_cf_sensitivities(lower, upper))
+    scales = delta / (share * epsilon)
+
+    def lap(scale):
+        return stats.laplace(scale=scale).cdf
+
+    split = "the three parts share eps: N gets eps/4, LS eps/2 and SS eps/4 (sequential composition)"
+    thirds = "the split is (1/4, 1/2, 1/4) for (N, LS, SS), not equal thirds"
+    level = ALPHA / 4
+    for k, (what, noise) in enumerate(zip(("N", "LS", "SS"), (parts[0], parts[1].ravel(), parts[2]))):
+        common = [(lap(delta[k] / epsilon), split), (lap(delta[k] / (epsilon / 3)), thirds)]
+        eps_k = share[k] * epsilon
+        if what == "LS":
+            common += [
+                (lap(d / eps_k), "d is the sensitivity of LS on [0, 1]^d only; for this box it is larger"),
+                (
+                    lap(1 / eps_k),
+                    "Delta q = 1 is the paper's value for one coordinate; LS has d of them, and "
+                    "its L1 sensitivity adds up their largest changes",
+                ),
+                (
+                    lap(big.max() / eps_k),
+                    "the L1 sensitivity adds up the coordinates' largest changes; it is not the largest one",
+                ),
+                (
+                    lap(np.sum(upper - lower) / eps_k),
+                    "that is the sensitivity when a record is REPLACED; here a record is added or removed",
+                ),
+            ]
+        elif what == "SS":
+            common += [
+                (lap(d / eps_k), "d is the sensitivity of SS on [0, 1]^d only; for this box it is larger"),
+                (lap(1 / eps_k), "SS moves by ||x||^2, far more than 1 in this box"),
+                (
+                    lap(delta[1] ** 2 / eps_k),
+                    "||x||^2 is the sum of the squared coordinates, not the square of their sum",
+                ),
+                (lap(np.sum(upper**2) / eps_k), "a side with l_j < 0 can reach l_j^2 > u_j^2: take the larger"),
+                (lap(delta[1] / eps_k), "SS moves by ||x||^2, not by ||x||_1"),
+            ]
+        _laplace_part(
+            what,
+            noise,
+            scales[k],
+            level,
+            common,
+            f"{what}: Laplace noise of scale (L1 sensitivity of {what}) / (its share of eps)",
+        )
+    columns = np.column_stack([parts[0], parts[1], parts[2]])
+    _independent(columns, ["N"] + [f"LS[{j}]" for j in range(d)] + ["SS"], level)
+    return passed(
+        f"each leaf's N, LS and SS carry independent Laplace noise of scales "
+        f"{', '.join(f'{s:g}' for s in scales)} (eps = {epsilon:g}), as in DPBirchPublicTree"
+    )

@@ -1,0 +1,229 @@
+"""Zhang & Cheng (2021), notebook 03: the noisy quadtree levels, the EUG grid size and the budget a
+DPQTk-means fit spends.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpclust_lib.cluster.dpqt_kmeans import DPQTKMeans
+from dpclust_lib.cluster.eug_kmeans import eug_grid_size
+
+from ._core import call_student, check_function, diagnose, fail, ks_check, laplace_cdf, pair_of_arrays, passed
+
+__all__ = [
+    "check_quadtree_level",
+    "check_eug_grid_size",
+    "check_dpqt_epsilon_spent",
+]
+
+
+def check_quadtree_level(release_level, epsilon_tree=0.6, max_height=4, threshold=10.0, n_nodes=20_000, seed=0):
+    """``release_level(counts, epsilon_tree, max_height, threshold, rng)``: one level of the DP quadtree.
+
+    Must return (noisy counts, split): every node's count plus its own
+    Lap(max_height / epsilon_tree) (the level's share epsilon_tree / max_height,
+    sensitivity 1 over disjoint cells), and split = noisy count > threshold, as
+    :func:`~dpclust_lib.cluster.dpqt_kmeans.build_dp_quadtree` does. The noise is
+    checked by a Kolmogorov-Smirnov test at alpha = 0.001 over ``n_nodes``
+    nodes, naming typical wrong scales; the split rule exactly.
+    """
+    counts = np.random.default_rng([seed, 303]).integers(0, 40, size=n_nodes).astype(float)
+    name = "release_level"
+    out = call_student(release_level, counts.copy(), epsilon_tree, max_height, threshold, np.random.default_rng(seed))
+    noisy, split = pair_of_arrays(out, name, ("noisy_counts", (n_nodes,)), ("split", (n_nodes,)))
+    noise = noisy - counts
+    if np.all(np.abs(noise) < 1e-12):
+        fail(
+            "the counts came back exact",
+            "count + Laplace noise for every node",
+            "the exact counts",
+            "the split decisions are released (they shape the tree), so they must come from noisy counts",
+        )
+    if np.ptp(noise) == 0:
+        fail(
+            "every node got the same noise",
+            "an independent draw per node",
+            "one draw for the whole level",
+            "draw one Laplace value per node: size=len(counts)",
+        )
+    b = max_height / epsilon_tree
+    mistakes = [
+        (
+            laplace_cdf(1 / epsilon_tree),
+            "every level gets epsilon_tree / maxH, not all of epsilon_tree: the maxH "
+            "levels run one after the other on the same data (sequential composition)",
+        ),
+        (
+            laplace_cdf((max_height + 1) / epsilon_tree),
+            "off by one in the depth: counts are released at depths "
+            "0, ..., maxH - 1, that is maxH levels (a node at depth maxH "
+            "stops whatever its count), so each gets epsilon_tree / maxH",
+        ),
+        (
+            laplace_cdf((max_height - 1) / epsilon_tree),
+            "off by one in the depth: depths 0, ..., maxH - 1 are maxH levels, so each gets epsilon_tree / maxH",
+        ),
+        (
+            laplace_cdf(1 / (epsilon_tree * max_height)),
+            "the scale is sensitivity / budget = 1 / (epsilon_tree / maxH) = maxH / epsilon_tree",
+        ),
+        (
+            laplace_cdf(2 * max_height / epsilon_tree),
+            "the nodes of one level are disjoint cells, so one record "
+            "changes one count by 1: the level's sensitivity is 1",
+        ),
+    ]
+    ks_check(
+        "the noise of the counts",
+        noise,
+        n_nodes,
+        laplace_cdf(b),
+        mistakes,
+        f"each count gets Lap(maxH / epsilon_tree) = Lap({b:g})",
+    )
+    want = noisy > threshold
+    as_bool = split.astype(bool)
+    if not (np.isin(split, [0, 1]).all() and np.array_equal(as_bool, want)):
+        hint = diagnose(
+            split,
+            [
+                (
+                    counts > threshold,
+                    "the split is decided on the TRUE count; it must use the noisy count, or the tree's "
+                    "shape leaks the data outside the budget",
+                ),
+                (
+                    noisy <= threshold,
+                    "inverted: a node splits when its noisy count EXCEEDS the threshold (Alg. 2 stops "
+                    "if NoisyCount <= T)",
+                ),
+                (noisy >= threshold, "a node splits when its noisy count exceeds T (strictly)"),
+            ],
+            1e-9,
+            "split = noisy count > threshold, one boolean per node",
+        )
+        fail(
+            "the split decisions are not right",
+            f"{int(want.sum())} of {n_nodes} nodes split",
+            f"{int(as_bool.sum())} split",
+            hint,
+        )
+    return passed(
+        f"every node's count carries Lap(maxH / epsilon_tree) = Lap({b:g}), and a node splits when its "
+        "noisy count exceeds T"
+    )
+
+
+def check_eug_grid_size(cells_per_dim):
+    """``cells_per_dim(n, epsilon, n_features)``: m of Su et al.'s grid, as :func:`eug_grid_size` computes it.
+
+    M = (N epsilon / 10)^(2d / (d + 2)) cells in all, m = M^(1/d) per dimension,
+    rounded to the nearest integer, at least 1. Seven cases (relative tolerance 1e-9).
+    """
+
+    def raw(n, e, d, theta=10.0):
+        return (n * e / theta) ** (2.0 / (d + 2))
+
+    cases = [
+        (10_000, 0.1, 2),
+        (6_500, 0.01, 2),
+        (100, 0.01, 2),
+        (19_020, 0.5, 10),
+        (1_000, 1.0, 1),
+        (5_000, 0.2, 3),
+        (100_000, 1.0, 2),
+    ]
+    rounding = "round to the nearest integer (2.55 -> 3), as the library does"
+    mistakes = [
+        (
+            lambda n, e, d: max(1, math.floor(raw(n, e, d) ** d + 0.5)),
+            "that is M, the number of cells in all; each of the d dimensions gets m = M^(1/d)",
+        ),
+        (lambda n, e, d: raw(n, e, d), "a number of cells is an integer: round to the nearest, at least 1"),
+        (lambda n, e, d: max(1, math.floor(raw(n, e, d))), rounding),
+        (lambda n, e, d: max(1, math.ceil(raw(n, e, d))), rounding),
+        (
+            lambda n, e, d: math.floor(raw(n, e, d) + 0.5),
+            "a grid has at least one cell per dimension, even when N eps / 10 is below 1",
+        ),
+        (
+            lambda n, e, d: max(1, math.floor(raw(n, e, d, 1.0) + 0.5)),
+            "theta = 10 is part of the formula: (N eps / 10)",
+        ),
+        (
+            lambda n, e, d: max(1, math.floor((n * e / 10) ** (2.0 / d) + 0.5)),
+            "M^(1/d) = (N eps / 10)^(2d/(d + 2) / d) = (N eps / 10)^(2/(d + 2))",
+        ),
+    ]
+    return check_function(
+        "the number of grid cells per dimension",
+        cells_per_dim,
+        eug_grid_size,
+        cases,
+        mistakes=mistakes,
+        hint="m = M^(1/d), rounded to the nearest integer, at least 1",
+    )
+
+
+def _dpqt_cases(seed=0):
+    """{(epsilon, gamma, max_height, levels_released): epsilon_spent_} of DPQTKMeans fits stopping at various depths."""
+    X = np.random.default_rng([seed, 330]).random((400, 2))
+    settings = [(1.0, 0.3, 4, 2.0), (0.5, 0.5, 3, 1e9), (2.0, 0.3, 6, 20.0), (0.1, 0.2, 2, 0.0), (5.0, 0.7, 7, 3.0)]
+    out = {}
+    for eps, gamma, height, threshold in settings:
+        est = DPQTKMeans(
+            2,
+            epsilon=eps,
+            gamma=gamma,
+            max_height=height,
+            threshold=threshold,
+            random_state=seed,
+            bounds=(0.0, 1.0),
+            max_iter=5,
+        ).fit(X)
+        out[(eps, gamma, height, est.tree_.levels_released)] = est.epsilon_spent_
+    return out
+
+
+def check_dpqt_epsilon_spent(epsilon_spent, seed=0):
+    """``epsilon_spent(epsilon, gamma, max_height, levels_released)``: what a DPQTk-means fit spends.
+
+    Checked against ``epsilon_spent_`` of the library's DPQTKMeans on five fits
+    whose trees release 1 to ``max_height`` levels (relative tolerance 1e-9).
+    """
+    spent = _dpqt_cases(seed)
+    mistakes = [
+        (
+            lambda e, g, h, L: e,
+            "a level releases counts only if it has nodes: when no node of depth h splits, the "
+            "deeper levels release nothing and spend nothing",
+        ),
+        (
+            lambda e, g, h, L: L * g * e + (1 - g) * e,
+            "each level gets epsilon_1 / maxH, not all of epsilon_1 = gamma eps",
+        ),
+        (
+            lambda e, g, h, L: (L + 1) * g * e / h + (1 - g) * e,
+            "off by one: levels_released already counts every released level, the root's included",
+        ),
+        (
+            lambda e, g, h, L: (L - 1) * g * e / h + (1 - g) * e,
+            "off by one: levels_released already counts every released level, the root's included",
+        ),
+        (lambda e, g, h, L: L * g * e / h, "the leaf counts spend epsilon_2 = (1 - gamma) eps as well"),
+        (
+            lambda e, g, h, L: g * e + L * (1 - g) * e / h,
+            "gamma eps is the TREE's share; the leaf counts get (1 - gamma) eps",
+        ),
+    ]
+    return check_function(
+        "the epsilon a DPQTk-means fit spends",
+        epsilon_spent,
+        lambda *case: spent[case],
+        list(spent),
+        mistakes=mistakes,
+        hint="add up the budgets of the releases: one per released level, then the leaves",
+    )

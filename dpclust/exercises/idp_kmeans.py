@@ -1,0 +1,320 @@
+"""Li et al. (2013), notebook 04: SuLQ noisy sums and counts, the budget schedules and IDP k-means
+initial centres.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from dpclust_lib.cluster.idp_kmeans import IDPKMeans
+from dpclust_lib.cluster.kmeans import budget_shares, cluster_sums_counts, sum_count_sensitivity
+from dpclust_lib.mechanisms import laplace_mechanism, laplace_scale
+
+from ._core import (
+    ALPHA,
+    as_float,
+    call_student,
+    check_function,
+    diagnose,
+    fail,
+    ks_check,
+    laplace_cdf,
+    pair_of_arrays,
+    passed,
+    same_shape_close,
+)
+
+__all__ = [
+    "check_noisy_sums_counts",
+    "check_release_scale",
+    "check_total_spent",
+    "check_idp_initial_centres",
+]
+
+
+def _same_columns(noise):
+    """True when two columns of ``noise`` hold the same draws (one draw reused across entries)."""
+    cols = noise.shape[1]
+    return any(np.mean(noise[:, i] == noise[:, j]) > 0.5 for i in range(cols) for j in range(i + 1, cols))
+
+
+def check_noisy_sums_counts(noisy_sums_counts, epsilon=0.8, n_features=2, n_clusters=3000, seed=0):
+    """``noisy_sums_counts(X, labels, n_clusters, epsilon, rng)``: one SuLQ release on [0, 1]^d.
+
+    Must return (noisy sums (K, d), noisy counts (K,)): every entry of the
+    exact per-cluster sums and counts plus its own Lap((d + 1) / epsilon).
+    Checked on K = ``n_clusters`` clusters of random records in [0, 1]^d:
+    (1) a Kolmogorov-Smirnov test of the sums' noise and one of the counts'
+    noise against Lap((d + 1) / epsilon), at alpha = 0.0005 each (family-wise
+    0.001), naming typical wrong scales; (2) with the noise drawn in one call of
+    shape (K, d + 1) as prescribed, the release must equal the library's
+    (:func:`~dpclust_lib.cluster.kmeans.noisy_centres` draws it that way) for the
+    same seed, to relative tolerance 1e-9.
+    """
+    d, K = n_features, n_clusters
+    data_rng = np.random.default_rng([seed, 404])
+    X = data_rng.random((4 * K, d))
+    labels = data_rng.integers(0, K, size=4 * K)
+    sums, counts = cluster_sums_counts(X, labels, K, np.zeros(d), np.ones(d))
+    name = "noisy_sums_counts"
+    out = call_student(noisy_sums_counts, X.copy(), labels.copy(), K, epsilon, np.random.default_rng(seed))
+    got_sums, got_counts = pair_of_arrays(out, name, ("noisy_sums", (K, d)), ("noisy_counts", (K,)))
+    noise = np.column_stack([got_sums - sums, got_counts - counts])
+    for part, column, other in (("counts", noise[:, d], "sums"), ("sums", noise[:, :d], "counts")):
+        if np.all(np.abs(column) < 1e-12):
+            fail(
+                f"the {part} came back exact",
+                f"the {part} plus Laplace noise",
+                f"the exact {part}",
+                f"noise on the {other} but not on the {part} is not private: one record changes its cluster's "
+                "count by 1 AND its sum by up to d, so both are released with noise",
+            )
+    if _same_columns(noise):
+        fail(
+            "the same noise value in several entries of a cluster",
+            "an independent draw per entry",
+            "one draw shared across entries",
+            "every sum coordinate and every count gets its own Laplace draw",
+        )
+    b = laplace_scale(sum_count_sensitivity(d), epsilon)
+    level = ALPHA / 2
+    sum_noise, count_noise = noise[:, :d].ravel(), noise[:, d]
+    right = all(stats.kstest(x, laplace_cdf(b)).pvalue >= level for x in (sum_noise, count_noise))
+    if not right and (
+        stats.kstest(sum_noise, laplace_cdf(d / epsilon)).pvalue >= level
+        and stats.kstest(count_noise, laplace_cdf(1 / epsilon)).pvalue >= level
+    ):
+        fail(
+            "the sums and the counts each got their own sensitivity at the whole epsilon",
+            f"Lap((d + 1)/eps) = Lap({b:g}) on every entry",
+            "Lap(d/eps) on the sums, Lap(1/eps) on the counts",
+            "each of the two releases is eps-DP, so together they are 2 eps-DP (sequential composition). "
+            "Release the vector (sums, counts) at once: its L1 sensitivity is d + 1",
+        )
+    mistakes = [
+        (
+            laplace_cdf(d / epsilon),
+            "Laplace scale d/eps: the sensitivity is d + 1, not d; adding a record changes its "
+            "cluster's count by 1 as well as its sum by up to d",
+        ),
+        (
+            laplace_cdf(1 / epsilon),
+            "Laplace scale 1/eps: 1 is the sensitivity of a count alone; a record in [0, 1]^d "
+            "changes the sum by up to d in L1, so the vector (sums, counts) has d + 1",
+        ),
+        (laplace_cdf(epsilon / (d + 1)), "the Laplace scale is sensitivity / eps = (d + 1)/eps, not eps/(d + 1)"),
+        (stats.norm(scale=b).cdf, "that looks Gaussian; the mechanism adds Laplace noise (rng.laplace)"),
+    ]
+    hint = f"every entry is exact value + Lap((d + 1)/eps) = Lap({b:g}); check the exact sums and counts too"
+    ks_check("the noise of the sums", sum_noise, sum_noise.size, laplace_cdf(b), mistakes, hint, level)
+    ks_check("the noise of the counts", count_noise, K, laplace_cdf(b), mistakes, hint, level)
+    library = laplace_mechanism(
+        np.column_stack([sums, counts]), sum_count_sensitivity(d), epsilon, np.random.default_rng(seed)
+    )
+    got = np.column_stack([got_sums, got_counts])
+    if not same_shape_close(got, library, 1e-9, atol=1e-9):
+        lib_noise = library - np.column_stack([sums, counts])
+        hint = (
+            "the noise has the right distribution, but not the prescribed layout: draw it in ONE call, "
+            "rng.laplace(0.0, b, size=(K, d + 1)); row g holds the noise of cluster g's d sums, then of its count"
+        )
+        if same_shape_close(noise.T.ravel(), lib_noise.ravel(), 1e-9, atol=1e-9):
+            hint = "you drew the noise with shape (d + 1, K); draw shape (K, d + 1): one row per cluster"
+        fail(
+            "the release differs from the library's for the same seed",
+            np.round(library[0], 4).tolist(),
+            np.round(got[0], 4).tolist(),
+            hint + " (cluster 0 shown)",
+        )
+    return passed(
+        f"every sum and count carries its own Lap((d + 1)/eps) = Lap({b:g}) (d = {d}, eps = {epsilon}), "
+        "and the release equals the library's for the same seed"
+    )
+
+
+def _share(schedule, epsilon, n_releases, t, halving_shift=0):
+    return epsilon / n_releases if schedule == "fixed" else epsilon / 2.0 ** (t + halving_shift)
+
+
+def _release_scale(n_features, epsilon, n_releases, t, schedule):
+    """The library's Laplace scale of release t (1-based)."""
+    return laplace_scale(sum_count_sensitivity(n_features), budget_shares(schedule, epsilon, n_releases)[t - 1])
+
+
+_SCALE_CASES = [
+    (4, 1.0, 3, 1, "fixed"),
+    (10, 0.4, 5, 3, "fixed"),
+    (4, 1.0, 3, 1, "halving"),
+    (10, 0.4, 5, 5, "halving"),
+    (2, 0.05, 4, 2, "halving"),
+    (7, 6.0, 10, 10, "fixed"),
+]
+
+
+def check_release_scale(release_scale):
+    """``release_scale(n_features, epsilon, n_releases, t, schedule)``: the Laplace scale of release t.
+
+    Release t (1-based) of N = ``n_releases`` noisy (sum, count) releases on
+    [0, 1]^d, under ``schedule`` "fixed" or "halving". Checked against the
+    library (:func:`sum_count_sensitivity` / :func:`budget_shares`) on six cases
+    (relative tolerance 1e-9).
+    """
+    halving_hint = (
+        "release t of the halving schedule gets eps/2^t: the first spends half of eps, each next one "
+        "half of what is left"
+    )
+    mistakes = [
+        (lambda d, e, N, t, s: d / _share(s, e, N, t), "the sensitivity is d + 1, not d: the count changes by 1 too"),
+        (lambda d, e, N, t, s: 1 / _share(s, e, N, t), "1 is the count's sensitivity alone; the sums add d"),
+        (lambda d, e, N, t, s: (d + 1) / e, "the N releases share eps: each gets eps/N (fixed) or eps/2^t (halving)"),
+        (
+            lambda d, e, N, t, s: (d + 1) / (e * N) if s == "fixed" else np.nan,
+            "each of the N releases gets eps/N, so its scale is (d + 1)/(eps/N) = (d + 1) N/eps",
+        ),
+        (
+            lambda d, e, N, t, s: _share(s, e, N, t) / (d + 1),
+            "the Laplace scale is sensitivity / budget, not the other way round",
+        ),
+        (lambda d, e, N, t, s: (d + 1) / _share(s, e, N, t, -1), halving_hint),
+        (lambda d, e, N, t, s: (d + 1) / _share(s, e, N, t, +1), halving_hint),
+    ]
+    return check_function(
+        "the Laplace scale of release t",
+        release_scale,
+        _release_scale,
+        _SCALE_CASES,
+        mistakes=mistakes,
+        hint="scale = sensitivity / budget of that release",
+    )
+
+
+def check_total_spent(total_spent):
+    """``total_spent(epsilon, n_releases, schedule)``: the epsilon that N releases spend in all.
+
+    Checked against the sum of the library's :func:`budget_shares` (sequential
+    composition) on five cases (relative tolerance 1e-9).
+    """
+    mistakes = [
+        (
+            lambda e, N, s: e,
+            "the halving schedule never spends all of eps: eps/2 + eps/4 + ... + eps/2^N = eps (1 - 2^-N)",
+        ),
+        (lambda e, N, s: N * e, "the N releases get eps/N each, not eps each"),
+        (lambda e, N, s: e if s == "fixed" else e * (1 - 2.0 ** -(N + 1)), "off by one: sum eps/2^t for t = 1..N"),
+        (lambda e, N, s: e if s == "fixed" else e * (1 - 2.0 ** -(N - 1)), "off by one: sum eps/2^t for t = 1..N"),
+        (
+            lambda e, N, s: e if s == "fixed" else e / 2.0**N,
+            "that is the budget of the LAST release; sequential composition adds them all up",
+        ),
+    ]
+    cases = [(1.0, 5, "fixed"), (1.0, 5, "halving"), (0.4, 1, "halving"), (6.0, 10, "halving"), (0.05, 3, "fixed")]
+    return check_function(
+        "the total epsilon spent",
+        total_spent,
+        lambda e, N, s: float(sum(budget_shares(s, e, N))),
+        cases,
+        mistakes=mistakes,
+        hint="sequential composition: the budgets of the releases add up",
+    )
+
+
+def _idp_data(case, seed):
+    n, d, K, _ = case
+    rng = np.random.default_rng([seed, 42, n])
+    means = rng.uniform(0.2, 0.8, size=(K, d))
+    return np.clip(means[rng.integers(0, K, n)] + rng.normal(0.0, 0.07, size=(n, d)), 0.0, 1.0)
+
+
+def _idp_variant(
+    X, K, eps, seed, sensitivity="d + 1", denominator="noisy", keep="at least 1", clip=True, parts="random"
+):
+    """IDP k-means' initial centres with the draws of the listing, or with one of its typical deviations."""
+    n, d = X.shape
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, K, size=n) if parts == "random" else (np.arange(n) * K) // n
+    fallback, noise = rng.uniform(0, 1, size=(K, d)), rng.laplace(0, 1, (K, d + 1))
+    scale = {"d + 1": d + 1, "d": d, "1": 1}[sensitivity] / eps
+    s, c = cluster_sums_counts(X, labels, K, np.zeros(d), np.ones(d))
+    noisy_s, noisy_c = s + scale * noise[:, :d], c + scale * noise[:, d]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = noisy_s / (noisy_c if denominator == "noisy" else c)[:, None]
+    kept = {"at least 1": noisy_c >= 1, "positive": noisy_c > 0, "all": np.ones(K, dtype=bool)}[keep]
+    out = np.where(kept[:, None], ratio, fallback)
+    return np.clip(out, 0.0, 1.0) if clip else out
+
+
+# The typical wrong initial centres: (how the answer deviates from the listing, the hint).
+_IDP_INIT_MISTAKES = [
+    ({"sensitivity": "d"}, "the sensitivity is d + 1 (sums AND count), not d"),
+    ({"sensitivity": "1"}, "the sensitivity is d + 1 (sums AND count), not 1"),
+    ({"denominator": "true"}, "divide by the NOISY count; the true count is private"),
+    ({"keep": "positive"}, "a part whose noisy count is below 1 (not only below 0) takes its fallback centre"),
+    ({"keep": "all"}, "a part whose noisy count is below 1 takes its fallback centre"),
+    ({"clip": False}, "project the centres onto [0, 1]^d (np.clip): a noisy ratio can leave the domain"),
+    (
+        {"parts": "blocks"},
+        "the parts are K contiguous blocks of the file: draw each record's part at random, "
+        "rng.integers(0, K, size=n). Blocks depend on how the file is sorted, and one added record "
+        "moves up to K - 1 others between blocks",
+    ),
+]
+
+
+def check_idp_initial_centres(idp_initial_centres, seed=0):
+    """``idp_initial_centres(X, n_clusters, epsilon, rng)``: the initial centres of IDP k-means on [0, 1]^d.
+
+    The prescribed draws (the library's order): the part of every record,
+    ``rng.integers(0, K, size=n)``; the fallback centres,
+    ``rng.uniform(0, 1, size=(K, d))``; the noise of the (sum, count) release of
+    the K parts, one call of shape (K, d + 1). A part whose noisy count is below
+    1 takes its fallback centre; the others noisy sum / noisy count, projected
+    onto [0, 1]^d. Compared with ``IDPKMeans(..., max_iter=1).initial_centers_``
+    for the same seed on three data sets (one with 200 parts of about 5
+    records, whose noisy counts fall below 0 and between 0 and 1), to relative tolerance 1e-9.
+    """
+    cases = [(300, 3, 3, 1.0), (1000, 2, 200, 0.5), (1000, 4, 5, 5.0)]
+    for case in cases:
+        n, d, K, eps = case
+        X = _idp_data(case, seed)
+        want = (
+            IDPKMeans(
+                K,
+                epsilon=eps,
+                max_iter=1,
+                schedule="fixed",
+                random_state=np.random.default_rng(seed),
+                bounds=(0.0, 1.0),
+            )
+            .fit(X)
+            .initial_centers_
+        )
+        got = as_float(
+            call_student(idp_initial_centres, X.copy(), K, eps, np.random.default_rng(seed)),
+            "idp_initial_centres",
+            want.shape,
+        )
+        if got.shape != want.shape:
+            fail(
+                "idp_initial_centres returned the wrong shape",
+                f"{want.shape}: one centre per part",
+                got.shape,
+                "return a (K, d) array",
+            )
+        if same_shape_close(got, want, 1e-9, atol=1e-12):
+            continue
+        wrong = [(_idp_variant(X, K, eps, seed, **deviation), h) for deviation, h in _IDP_INIT_MISTAKES]
+        hint = diagnose(
+            got,
+            wrong,
+            1e-9,
+            "follow the prescribed order of draws (parts, fallback centres, then the noise of the release) and "
+            "compare with the listing of Sec. 3",
+        )
+        fail(
+            f"the initial centres differ from IDPKMeans' (n={n}, d={d}, K={K}, eps={eps})",
+            np.round(want[0], 4).tolist(),
+            np.round(got[0], 4).tolist(),
+            hint + " (first centre shown)",
+        )
+    return passed("your initial centres equal IDPKMeans' for the same seed on every test data set")

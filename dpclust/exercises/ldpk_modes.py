@@ -1,0 +1,301 @@
+"""Peng et al. (2021), notebook 01: GRR, the LDP-FO aggregation and the Hamming-distance randomized
+response.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from dpclust_lib.frequency import LDPFO, Tally, apply_along_axes, joint_index, joint_records
+from dpclust_lib.mechanisms import grr_matrix, grr_probabilities, hamming_rr_matrix
+
+from ._core import ALPHA, as_codes, call_student, check_function, diagnose, fail, passed
+
+__all__ = [
+    "check_grr_perturb",
+    "check_ldpfo_estimate",
+    "check_hamming_rr_perturb",
+    "check_hamming_rr_ldp_level",
+    "check_hamming_rr_expected_distance",
+]
+
+
+def check_grr_perturb(perturb, k=4, epsilon=1.0, n=20_000, seed=0):
+    """``perturb(values, k, epsilon, rng)`` must be k-ary randomized response.
+
+    Chi-square test of the report distribution for every input value against
+    the exact one (keep with e^eps/(e^eps+k-1), else any other value uniformly),
+    Bonferroni over the k inputs, family-wise alpha = 0.001.
+    """
+    P = grr_matrix(k, epsilon)
+    rng = np.random.default_rng(seed)
+    for x in range(k):
+        out = as_codes(call_student(perturb, np.full(n, x), k, epsilon, rng), n, k, "perturb")
+        observed = np.bincount(out, minlength=k)
+        if stats.chisquare(observed, P[x] * n).pvalue < ALPHA / k:
+            keep = observed[x] / n
+            binary_p = np.exp(epsilon) / (np.exp(epsilon) + 1)
+            hint = "each other value should be equally likely"
+            if abs(keep - binary_p) < 0.02:
+                hint = "p looks like the binary formula e^eps/(e^eps+1); for k values use e^eps/(e^eps+k-1)"
+            elif abs(keep - (P[x, x] + (1 - P[x, x]) / k)) < 0.02:
+                hint = "when you do not keep the value, draw among the OTHER k-1 values, not all k"
+            fail(
+                f"the reports for input {x} do not follow GRR (chi-square p < {ALPHA / k:.1e})",
+                np.round(P[x], 3).tolist(),
+                np.round(observed / n, 3).tolist(),
+                hint,
+            )
+    return passed(f"GRR with k={k}, eps={epsilon}: report distribution matches for every input")
+
+
+def _grr_inverses(sizes, eps, swap=False):
+    """(P_j^T)^{-1} = (I - q J) / (p - q) per attribute (``swap``: the p/q-swapped mistake)."""
+    out = []
+    for k in sizes:
+        p, q = grr_probabilities(k, eps)
+        if swap:
+            p, q = q, p
+        out.append((np.eye(k) - q) / (p - q))
+    return out
+
+
+def check_ldpfo_estimate(estimate, seed=0, rtol=1e-8):
+    """``estimate(counts, domain_sizes, epsilon)`` must invert the LDP-FO transition matrix.
+
+    ``counts`` is the histogram tensor of the perturbed records (shape
+    ``domain_sizes``); the answer is the raw unbiased estimate of the true count
+    tensor, compared with :meth:`LDPFO.estimate` to relative tolerance ``rtol``
+    on several domains, including unequal ones.
+    """
+    rng = np.random.default_rng(seed)
+    for sizes, eps in [((2, 2), 1.0), ((3, 2, 3), 0.7), ((4, 3), 2.0), ((2, 2, 2, 2), 0.5)]:
+        counts = rng.poisson(20.0, size=sizes).astype(float)
+        expected = LDPFO(sizes, eps).estimate(Tally(counts, int(counts.sum())))
+        got = np.asarray(call_student(estimate, counts.copy(), sizes, eps), dtype=float)
+        if got.shape != expected.shape:
+            if got.size == expected.size:
+                got = got.reshape(expected.shape)
+            else:
+                fail(
+                    f"wrong shape for domain_sizes={sizes}",
+                    expected.shape,
+                    got.shape,
+                    "return one estimate per cell of the joint domain",
+                )
+        if np.allclose(got, expected, rtol=rtol, atol=1e-9):
+            continue
+        hint = "apply the inverse of each attribute's k_j x k_j GRR matrix along that attribute's axis"
+        ratio = got / expected
+        if np.all(got >= 0) and np.isclose(got.sum(), counts.sum(), rtol=1e-6):
+            hint = "this looks post-processed (no negatives); return the RAW unbiased estimate"
+        elif np.all(np.isfinite(ratio)) and np.ptp(ratio) < 1e-6:
+            hint = f"off by a constant factor ({ratio.flat[0]:.4g}): check the 1/(p - q) scaling of each attribute"
+        else:
+            hint = diagnose(
+                got,
+                [
+                    (
+                        apply_along_axes(counts, _grr_inverses(sizes, eps, swap=True)),
+                        "p and q look swapped: p = e^eps/(e^eps+k_j-1) is the probability of KEEPING the value",
+                    ),
+                    (
+                        apply_along_axes(counts, [np.linalg.inv(grr_matrix(k, eps * len(sizes))) for k in sizes]),
+                        "you used m * eps per attribute; eps is per unit of Hamming distance, so each attribute's GRR "
+                        "runs at eps",
+                    ),
+                    (
+                        apply_along_axes(counts, [np.linalg.inv(grr_matrix(k, eps / len(sizes))) for k in sizes]),
+                        "you used eps / m per attribute; eps is per unit of Hamming distance, so each attribute's GRR "
+                        "runs at eps",
+                    ),
+                ],
+                rtol,
+                hint,
+            )
+        fail(
+            f"the estimate differs from the unbiased one for domain_sizes={sizes}, eps={eps}",
+            np.round(expected.ravel()[:6], 2).tolist(),
+            np.round(got.ravel()[:6], 2).tolist(),
+            hint,
+        )
+    return passed("your aggregation equals the Kronecker-structured inverse on every test domain")
+
+
+def _as_records(out, n, sizes, name):
+    arr = np.asarray(out)
+    if arr.shape != (n, len(sizes)):
+        fail(
+            f"{name} returned the wrong shape",
+            f"({n}, {len(sizes)}), one perturbed record per user",
+            arr.shape,
+            "return an array with the shape of X",
+        )
+    if arr.dtype.kind not in "iu":
+        fail(
+            f"{name} returned non-integer values",
+            "integer category codes",
+            f"dtype {arr.dtype}",
+            "reports are category codes, like the input",
+        )
+    for j, k in enumerate(sizes):
+        if arr[:, j].min() < 0 or arr[:, j].max() >= k:
+            fail(
+                f"{name} returned values outside the domain of attribute {j}",
+                f"codes in 0..{k - 1}",
+                f"range [{arr[:, j].min()}, {arr[:, j].max()}]",
+                f"attribute {j} has its own domain size k_{j} = {k}: draw its replacement among its own "
+                "k_j - 1 other values",
+            )
+    return arr
+
+
+def check_hamming_rr_perturb(perturb, domain_sizes=(3, 2, 4), epsilon=0.7, n=20_000, seed=0):
+    """``perturb(X, domain_sizes, epsilon, rng)`` must be the Hamming-distance RR of Peng et al. (Eq. 4).
+
+    For three input records (n copies of each), a chi-square test of the
+    reports over the whole joint domain against the exact row of
+    :func:`~dpclust_lib.mechanisms.hamming_rr_matrix`, Bonferroni over the three
+    records, family-wise alpha = 0.001. Unequal domains on purpose.
+    """
+    sizes = tuple(int(k) for k in domain_sizes)
+    m, cells = len(sizes), math.prod(sizes)
+    P = hamming_rr_matrix(sizes, epsilon)
+    inputs = joint_records(np.array([0, cells // 2 + 1, cells - 1]), sizes)
+    rng = np.random.default_rng(seed)
+    level = ALPHA / len(inputs)
+    e, k = np.exp(epsilon), np.asarray(sizes)
+    correct_keep = e / (e + k - 1)
+    for x in inputs:
+        out = _as_records(call_student(perturb, np.tile(x, (n, 1)), sizes, epsilon, rng), n, sizes, "perturb")
+        row = P[joint_index(x[None, :], sizes)[0]]
+        observed = np.bincount(joint_index(out, sizes), minlength=cells)
+        if stats.chisquare(observed, row * n).pvalue >= level:
+            continue
+        keep = (out == x).mean(axis=0)
+        marginals_ok = all(
+            stats.chisquare(
+                np.bincount(out[:, j], minlength=kj),
+                n * np.where(np.arange(kj) == x[j], correct_keep[j], (1 - correct_keep[j]) / (kj - 1)),
+            ).pvalue
+            >= level / m
+            for j, kj in enumerate(sizes)
+        )
+        em = np.exp(epsilon / m)
+        candidates = [
+            (
+                correct_keep,
+                "each attribute keeps its value with the right probability, but the other values are not "
+                "equally likely: draw uniformly among the k_j - 1 OTHER values",
+            ),
+            (
+                np.full(m, e / (e + 1)),
+                "p looks like e^eps/(e^eps+1) for every attribute (the binary formula, or k = 2 "
+                "for all): attribute j keeps its value with e^eps/(e^eps+k_j-1)",
+            ),
+            (
+                em / (em + k - 1),
+                "you split eps over the m attributes; eps is per unit of Hamming distance, so every "
+                "attribute's randomized response runs at the full eps",
+            ),
+            (
+                correct_keep + (1 - correct_keep) / k,
+                "when you do not keep the value, draw among the OTHER k_j-1 values, not all k_j",
+            ),
+        ]
+        hint = "Section 3: the mechanism is m independent k_j-ary randomized responses, each at eps"
+        if marginals_ok:
+            hint = (
+                "every attribute on its own is right, but the attributes are not independent: draw a separate "
+                "keep/replace decision for every attribute (the mechanism factorises, Section 3)"
+            )
+        else:
+            tol = 5 * np.sqrt(0.25 / n) + 0.01
+            hint = next((h for c, h in candidates if np.all(np.abs(keep - c) < tol)), hint)
+        fail(
+            f"the reports for record {x.tolist()} do not follow Eq. 4 (chi-square p < {level:.1e})",
+            f"keep rates per attribute {np.round(correct_keep, 3).tolist()}",
+            f"keep rates per attribute {np.round(keep, 3).tolist()}",
+            hint,
+        )
+    return passed(
+        f"Hamming-distance RR on domain {sizes}, eps={epsilon}: the report distribution matches Eq. 4 "
+        "for every input tested"
+    )
+
+
+def _hamming_rr_level(domain_sizes, epsilon):
+    """max over x, x', y of ln P[x, y] / P[x', y], by brute force over the library's transition matrix."""
+    logP = np.log(hamming_rr_matrix(domain_sizes, epsilon))
+    return float(max((logP[i] - logP).max() for i in range(logP.shape[0])))
+
+
+def _hamming_rr_mean_distance(domain_sizes, epsilon):
+    """E[d(x, Y)] from the library's transition matrix (the same for every x; row 0 is taken)."""
+    P = hamming_rr_matrix(domain_sizes, epsilon)
+    records = joint_records(np.arange(P.shape[0]), domain_sizes)
+    return float(P[0] @ (records != records[0]).sum(axis=1))
+
+
+_HAMMING_CASES = [((3, 2, 3), 1.0), ((2, 2, 2, 2), 0.5), ((4, 7), 2.0), ((5,), 0.3), ((2,) * 6, 1.5), ((3, 5, 2), 0.8)]
+
+
+def check_hamming_rr_ldp_level(plain_ldp_level):
+    """``plain_ldp_level(domain_sizes, epsilon)``: the eps' for which one Hamming-RR report is eps'-LDP.
+
+    Checked against the worst ratio Pr[y | x] / Pr[y | x'] over all pairs and
+    outputs of the library's transition matrix, on six domains (relative tolerance 1e-9).
+    """
+    mistakes = [
+        (lambda s, e: e, "eps is the privacy per unit of Hamming distance; how far apart can two records be?"),
+        (lambda s, e: (len(s) - 1) * e, "two records can differ in ALL m attributes"),
+        (lambda s, e: e * sum(k - 1 for k in s), "the distance counts differing attributes, not differing values"),
+        (lambda s, e: e * math.prod(s), "the distance counts differing attributes, not cells of the domain"),
+    ]
+    return check_function(
+        "the plain LDP level of a report",
+        plain_ldp_level,
+        _hamming_rr_level,
+        _HAMMING_CASES,
+        mistakes=mistakes,
+        hint="take the two records whose reports are easiest to tell apart, and the output y that shows it best",
+    )
+
+
+def check_hamming_rr_expected_distance(expected_distance):
+    """``expected_distance(domain_sizes, epsilon)``: E[d(X, Y)], the mean number of attributes a report changes.
+
+    Checked against the exact expectation under the library's transition
+    matrix on six domains, equal and unequal (relative tolerance 1e-9).
+    """
+
+    def changed(s, e):  # the probability that each attribute changes, for one common k or per attribute
+        k = np.asarray(s)
+        return (k - 1) / (np.exp(e) + k - 1)
+
+    own_k = "every attribute has its own domain size k_j"
+    mistakes = [
+        (lambda s, e: np.sum(1 - changed(s, e)), "that is the expected number of attributes the report KEEPS"),
+        (
+            lambda s, e: len(s) / (np.exp(e) + 1),
+            "the binary formula: attribute j changes with probability (k_j-1)/(e^eps+k_j-1)",
+        ),
+        (lambda s, e: len(s) * changed(s[0], e), own_k),
+        (lambda s, e: len(s) * changed(max(s), e), own_k),
+        (
+            lambda s, e: np.sum(changed(s, e / len(s))),
+            "eps is per unit of distance: each attribute runs at eps, not eps/m",
+        ),
+    ]
+    return check_function(
+        "the expected Hamming distance of a report",
+        expected_distance,
+        _hamming_rr_mean_distance,
+        _HAMMING_CASES,
+        mistakes=mistakes,
+        hint="Section 3: attribute j changes with its own probability; the expectation of a sum is "
+        "the sum of the expectations",
+    )

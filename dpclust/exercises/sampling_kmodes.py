@@ -1,0 +1,349 @@
+"""Zhang et al. (2022), notebook 02: OUE, the Eq. 9 estimate, the cluster-index unmixing and the Eq. 9
+variance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from dpclust_lib.cluster.sampling_kmodes import (
+    estimates_from_tallies,
+    report_distribution,
+    server_estimates,
+    tallies,
+    user_reports,
+)
+from dpclust_lib.mechanisms import grr_matrix, grr_probabilities, oue_pq, sue_pq
+
+from ._core import ALPHA, as_float, call_student, check_function, diagnose, fail, passed, same_shape_close
+
+__all__ = [
+    "check_oue_perturb",
+    "check_eq9_estimate",
+    "check_index_unmix",
+    "check_eq9_variance",
+]
+
+
+def check_oue_perturb(perturb, k=3, epsilon=1.0, n=30_000, seed=0):
+    """``perturb(values, k, epsilon, rng)`` must return OUE bit vectors of shape (n, k).
+
+    The bit of the true value is 1 with p = 1/2, every other bit with
+    q = 1/(e^eps + 1), independently: chi-square over all 2^k reports per input,
+    Bonferroni over the k inputs, family-wise alpha = 0.001.
+    """
+    p, q = oue_pq(epsilon)
+    rng = np.random.default_rng(seed)
+    patterns = 2 ** np.arange(k)[::-1]
+    for x in range(k):
+        out = np.asarray(call_student(perturb, np.full(n, x), k, epsilon, rng))
+        if out.shape != (n, k):
+            fail(
+                "perturb returned the wrong shape",
+                f"({n}, {k}): k bits per user",
+                out.shape,
+                "one-hot encode the value, then flip each bit",
+            )
+        if not np.isin(out, [0, 1]).all():
+            fail("perturb returned values other than 0 and 1", "bits", np.unique(out)[:5], "return 0/1 bits")
+        rate = out.mean(axis=0)
+        bit = np.where(np.arange(k) == x, p, q)
+        reports = (np.arange(2**k)[:, None] >> np.arange(k)[::-1]) & 1  # every k-bit report, in code order
+        exact = np.where(reports == 1, bit, 1 - bit).prod(axis=1)
+        observed = np.bincount(out @ patterns, minlength=2**k)
+        if stats.chisquare(observed, exact * n).pvalue < ALPHA / k:
+            hint = "keep the true bit at 1 with p = 1/2 and turn each 0 bit into 1 with q = 1/(e^eps+1)"
+            if abs(rate[x] - q) < 0.02 and np.all(np.abs(np.delete(rate, x) - p) < 0.02):
+                hint = "p and q look swapped: the TRUE bit is 1 with p = 1/2, the others with q"
+            elif abs(rate[x] - np.exp(epsilon / 2) / (np.exp(epsilon / 2) + 1)) < 0.02:
+                hint = "these are SUE's probabilities (e^(eps/2)/(e^(eps/2)+1)); OUE uses p = 1/2, q = 1/(e^eps+1)"
+            fail(
+                f"the reports for input {x} do not follow OUE (chi-square p < {ALPHA / k:.1e})",
+                f"bit rates {np.round(bit, 3).tolist()}",
+                f"bit rates {np.round(rate, 3).tolist()}",
+                hint,
+            )
+    return passed(f"OUE with k={k}, eps={epsilon}: report distribution matches for every input")
+
+
+_TOY_SIZES = (3, 4, 2)
+
+
+_TOY_CENTRES = np.array([[0, 0, 0], [1, 2, 1], [2, 3, 0]])
+
+
+def _toy_reports(rng, epsilon, index_epsilon=None, n=3000):
+    X = rng.integers(0, _TOY_SIZES, size=(n, len(_TOY_SIZES)))
+    return user_reports(X, _TOY_CENTRES, _TOY_SIZES, epsilon, index_epsilon, random_state=rng)
+
+
+def check_eq9_estimate(estimate, seed=0, rtol=1e-9):
+    """``estimate(bit_sums, cluster_sizes, d, epsilon)`` must be Eq. 9 of Zhang et al.
+
+    ``bit_sums`` (K, k_j): per cluster r and value w, the sum of bit w over the
+    reports (r, j, .) of one attribute j; ``cluster_sizes`` (K,): |C_r|, the
+    reports labelled r. The answer g' (K, k_j) is compared with the library's
+    ``server_estimates`` on one round of simulated reports, attribute by
+    attribute, at two values of eps (relative tolerance ``rtol``).
+    """
+    rng = np.random.default_rng(seed)
+    d = len(_TOY_SIZES)
+    for eps in (0.5, 2.0):
+        reports = _toy_reports(rng, eps)
+        S, M = tallies(reports, len(_TOY_CENTRES), _TOY_SIZES)
+        N = M.sum(axis=1)
+        library = server_estimates(reports, len(_TOY_CENTRES), _TOY_SIZES, eps)
+        p, q = oue_pq(eps)
+        for j, k in enumerate(_TOY_SIZES):
+            s, want = S[:, j, :k], library[j]
+            got = as_float(call_student(estimate, s.copy(), N.copy(), d, eps), "estimate", want.shape)
+            if got.shape != want.shape:
+                fail(
+                    "estimate returned the wrong shape",
+                    f"{want.shape}: clusters x values of attribute {j}",
+                    got.shape,
+                    "return one estimate per cluster and value, shaped like bit_sums",
+                )
+            if same_shape_close(got, want, rtol):
+                continue
+            Nc = N[:, None]
+            ps, qs = sue_pq(eps)
+            pb = np.exp(eps) / (np.exp(eps) + 1)
+            hint = diagnose(
+                got,
+                [
+                    ((s - Nc * q) / (p - q), "|C_r|' = |C_r| / d: only about one user in d reports attribute j"),
+                    (
+                        (s - Nc * p / d) / (q - p),
+                        "p and q look swapped: the TRUE bit is 1 with p = 1/2, the others with q",
+                    ),
+                    (s - Nc * q / d, "the bias is removed, but the estimate is not rescaled: divide by (p - q)"),
+                    (
+                        (s - Nc * q / d) / (p - q) / (Nc / d),
+                        "that is the share g'/|C_r|' of Eq. 11; return the count estimate g'",
+                    ),
+                    ((s - Nc * qs / d) / (ps - qs), "these are SUE's p and q; OUE uses p = 1/2, q = 1/(e^eps+1)"),
+                    (
+                        (s - Nc * q / d) / (pb - q),
+                        "p = e^eps/(e^eps+1) is binary randomized response; OUE keeps a 1 with p = 1/2",
+                    ),
+                    (
+                        (s - (N * q / d)[None, :]) / (p - q),
+                        "|C_r| is subtracted along the wrong axis: cluster r is row r, so use cluster_sizes[:, None]",
+                    ),
+                    (want.T, "rows and columns are transposed: return one row per cluster, one column per value"),
+                ],
+                rtol,
+                "g' = (s - |C_r|' q) / (p - q), with p = 1/2, q = 1/(e^eps+1) and |C_r|' = |C_r| / d",
+            )
+            fail(
+                f"g' of attribute {j} (eps={eps}) differs from Eq. 9 as the library computes it",
+                np.round(want[0], 2).tolist(),
+                np.round(got[0], 2).tolist(),
+                hint + " (first cluster shown)",
+            )
+    return passed("your Eq. 9 equals the library's estimate for every cluster, attribute and value")
+
+
+def check_index_unmix(unmix, seed=0, rtol=1e-9):
+    """``unmix(observed, index_epsilon)`` must undo the K-ary GRR on the cluster index, unbiasedly.
+
+    ``observed`` holds tallies by *reported* label r' on axis 0 (shape (K, ...));
+    the answer is the unbiased estimate of the tallies by true cluster r. Checked
+    two ways: (1) on exact expectations, E[observed] = P^T tallies with P the
+    library's K x K GRR matrix, the answer must give the tallies back, for K = 2,
+    3, 5; (2) Eq. 9 on the un-mixed tallies of one round of simulated reports
+    must equal the library's ``server_estimates(..., index_epsilon=...)``.
+    Relative tolerance ``rtol``.
+    """
+    rng = np.random.default_rng(seed)
+    for K, ie in [(2, 1.0), (3, 0.5), (5, 2.0)]:
+        truth = rng.poisson(50.0, size=(K, 4, 3)).astype(float)
+        P = grr_matrix(K, ie)
+        mixed = np.tensordot(P.T, truth, axes=1)  # E[observed tallies]
+        got = as_float(call_student(unmix, mixed.copy(), ie), "unmix", truth.shape)
+        if got.shape != truth.shape:
+            fail(
+                "unmix returned the wrong shape",
+                f"{truth.shape}, the shape of observed",
+                got.shape,
+                "return tallies shaped like the input: one row per cluster",
+            )
+        if same_shape_close(got, truth, rtol, atol=1e-9):
+            continue
+        p, q = grr_probabilities(K, ie)
+
+        def inverse(p_, q_, axis=0):
+            return (mixed - q_ * mixed.sum(axis=axis, keepdims=True)) / (p_ - q_)
+
+        pk1 = grr_probabilities(K + 1, ie)
+        pkm = grr_probabilities(K - 1, ie) if K > 2 else (np.nan, np.nan)
+        hint = diagnose(
+            got,
+            [
+                (inverse(q, p), "p and q look swapped: the true label is KEPT with p = e^eps/(e^eps+K-1)"),
+                (
+                    mixed - q * mixed.sum(axis=0, keepdims=True),
+                    "the leaked share is removed but not rescaled: divide by (p - q)",
+                ),
+                (inverse(p, q, axis=-1), "you summed over the wrong axis: the labels are on axis 0"),
+                (inverse(p, q, axis=1), "you summed over the wrong axis: the labels are on axis 0"),
+                (
+                    inverse(*pk1),
+                    "off by one in the domain: GRR over K labels has q = 1/(e^eps+K-1), K = observed.shape[0]",
+                ),
+                (
+                    inverse(*pkm),
+                    "off by one in the domain: GRR over K labels has q = 1/(e^eps+K-1), K = observed.shape[0]",
+                ),
+                (inverse(*oue_pq(ie)), "the index goes through K-ary GRR, not OUE: p = e^eps/(e^eps+K-1)"),
+                (np.tensordot(P.T, mixed, axes=1), "that mixes the labels once more (P^T); apply its inverse"),
+                (
+                    np.tensordot(np.linalg.inv(P), mixed, axes=1),
+                    "that is P^{-1} applied along the wrong side; E[observed] = P^T truth, so apply (P^T)^{-1}",
+                ),
+            ],
+            rtol,
+            "E[observed] = P^T truth with P the K x K GRR matrix; (P^T)^{-1} = (I - q J) / (p - q)",
+        )
+        fail(
+            f"unmix does not give back the clear-index tallies (K={K}, index_epsilon={ie})",
+            np.round(truth[:, 0, 0], 2).tolist(),
+            np.round(got[:, 0, 0], 2).tolist(),
+            hint + " (tallies[:, 0, 0] shown)",
+        )
+    for eps, ie in [(1.0, 0.5), (2.0, 1.5)]:
+        reports = _toy_reports(rng, eps, ie)
+        K = len(_TOY_CENTRES)
+        S, M = tallies(reports, K, _TOY_SIZES)
+        S_u = as_float(call_student(unmix, S.copy(), ie), "unmix", S.shape)
+        M_u = as_float(call_student(unmix, M.copy(), ie), "unmix", M.shape)
+        ours = estimates_from_tallies(S_u, M_u, _TOY_SIZES, eps, None)
+        library = server_estimates(reports, K, _TOY_SIZES, eps, index_epsilon=ie)
+        for j, (a, b) in enumerate(zip(ours, library)):
+            if not same_shape_close(np.asarray(a), b, rtol, atol=1e-9):
+                fail(
+                    f"with your un-mixing, Eq. 9 differs from the library's server side (attribute {j})",
+                    np.round(b[0], 2).tolist(),
+                    np.round(a[0], 2).tolist(),
+                    "unmix must work for tallies of any shape with the labels on axis 0, e.g. (K, d) and (K, d, w)",
+                )
+    return passed("your un-mixing inverts the GRR on the index exactly, and the server's estimates match the library's")
+
+
+def _eq9_variance_exact(g, N, d, epsilon, reporters="expected"):
+    """Var[g'] from the library's exact report distribution: a sum over independent users.
+
+    User i adds Y_i = B_i - c q to (p - q) g', with B_i the bit for value w of
+    attribute j it sends (0 if it reports another attribute) and c = 1/d
+    (``reporters="expected"``: the server subtracts |C_r| q / d) or c = 1 if
+    user i reports j, else 0 (``"observed"``: the server subtracts n_rj q).
+    """
+    d = int(d)
+    sizes, centre = (2,) * d, np.zeros((1, d), dtype=np.int64)
+    p, q = oue_pq(epsilon)
+
+    def moments(record):  # E[Y], E[Y^2] for one user, value w = 1 of attribute 0
+        pmf = report_distribution(np.asarray(record), centre, sizes, epsilon)
+        m1 = m2 = 0.0
+        for (_, j, bits), pr in pmf.items():
+            bit = float(j == 0 and bits[1] == 1)
+            y = bit - (float(j == 0) if reporters == "observed" else 1.0 / d) * q
+            m1, m2 = m1 + pr * y, m2 + pr * y * y
+        return m1, m2
+
+    holder = np.zeros(d, dtype=np.int64)
+    holder[0] = 1
+    (h1, h2), (o1, o2) = moments(holder), moments(np.zeros(d, dtype=np.int64))
+    return (g * (h2 - h1**2) + (N - g) * (o2 - o1**2)) / (p - q) ** 2
+
+
+def check_eq9_variance(variance, reporters="expected"):
+    """``variance(g, N, d, epsilon)``: the exact variance of Eq. 9's g' (Theorem 3, corrected).
+
+    ``g`` users of a cluster of ``N`` hold the value, ``d`` attributes, the bits
+    at ``epsilon``. ``reporters`` as in ``server_estimates``: "expected" (the
+    paper's |C_r|' = |C_r|/d) or "observed" (the number of reports (r, j)
+    received). Checked against the variance computed from the library's exact
+    report distribution (``report_distribution``) on five cases (relative
+    tolerance 1e-9).
+    """
+    if reporters not in ("expected", "observed"):
+        raise ValueError(f"reporters must be 'expected' or 'observed', got reporters={reporters!r}")
+
+    def parts(g, N, d, e):
+        p, q = oue_pq(e)
+        return p, q, (p - q) ** 2
+
+    def plain_oue(g, N, d, e):  # OUE over all N users, as if every user reported attribute j
+        p, q, s2 = parts(g, N, d, e)
+        return (g * p * (1 - p) + (N - g) * q * (1 - q)) / s2
+
+    def sampled(g, N, d, e, squared=True):  # each bit Bernoulli(p/d) or Bernoulli(q/d)
+        p, q, s2 = parts(g, N, d, e)
+        var_s = g * p / d * (1 - p / d) + (N - g) * q / d * (1 - q / d)
+        return var_s / s2 if squared else var_s
+
+    def eq12(g, N, d, e):
+        p, q, s2 = parts(g, N, d, e)
+        return (N * p * (1 - p) / d + N * (1 - 1 / d) * q * (1 - q)) / s2
+
+    cases = [(40, 400, 6, 1.0), (0, 1000, 2, 0.5), (250, 1000, 4, 2.0), (1000, 1000, 3, 0.1), (7011, 11372, 6, 1.0)]
+    if reporters == "expected":
+        mistakes = [
+            (
+                eq12,
+                "that is Eq. 12 as printed: the OUE variance of a count whose true value is N/d. Here 1/d is the "
+                "chance that a user reports attribute j at all",
+            ),
+            (
+                plain_oue,
+                "that is plain OUE over all N users; only a 1/d share reports attribute j, so a holder's "
+                "bit is Bernoulli(p/d)",
+            ),
+            (
+                lambda *a: plain_oue(*a) / a[2],
+                "p(1-p)/d is the variance of a reporter's bit times 1/d; the bit the server receives from a user is "
+                "Bernoulli(p/d), with variance (p/d)(1 - p/d)",
+            ),
+            (
+                lambda *a: sampled(*a, squared=False),
+                "that is Var[s], the variance of the bit sum; g' = (s - |C_r|' q)/(p - q), so divide by (p - q)^2",
+            ),
+            (
+                lambda *a: sampled(*a, squared=False) / (parts(*a)[0] - parts(*a)[1]),
+                "Var[s / c] = Var[s] / c^2: divide by (p - q) squared",
+            ),
+        ]
+        hint = (
+            "a user's bit at position w of attribute j is Bernoulli(p/d) if it holds w, Bernoulli(q/d) if "
+            "not, independently across users"
+        )
+    else:
+        mistakes = [
+            (
+                lambda *a: plain_oue(*a) / a[2],
+                "that is the variance given WHO reports attribute j (about g/d holders among N/d reporters). Which "
+                "users report j is random too: add the variance that comes from the number of holders among the "
+                "reporters",
+            ),
+            (
+                sampled,
+                "that is the variance with the expected number of reporters |C_r|/d; with the observed n_rj "
+                "the subtracted term n_rj q moves together with the bit sum",
+            ),
+            (plain_oue, "that is plain OUE over all N users; only a 1/d share reports attribute j"),
+        ]
+        hint = (
+            "write (p - q) g' = sum over the users of R_i (b_i - q), with R_i ~ Bernoulli(1/d) whether user i "
+            "reports j, and take the variance of one term"
+        )
+    return check_function(
+        f"the variance of g' ({reporters} reporters)",
+        variance,
+        lambda *a: _eq9_variance_exact(*a, reporters=reporters),
+        cases,
+        mistakes=mistakes,
+        hint=hint,
+    )

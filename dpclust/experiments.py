@@ -1,0 +1,691 @@
+"""Experiment sweeps, run profiles, result tables and reproduction ledgers.
+
+:func:`sweep` runs every (algorithm, data set, epsilon, run) combination and
+returns one tidy row per fit. The random state of a fit depends only on
+``(seed, epsilon, run)``: every algorithm and data set sees the same seed at
+the same (epsilon, run) (paired comparisons), and a frame is identical
+whatever ``n_jobs`` and whatever the rest of the epsilon grid.
+
+Profiles: ``"paper"`` (the paper's run counts and grids) and ``"smoke"``
+(tiny, for tests). A notebook resolves its profile once with
+:func:`resolve_profile` and takes each size from ``profile.pick(paper=...,
+smoke=...)``, so the two sizes of every experiment sit side by side.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.resources
+import json
+import numbers
+import os
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import joblib
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from dpclust_lib.validation import check_int
+
+from . import _paths
+from .datasets import Dataset
+
+__all__ = [
+    "PROFILES",
+    "Profile",
+    "resolve_profile",
+    "output_dirs",
+    "fit_seed",
+    "sweep",
+    "summarise",
+    "t_interval",
+    "mean_ci95",
+    "paired_interval",
+    "welch_interval",
+    "interval_side",
+    "format_interval",
+    "VERDICT_RANK",
+    "verdict_by_gap",
+    "verdict_by_share",
+    "rises_with",
+    "best_reading",
+    "results_path",
+    "save_results",
+    "table_spec",
+    "read_manifest",
+    "is_timing_column",
+    "load_published",
+    "VERDICTS",
+    "Ledger",
+    "load_dataset",
+    "skip_rest_of_notebook",
+    "read_ledgers",
+    "verdict_counts",
+]
+
+PROFILES = ("paper", "smoke")
+PROFILE_ENV = "DPCLUST_PROFILE"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A run profile: ``pick(paper=..., smoke=...)`` returns the value for this profile."""
+
+    name: str
+
+    @property
+    def is_paper(self):
+        return self.name == "paper"
+
+    def pick(self, paper, smoke):
+        return paper if self.name == "paper" else smoke
+
+
+def resolve_profile(profile=None):
+    """The profile to run: ``profile`` if given, else ``$DPCLUST_PROFILE``, else ``"paper"``."""
+    name = profile if profile is not None else os.environ.get(PROFILE_ENV, "paper")
+    if name not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got profile={name!r}")
+    return Profile(name)
+
+
+def output_dirs(notebook, profile, results_dir=None, figures_dir=None):
+    """Where a notebook writes its result tables and figures: (results_dir, figures_dir).
+
+    Paper profile: ``data/results/<notebook>`` and ``figures/<notebook>``.
+    Smoke profile: the same under ``data/results/smoke/`` and ``figures/smoke/``
+    (git-ignored), so a test run never overwrites the paper-profile outputs.
+    Explicit folders (a sweep passes them) win; without them the compendium is
+    needed (see :func:`dpclust._paths.project_dir`).
+    """
+    smoke = resolve_profile(profile.name if isinstance(profile, Profile) else profile).name == "smoke"
+    sub = ("smoke" if smoke else "", notebook)
+    results = Path(results_dir) if results_dir is not None else _paths.results_dir().joinpath(*sub)
+    figures = Path(figures_dir) if figures_dir is not None else _paths.figures_dir().joinpath(*sub)
+    return results, figures
+
+
+def _as_datasets(datasets):
+    if isinstance(datasets, Dataset):
+        return {datasets.name: datasets}
+    if isinstance(datasets, dict) and datasets and all(isinstance(d, Dataset) for d in datasets.values()):
+        return dict(datasets)
+    raise TypeError("datasets must be a Dataset or a non-empty dict of name -> Dataset")
+
+
+# Seeds of a sweep: every fit's random_state follows from (seed, epsilon, run) alone.
+def epsilon_key(epsilon):
+    """A spawn-key integer for an epsilon value (its IEEE-754 bits; None -> NaN's)."""
+    if epsilon is not None and (isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, numbers.Real)):
+        raise TypeError(f"epsilon must be a real number or None, got {epsilon!r} of type {type(epsilon).__name__}")
+    value = np.float64(np.nan if epsilon is None else epsilon)
+    return int(value.view(np.uint64))
+
+
+def fit_seed(seed, epsilon, run):
+    """The integer random_state of the fit at (epsilon, run) under a sweep seed.
+
+    Spawned from ``SeedSequence(seed)`` with spawn key (epsilon bits, run), so it
+    does not depend on the other epsilons of a grid nor on the order of fits.
+    """
+    ss = np.random.SeedSequence(
+        check_int(seed, "seed", minimum=0), spawn_key=(epsilon_key(epsilon), check_int(run, "run", minimum=0))
+    )
+    return int(ss.generate_state(1, dtype=np.uint32)[0])
+
+
+def _one_fit(make_estimator, dataset, epsilon, random_state, metrics, warning_filters):
+    # A worker process starts with the default warning filters: the caller's are applied here,
+    # so a warning silenced around the sweep stays silent whatever n_jobs.
+    with warnings.catch_warnings():
+        warnings.filters[:] = warning_filters
+        est = make_estimator(epsilon, random_state)
+        if not hasattr(est, "fit"):
+            raise TypeError(f"an algorithm of the sweep returned {type(est).__name__}, not an estimator with fit()")
+        start = time.perf_counter()
+        est.fit(dataset.X)
+        seconds = time.perf_counter() - start
+        row = {name: float(fn(est, dataset)) for name, fn in metrics.items()}
+    row["seconds"] = seconds
+    # What the algorithm's arithmetic spent, and what the release guarantees (inf for a leaky setting);
+    # NaN for a non-private baseline.
+    row["epsilon_spent"] = float(getattr(est, "epsilon_spent_", np.nan))
+    row["epsilon_guaranteed"] = float(getattr(est, "epsilon_guaranteed_", np.nan))
+    return row
+
+
+def sweep(algorithms, datasets, epsilons, n_runs, metrics, seed=0, n_jobs=1, backend=None, progress=None):
+    """Fit every algorithm on every data set at every epsilon, ``n_runs`` times.
+
+    Parameters
+    ----------
+    algorithms : dict name -> callable(epsilon, random_state) -> unfitted estimator
+        The estimator is fitted with ``fit(dataset.X)``. A non-private
+        baseline can ignore epsilon (use ``epsilons=[None]`` for it).
+    datasets : Dataset or dict name -> Dataset
+    epsilons : sequence of floats (or None)
+    n_runs : int >= 1
+    metrics : dict name -> callable(fitted estimator, dataset) -> float
+    seed : int >= 0, the sweep's root seed
+    n_jobs : joblib's n_jobs (1 = in this process)
+    backend : joblib backend name (e.g. "loky", "threading", or "dask" with a
+        dask client registered); None = joblib's default
+    progress : show a tqdm progress bar; None = only on an interactive terminal
+
+    Returns
+    -------
+    DataFrame with columns algorithm, dataset, epsilon, run, seed, <metrics...>,
+    seconds, epsilon_spent, epsilon_guaranteed; one row per fit, in a fixed order.
+    """
+    if not isinstance(algorithms, dict) or not algorithms:
+        raise TypeError("algorithms must be a non-empty dict of name -> callable(epsilon, random_state)")
+    if not isinstance(metrics, dict):
+        raise TypeError("metrics must be a dict of name -> callable(estimator, dataset)")
+    for what, table in (("algorithms", algorithms), ("metrics", metrics)):
+        bad = [name for name, fn in table.items() if not callable(fn)]
+        if bad:
+            raise TypeError(f"{what}[{bad[0]!r}] is not callable")
+    data = _as_datasets(datasets)
+    if isinstance(epsilons, (str, bytes, numbers.Number)) or not hasattr(epsilons, "__iter__"):
+        raise TypeError(f"epsilons must be a sequence of floats or None, got {epsilons!r}")
+    eps_list = list(epsilons)
+    for eps in eps_list:
+        epsilon_key(eps)
+    if not eps_list:
+        raise ValueError("epsilons is empty")
+    n_runs = check_int(n_runs, "n_runs", minimum=1)
+    tasks = [
+        (alg, name, eps, run, fit_seed(seed, eps, run))
+        for alg in algorithms
+        for name in data
+        for eps in eps_list
+        for run in range(n_runs)
+    ]
+    call = joblib.delayed(_one_fit)
+    filters = list(warnings.filters)
+    jobs = (call(algorithms[a], data[d], e, s, metrics, filters) for a, d, e, _, s in tasks)
+    with joblib.parallel_config(backend=backend) if backend else contextlib.nullcontext():
+        results = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
+        rows = list(
+            tqdm(
+                results, total=len(tasks), disable=None if progress is None else not progress, desc="sweep", leave=False
+            )
+        )
+    keys = pd.DataFrame(tasks, columns=["algorithm", "dataset", "epsilon", "run", "seed"])
+    return pd.concat([keys, pd.DataFrame(rows)], axis=1)
+
+
+def summarise(frame, metrics, by=("algorithm", "dataset", "epsilon")):
+    """Mean, standard deviation, run count and 95% CI half-width of each metric per group."""
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a DataFrame, got {type(frame).__name__}")
+    if isinstance(metrics, str) or isinstance(by, str):
+        raise TypeError("metrics and by must be sequences of column names, not one string")
+    by = list(by)
+    missing = [c for c in [*by, *metrics] if c not in frame.columns]
+    if missing:
+        raise ValueError(f"summarise: column {missing[0]!r} is not in the frame ({list(frame.columns)})")
+    not_numeric = [m for m in metrics if not pd.api.types.is_numeric_dtype(frame[m])]
+    if not_numeric:
+        raise TypeError(f"summarise: metric {not_numeric[0]!r} is not numeric (dtype {frame[not_numeric[0]].dtype})")
+    out = []
+    for metric in metrics:
+        g = frame.groupby(by, sort=True)[metric]
+        s = g.agg(["mean", "std", "count"]).reset_index()
+        s["ci95"] = 1.96 * s["std"] / np.sqrt(s["count"])
+        s.insert(len(by), "metric", metric)
+        out.append(s)
+    return pd.concat(out, ignore_index=True)
+
+
+# ---------------------------------------------------------------------------
+# Verdict rules and confidence intervals: one implementation for every notebook
+# ---------------------------------------------------------------------------
+
+
+def t_interval(values, level=0.95):
+    """Student-t confidence interval of the mean of ``values``.
+
+    Parameters
+    ----------
+    values : array-like of floats (NaN not allowed)
+    level : confidence level in (0, 1)
+
+    Returns
+    -------
+    (mean, low, high) : floats; ``low = -inf`` and ``high = inf`` when there are fewer than two values.
+    """
+    from scipy import stats
+
+    x = np.asarray(values, dtype=float).ravel()
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got level={level!r}")
+    if x.size == 0 or np.isnan(x).any():
+        raise ValueError(f"values must be non-empty and hold no NaN (got {x.size} values)")
+    mean = float(x.mean())
+    if x.size < 2:
+        return mean, -np.inf, np.inf
+    half = float(stats.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
+    return mean, mean - half, mean + half
+
+
+def mean_ci95(values):
+    """Mean and the half-width of its 95% t interval (:func:`t_interval`); NaN entries are dropped.
+
+    Returns
+    -------
+    (mean, half_width) : NaN half-width with fewer than 2 values, (NaN, NaN) with none.
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return float("nan"), float("nan")
+    mean, _, high = t_interval(v)
+    return mean, (high - mean) if np.isfinite(high) else float("nan")
+
+
+def paired_interval(a, b, level=0.95):
+    """t interval of the mean paired difference ``a - b`` (runs paired by their seed)."""
+    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"a and b must pair up one to one, got {a.size} and {b.size} values")
+    return t_interval(a - b, level)
+
+
+def welch_interval(a, b, level=0.95):
+    """Welch interval of ``mean(a) - mean(b)`` for two independent samples: (difference, low, high)."""
+    from scipy import stats
+
+    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    if a.size < 2 or b.size < 2:
+        return float(a.mean() - b.mean()), -np.inf, np.inf
+    low, high = stats.ttest_ind(a, b, equal_var=False).confidence_interval(level)
+    return float(a.mean() - b.mean()), float(low), float(high)
+
+
+def interval_side(low, high, value=0.0):
+    """Where an interval lies against ``value``: ``"above"``, ``"below"`` or ``"straddles"``."""
+    return "above" if low > value else ("below" if high < value else "straddles")
+
+
+def format_interval(mean, low, high, digits=3):
+    """``"+0.012 [-0.003, +0.027]"``: a mean with its interval, for the ``ours`` column of a ledger."""
+    return f"{mean:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
+
+
+VERDICT_RANK = {"reproduced": 0, "partly": 1, "not reproduced": 2}
+"""Order of the graded verdicts, best first: a claim is graded under the reading that ranks best."""
+
+
+def verdict_by_gap(ours, published, close=0.02, near=0.05, partly_share=0.5):
+    """Verdict for published numbers: all within ``close`` -> reproduced; enough within ``near`` -> partly.
+
+    Parameters
+    ----------
+    ours, published : array-like of floats, the same length (our means and the paper's numbers)
+    close, near : float, the tolerances (the paper's rounding plus sampling; a looser one)
+    partly_share : float in (0, 1], the share of the numbers that must be within ``near`` for
+        "partly" (1.0: all of them, for approximate published values)
+
+    Returns
+    -------
+    (verdict, largest_gap) : the verdict string and the largest |ours - published|
+    """
+    gaps = np.abs(np.asarray(ours, dtype=float) - np.asarray(published, dtype=float))
+    if gaps.size == 0 or np.isnan(gaps).any():
+        raise ValueError("ours and published must be non-empty and without NaN")
+    verdict = (
+        "reproduced"
+        if (gaps <= close).all()
+        else "partly"
+        if (gaps <= near).mean() >= partly_share
+        else "not reproduced"
+    )
+    return verdict, float(gaps.max())
+
+
+def verdict_by_share(passed):
+    """Verdict for a claim checked in several cases (or made of parts): all hold -> ``"reproduced"``,
+    some -> ``"partly"``, none -> ``"not reproduced"``; nothing could be checked -> ``"not run"``."""
+    passed = np.asarray(list(passed), dtype=bool).ravel()  # list(): a generator is a sequence of cases too
+    if passed.size == 0:
+        return "not run"
+    return "reproduced" if passed.all() else "partly" if passed.any() else "not reproduced"
+
+
+def rises_with(x, y, alpha=0.05):
+    """One-sided Spearman test that y rises with x: (significant, rho, one-sided p).
+
+    A constant y has no rise (False, NaN, 1.0): Spearman's rho is undefined there.
+    """
+    from scipy import stats
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if np.unique(y).size < 2 or np.unique(x).size < 2:
+        return False, float("nan"), 1.0
+    rho, p_two = stats.spearmanr(x, y)
+    p_one = p_two / 2 if rho > 0 else 1 - p_two / 2
+    return bool(rho > 0 and p_one < alpha), float(rho), float(p_one)
+
+
+def best_reading(graded):
+    """The paper's best case among the readings a claim was graded under.
+
+    Parameters
+    ----------
+    graded : dict reading -> (verdict, gap)
+        The verdict under each reading tried, and a number that says how far
+        the claim is from holding under it (smaller is closer; ties between
+        equal verdicts go to the smaller gap, then to the first reading).
+
+    Returns
+    -------
+    (reading, verdict, tried) : the best reading, its verdict, and a text naming
+    every reading tried with its verdict (for the ledger row: a "not reproduced"
+    must say which readings it failed under).
+    """
+    if not graded:
+        raise ValueError("graded is empty: no reading was tried")
+    for reading, (verdict, _) in graded.items():
+        if verdict not in VERDICT_RANK:
+            raise ValueError(f"verdict of reading {reading!r} must be one of {tuple(VERDICT_RANK)}, got {verdict!r}")
+    order = sorted(graded, key=lambda r: (VERDICT_RANK[graded[r][0]], graded[r][1]))
+    best = order[0]
+    tried = "; ".join(f"{r}: {graded[r][0]}" for r in graded)
+    return best, graded[best][0], tried
+
+
+def results_path(notebook, name, results_dir=None):
+    """``<results_dir or data/results/<notebook>>/<name>.csv``."""
+    folder = Path(results_dir) if results_dir is not None else _paths.results_dir() / notebook
+    return folder / f"{name}.csv"
+
+
+MANIFEST = "tables.json"
+"""The file, next to a notebook's result CSVs, that declares how ``verify`` compares each table."""
+
+
+def is_timing_column(name):
+    """Whether a column holds a timing by its name: ``seconds`` or ``*_seconds``."""
+    return name == "seconds" or str(name).endswith("_seconds")
+
+
+def _columns_arg(value, frame, name):
+    if value is None:
+        return []
+    columns = [value] if isinstance(value, str) else list(value)
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{name} names columns that the table does not have: {missing}")
+    return columns
+
+
+def table_spec(frame, key=None, timing=None, rtol=0.0, atol=0.0, timing_rows=()):
+    """How ``verify`` compares a table: its row key, timing columns and tolerances (a dict).
+
+    ``timing=None`` takes the columns named ``seconds`` or ending in ``_seconds``;
+    ``timing=True`` makes every column outside the key a timing (a timing table).
+    ``timing_rows`` lists the keys (tuples of key values) of rows computed from timings
+    (e.g. a ledger row graded on run times): ``verify`` ignores them.
+    """
+    key = _columns_arg(key, frame, "key")
+    if key and frame.duplicated(key).any():
+        raise ValueError(f"key={key} does not identify the rows: some rows share a key")
+    timing_rows = [[str(v) for v in (row if isinstance(row, (tuple, list)) else (row,))] for row in timing_rows]
+    if timing_rows and not key:
+        raise ValueError("timing_rows needs a key that identifies the rows")
+    known = {tuple(str(v) for v in values) for values in frame[key].itertuples(index=False)} if key else set()
+    unknown = [row for row in timing_rows if tuple(row) not in known]
+    if unknown:
+        raise ValueError(f"timing_rows names rows that the table does not have: {unknown}")
+    if timing is True:
+        timing = [c for c in frame.columns if c not in key]
+    elif timing is None:
+        timing = [c for c in frame.columns if is_timing_column(c)]
+    else:
+        timing = _columns_arg(timing, frame, "timing")
+    for value, label in ((rtol, "rtol"), (atol, "atol")):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float, np.integer, np.floating))
+            or not np.isfinite(value)
+            or value < 0
+        ):
+            raise ValueError(f"{label} must be a finite number >= 0, got {label}={value!r}")
+    spec = {"key": [str(c) for c in key], "timing": [str(c) for c in timing], "rtol": float(rtol), "atol": float(atol)}
+    if timing_rows:
+        spec["timing_rows"] = timing_rows
+    return spec
+
+
+def read_manifest(folder):
+    """The table declarations of a results folder (``{}`` when it has none)."""
+    path = Path(folder) / MANIFEST
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def save_results(frame, notebook, name, results_dir=None, *, key=None, timing=None, rtol=0.0, atol=0.0, timing_rows=()):
+    """Write a result table as CSV, declare how ``verify`` compares it, and return its path.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    notebook : the notebook's stem, e.g. ``"03_dpqt_kmeans"``
+    name : the table's name (the CSV's stem)
+    results_dir : folder; default ``data/results/<notebook>``
+    key : column or list of columns that identify a row (default: rows are compared by position)
+    timing : columns that hold timings, which ``verify`` ignores (default: ``seconds`` and
+        ``*_seconds``; ``True``: every column outside the key)
+    rtol, atol : tolerances of the numeric cells (default 0: exact, as for seeded results)
+    timing_rows : keys of the rows computed from timings, which ``verify`` ignores
+
+    The declaration goes to ``tables.json`` in the same folder (one entry per table).
+    """
+    spec = table_spec(frame, key=key, timing=timing, rtol=rtol, atol=atol, timing_rows=timing_rows)
+    path = results_path(notebook, name, results_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+    manifest = read_manifest(path.parent)
+    manifest[name] = spec
+    (path.parent / MANIFEST).write_text(json.dumps(dict(sorted(manifest.items())), indent=1) + "\n")
+    return path
+
+
+def load_published(notebook):
+    """The paper's own numbers, package data ``dpclust/published/<notebook>.csv``.
+
+    Read through :mod:`importlib.resources`, so they come with an installed wheel.
+    """
+    resource = importlib.resources.files("dpclust").joinpath("published", f"{notebook}.csv")
+    if not resource.is_file():
+        raise FileNotFoundError(f"no published numbers for notebook={notebook!r} (dpclust/published/)")
+    with resource.open("rb") as f:
+        return pd.read_csv(f)
+
+
+VERDICTS = ("reproduced", "partly", "not reproduced", "not testable", "not run")
+"""``not testable``: a claim that restates another, or that cannot hold or fail by construction
+under the reading it is graded under. ``not run``: the data is absent."""
+
+LEDGER_COLUMNS = [
+    "paper",
+    "claim_id",
+    "claim",
+    "published",
+    "ours",
+    "verdict",
+    "reading",
+    "depends_on",
+    "evidence",
+    "depends_on_timing",
+]
+READING_COLUMNS = ["choice", "reading", "support", "used_for", "best_case"]
+
+
+def _text(value, name):
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name} must be a non-empty string, got {name}={value!r}")
+    return value
+
+
+def _ids(value):
+    """Claim ids given as one string or a sequence, stored as ``"a; b"``."""
+    if value is None or value == "":
+        return ""
+    return value if isinstance(value, str) else "; ".join(str(v) for v in value)
+
+
+@dataclass
+class Ledger:
+    """A notebook's reproduction ledger: one row per published claim or number.
+
+    Rows are added with :meth:`add` from computed results (never typed in). The
+    choices the paper leaves open are declared with :meth:`reading`: one row per
+    (choice, reading), with the paper's text that supports it. A claim is graded
+    under the paper's best case (the reading, consistent with its text, under
+    which it comes closest to holding) and ``reading`` names it; stricter variants
+    are reported beside it. :meth:`save` writes ``ledger.csv`` and ``readings.csv``.
+    """
+
+    paper: str
+    notebook: str | None = None
+    rows: list = field(default_factory=list)
+    readings: list = field(default_factory=list)
+
+    def __post_init__(self):
+        _text(self.paper, "paper")
+
+    def reading(self, choice, reading, support, used_for=(), best_case=False):
+        """Declare one reading of a choice the paper leaves open."""
+        if not isinstance(best_case, (bool, np.bool_)):
+            raise TypeError(f"best_case must be a bool, got best_case={best_case!r}")
+        _text(choice, "choice"), _text(reading, "reading")
+        if any(r["choice"] == choice and r["reading"] == reading for r in self.readings):
+            raise ValueError(f"the reading {reading!r} of {choice!r} is already declared")
+        self.readings.append(
+            {
+                "choice": choice,
+                "reading": reading,
+                "support": support,
+                "used_for": _ids(used_for),
+                "best_case": bool(best_case),
+            }
+        )
+        return self
+
+    def add(self, claim_id, claim, published, ours, verdict, reading="", depends_on=(), evidence="", timing=False):
+        """Add the row of one claim; ``depends_on`` names the claims it rests on.
+
+        ``timing=True`` marks a row graded on run times: it may change on another machine, and
+        ``verify`` does not compare it.
+        """
+        if verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got verdict={verdict!r}")
+        _text(claim_id, "claim_id")
+        if any(r["claim_id"] == claim_id for r in self.rows):
+            raise ValueError(f"claim_id={claim_id!r} is already in the ledger")
+        self.rows.append(
+            {
+                "paper": self.paper,
+                "claim_id": claim_id,
+                "claim": claim,
+                "published": published,
+                "ours": ours,
+                "verdict": verdict,
+                "reading": reading,
+                "depends_on": _ids(depends_on),
+                "evidence": evidence,
+                "depends_on_timing": bool(timing),
+            }
+        )
+        return self
+
+    def frame(self):
+        return pd.DataFrame(self.rows, columns=LEDGER_COLUMNS)
+
+    def readings_frame(self):
+        return pd.DataFrame(self.readings, columns=READING_COLUMNS)
+
+    def save(self, results_dir=None):
+        """Write ``ledger.csv`` and ``readings.csv``; return the ledger's path."""
+        if self.notebook is None:
+            raise ValueError("Ledger.notebook is needed to save: Ledger(paper, notebook)")
+        save_results(self.readings_frame(), self.notebook, "readings", results_dir)
+        frame = self.frame()
+        timed = frame.loc[frame["depends_on_timing"], "claim_id"]
+        return save_results(frame, self.notebook, "ledger", results_dir, key="claim_id", timing_rows=list(timed))
+
+
+def read_ledgers(notebooks, results_root=None):
+    """Every row of the given notebooks' ledgers, with a ``notebook`` column.
+
+    Parameters
+    ----------
+    notebooks : sequence of str
+        Notebook stems, e.g. ``["01_ldpk_modes", ...]``; a notebook without a ledger adds no row.
+    results_root : path-like, optional
+        The folder holding ``<notebook>/ledger.csv``; default the compendium's ``data/results``
+        (the paper-profile ledgers).
+    """
+    root = Path(results_root) if results_root is not None else _paths.results_dir()
+    parts = [
+        pd.read_csv(root / stem / "ledger.csv", keep_default_na=False).assign(notebook=stem)
+        for stem in notebooks
+        if (root / stem / "ledger.csv").is_file()
+    ]
+    if not parts:
+        return pd.DataFrame(columns=["notebook", *LEDGER_COLUMNS])
+    return pd.concat(parts, ignore_index=True)
+
+
+def verdict_counts(ledgers, notebooks=None):
+    """One row per notebook, one column per verdict (zeros where none), and ``claims``, the row count."""
+    counts = ledgers.groupby(["notebook", "verdict"]).size().unstack(fill_value=0)
+    unknown = sorted(set(counts.columns) - set(VERDICTS))
+    if unknown:
+        raise ValueError(f"ledgers hold verdicts outside {VERDICTS}: {unknown}")
+    index = list(notebooks) if notebooks is not None else list(counts.index)
+    counts = counts.reindex(index=index, columns=list(VERDICTS), fill_value=0)
+    counts.insert(0, "claims", counts.sum(axis=1))
+    return counts
+
+
+def skip_rest_of_notebook(reason):
+    """End a notebook early, without an error: say why, and make every later cell a no-op.
+
+    For a notebook whose every experiment needs one absent data set: it writes its
+    ``not run`` ledger rows, then calls this, and a batch run still ends cleanly.
+    Outside IPython it raises ``RuntimeError(reason)``.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:  # the library without the [notebooks] extra
+        get_ipython = None
+    shell = get_ipython() if get_ipython is not None else None
+    if shell is None:
+        raise RuntimeError(reason)
+    print(f"the rest of this notebook is skipped: {reason}")
+    shell.input_transformers_post.append(lambda lines: [])
+
+
+def load_dataset(name, variant=None, **kwargs):
+    """``datasets.load(name, variant)``, or None after one clear message when the file is absent.
+
+    A notebook calls this for each experiment's data and, on None, adds ``not run``
+    rows to its ledger instead of failing.
+    """
+    from . import datasets
+
+    try:
+        return datasets.load(name, variant, **kwargs) if variant is not None else datasets.load(name, **kwargs)
+    except datasets.DataNotFoundError:
+        # The message names no local folder: a committed notebook's output must not carry one.
+        print(
+            f"not run: the data set {name!r} is not on this machine and could not be downloaded "
+            "(see the README's Data section, or `python -m dpclust data`)"
+        )
+        return None

@@ -1,0 +1,426 @@
+"""``grade``: run student notebooks with the teacher's own checks and write a gradebook.
+
+A student notebook (made by ``make assignments``) is graded as follows. Every
+cell the teacher tagged ``exercise`` replaces the student's copy of it (matched
+by cell id; a deleted one is put back after the cell that precedes it in the
+teacher's notebook), so a check that was edited or deleted still runs as the
+teacher wrote it. In those cells, each call of an ``exercises.check_*`` function
+is one exercise: it is recorded (passed, and the checker's message) instead of
+stopping the cell. The notebook then runs under the smoke profile with a time
+limit, its results and figures in a temporary folder, and it goes on past
+failing cells, so a wrong answer early does not hide later ones. A notebook that
+cannot be read, runs past its limit, or whose kernel dies still gets its rows.
+
+This is grading, not a sandbox: the student's code runs with the grader's rights
+(run it in a container or as an unprivileged user when that matters), and code
+that replaces the library's checkers in the kernel is not detected.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import json
+import re
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from ._optional import require
+
+__all__ = ["GRADE_COLUMNS", "record", "exercises_of", "graded_notebook", "grade_notebook", "grade"]
+
+GRADE_COLUMNS = ["student", "submission", "notebook", "exercise", "passed", "message", "points", "max_points"]
+NOTEBOOK_ROW = "(notebook)"  # the row that says how the run went; it carries no points
+DEFAULT_TIME_LIMIT = 600  # seconds per notebook
+
+
+def _nbformat():
+    # nbformat comes with the [notebooks] extra: grading needs it, the library alone does not.
+    return require("nbformat", "notebooks")
+
+
+def record(path, exercise, call):
+    """Run one check for the grader: append (exercise, passed, message) to ``path`` as a JSON line.
+
+    The check's failure does not propagate, so the cell goes on to its next check.
+    A checker that returns a result object with ``passed``/``message`` is read from
+    it; one that prints ``Correct: ...`` and returns None passed.
+    """
+    buffer = io.StringIO()
+    result = None
+    try:
+        with contextlib.redirect_stdout(buffer):
+            result = call()
+    except Exception as exc:  # ExerciseError (an AssertionError) or anything else the check raised
+        passed = False
+        message = str(exc) if isinstance(exc, AssertionError) else f"{type(exc).__name__}: {exc}"
+    else:
+        passed = bool(getattr(result, "passed", True))
+        message = str(getattr(result, "message", "") or buffer.getvalue().strip())
+    with open(path, "a") as sink:
+        sink.write(json.dumps({"exercise": exercise, "passed": passed, "message": message}) + "\n")
+    print(buffer.getvalue(), end="")
+    if not passed:
+        print(f"Not yet: {message}")
+    return result
+
+
+def _check_name(call):
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name if name.startswith("check_") else None
+
+
+def _exercise_id(call):
+    """``check_x(student_function, ...)``: the checker and the names (and constant options) it is given."""
+    args = [ast.unparse(a) for a in call.args if isinstance(a, ast.Name)]
+    args += [
+        f"{k.arg}={ast.unparse(k.value)}"
+        for k in call.keywords  # options, not explanations
+        if isinstance(k.value, ast.Constant) and len(ast.unparse(k.value)) <= 20
+    ]
+    return f"{_check_name(call)}({', '.join(args)})"
+
+
+def _check_calls(source):
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _check_name(n)]
+    return sorted(calls, key=lambda n: (n.lineno, n.col_offset))
+
+
+def exercises_of(teacher):
+    """The exercises of a teacher notebook: a DataFrame (exercise, cell_id, points), in order.
+
+    One exercise per call of a ``check_*`` function in a cell tagged ``exercise``;
+    each is worth the cell's ``points`` metadata (default 1).
+    """
+    rows, seen = [], {}
+    for cell in teacher.cells:
+        if cell.cell_type != "code" or "exercise" not in cell.metadata.get("tags", []):
+            continue
+        for call in _check_calls(cell.source):
+            name = _exercise_id(call)
+            seen[name] = seen.get(name, 0) + 1
+            if seen[name] > 1:
+                name = f"{name} #{seen[name]}"
+            rows.append({"exercise": name, "cell_id": cell.get("id"), "points": float(cell.metadata.get("points", 1))})
+    return pd.DataFrame(rows, columns=["exercise", "cell_id", "points"])
+
+
+class _Instrument(ast.NodeTransformer):
+    """Turn each ``check_*(...)`` call into ``record(path, exercise, lambda: check_*(...))``."""
+
+    def __init__(self, path, names):
+        self.path, self.names = path, names  # names: (line, column) of the call -> exercise
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if not _check_name(node):
+            return node
+        recorder = ast.parse('__import__("dpclust.grade", fromlist=["record"]).record', mode="eval").body
+        thunk = ast.Lambda(
+            args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), body=node
+        )
+        name = self.names[(node.lineno, node.col_offset)]
+        return ast.copy_location(
+            ast.Call(recorder, [ast.Constant(str(self.path)), ast.Constant(name), thunk], []), node
+        )
+
+
+def _instrumented(source, path, names):
+    """The cell's source with every check recorded under its exercise name (``names``, in source order)."""
+    where = {(c.lineno, c.col_offset): name for c, name in zip(_check_calls(source), names)}
+    tree = _Instrument(path, where).visit(ast.parse(source))
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+def graded_notebook(student, teacher, record_path):
+    """The notebook that is run: the student's, with the teacher's exercise cells, instrumented.
+
+    Returns (notebook, ids of the instrumented cells).
+    """
+    exercises = exercises_of(teacher)
+    teacher_cells = list(teacher.cells)
+    exercise_ids = {c.get("id") for c in teacher_cells if "exercise" in c.metadata.get("tags", [])}
+    kept = [
+        c for c in student.cells if "exercise" not in c.metadata.get("tags", []) and c.get("id") not in exercise_ids
+    ]
+    position = {c.get("id"): i for i, c in enumerate(kept)}
+    inserts = {}  # index in kept after which teacher cells go (-1: at the top)
+    for t, cell in enumerate(teacher_cells):
+        if cell.get("id") not in exercise_ids:
+            continue
+        anchor = next((position[c.get("id")] for c in reversed(teacher_cells[:t]) if c.get("id") in position), -1)
+        new = _nbformat().from_dict(dict(cell))
+        new.outputs, new.execution_count = [], None
+        names = exercises.loc[exercises["cell_id"] == cell.get("id"), "exercise"].tolist()
+        new.source = _instrumented(cell.source, record_path, names)
+        inserts.setdefault(anchor, []).append(new)
+    cells = list(inserts.get(-1, []))
+    for i, cell in enumerate(kept):
+        cells.append(cell)
+        cells.extend(inserts.get(i, []))
+    out = _nbformat().from_dict(dict(student))
+    out.cells = cells
+    return out, {c.get("id") for group in inserts.values() for c in group}
+
+
+def _error_of(cell):
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            return f"{output.get('ename')}: {output.get('evalue')}"
+    return None
+
+
+def _run(nb, folder, time_limit):
+    """Execute ``nb`` (errors allowed) within ``time_limit`` seconds in all; return (status, detail)."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    from .reproduce import kernel_environment, kernel_stderr_to
+
+    deadline = time.monotonic() + time_limit
+    client = NotebookClient(
+        nb,
+        kernel_name="python3",
+        allow_errors=True,
+        startup_timeout=max(60, time_limit),
+        timeout_func=lambda cell: max(1, int(deadline - time.monotonic())),
+        resources={"metadata": {"path": str(folder)}},
+    )
+    env = {"DPCLUST_PROFILE": "smoke", "JUPYTER_PREFER_ENV_PATH": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    with kernel_environment(**env), kernel_stderr_to(Path(folder) / "kernel-stderr.log"):
+        try:
+            client.execute()
+        except CellTimeoutError:
+            return "time limit", f"ran past its time limit of {time_limit} s"
+        except DeadKernelError as exc:
+            return "crashed", f"the kernel died: {exc}"
+        except Exception as exc:  # e.g. a kernel that does not start
+            return "crashed", f"{type(exc).__name__}: {exc}"
+    if time.monotonic() > deadline:
+        return "time limit", f"ran past its time limit of {time_limit} s"
+    return "ok", ""
+
+
+def _teacher_for(path, teacher):
+    from .reproduce import list_notebooks, resolve_notebook
+
+    if teacher is not None:
+        return resolve_notebook(str(teacher))
+    candidates = [p for p in list_notebooks() if not p.stem.startswith("00_")]
+    by_name = [p for p in candidates if p.stem in Path(path).name]
+    if len(by_name) == 1:
+        return by_name[0]
+    with contextlib.suppress(Exception):  # the header of a student version names its notebook
+        text = json.dumps(json.loads(Path(path).read_text())["cells"][:2])
+        by_header = [p for p in candidates if f"student version of `{p.name}`" in text]
+        if len(by_header) == 1:
+            return by_header[0]
+    raise ValueError(
+        f"no teacher notebook matches {Path(path).name}: name it after one "
+        f"({', '.join(p.stem for p in candidates)}) or pass --teacher"
+    )
+
+
+def grade_notebook(path, teacher, time_limit=DEFAULT_TIME_LIMIT, student=None):
+    """Grade one submission against one teacher notebook; return its gradebook rows (a DataFrame)."""
+    path, teacher_path = Path(path), Path(teacher)
+    student = student or path.stem
+    teacher_nb = _nbformat().read(teacher_path, as_version=4)
+    exercises = exercises_of(teacher_nb)
+    base = {"student": student, "submission": str(path), "notebook": teacher_path.stem}
+
+    def rows(results, status_passed, status_message):
+        out = [
+            {
+                **base,
+                "exercise": NOTEBOOK_ROW,
+                "passed": status_passed,
+                "message": status_message,
+                "points": 0.0,
+                "max_points": 0.0,
+            }
+        ]
+        for ex in exercises.itertuples(index=False):
+            passed, message = results.get(ex.exercise, (False, ""))
+            out.append(
+                {
+                    **base,
+                    "exercise": ex.exercise,
+                    "passed": passed,
+                    "message": message,
+                    "points": ex.points if passed else 0.0,
+                    "max_points": ex.points,
+                }
+            )
+        return pd.DataFrame(out, columns=GRADE_COLUMNS)
+
+    try:
+        student_nb = _nbformat().read(path, as_version=4)
+        _nbformat().validate(student_nb)
+    except Exception as exc:  # not JSON, not a notebook: every exercise scores 0 and the run row says why
+        reason = f"not a valid notebook ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+        return rows({ex: (False, f"not graded: {reason}") for ex in exercises["exercise"]}, False, reason)
+
+    with tempfile.TemporaryDirectory(prefix="dpclust-grade-") as tmp:
+        tmp = Path(tmp)
+        record_path = tmp / "checks.jsonl"
+        nb, instrumented = graded_notebook(student_nb, teacher_nb, record_path)
+        nb = _with_parameters(nb, teacher_path, tmp)
+        status, detail = _run(nb, tmp, time_limit)
+        results = {}
+        if record_path.is_file():
+            for line in record_path.read_text().splitlines():
+                item = json.loads(line)
+                old = results.get(item["exercise"])
+                if old is None or (old[0] and not item["passed"]):  # a check that ever failed, failed
+                    results[item["exercise"]] = (item["passed"], item["message"])
+    errors = [(i, _error_of(c)) for i, c in enumerate(nb.cells) if c.cell_type == "code" and _error_of(c)]
+    cell_errors = {c.get("id"): _error_of(c) for c in nb.cells if c.get("id") in instrumented}
+    for ex in exercises.itertuples(index=False):
+        if ex.exercise in results:
+            continue
+        if status != "ok":
+            why = f"not reached: the notebook {detail}"
+        elif cell_errors.get(ex.cell_id):
+            why = f"not run: its cell stopped before the check ({cell_errors[ex.cell_id]})"
+        else:
+            why = "not run: the check was not reached"
+        results[ex.exercise] = (False, why)
+    if status != "ok":
+        message = detail[0].upper() + detail[1:]
+    elif errors:
+        first = errors[0]
+        message = f"ran to the end; {len(errors)} cell(s) raised an error, the first: cell {first[0]}: {first[1]}"
+    else:
+        message = "ran to the end without errors"
+    return rows(results, status == "ok", message)
+
+
+def _declared(nb):
+    """The names the notebook's ``parameters`` cell assigns."""
+    cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None)
+    try:
+        tree = ast.parse(cell.source) if cell is not None else ast.Module(body=[], type_ignores=[])
+    except SyntaxError:
+        return set()
+    return {
+        t.id
+        for node in tree.body
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(t, ast.Name)
+    }
+
+
+def _with_parameters(nb, teacher_path, folder):
+    """Results and figures into ``folder``, the smoke profile: a cell after the parameters cell
+    (at the top if the student deleted it), setting the names the teacher's parameters cell declares."""
+    declared = _declared(_nbformat().read(teacher_path, as_version=4))
+    params = {"results_dir": str(folder / "results"), "figures_dir": str(folder / "figures"), "profile": "smoke"}
+    source = "\n".join(f"{k} = {v!r}" for k, v in params.items() if k in declared)
+    if not source:
+        return nb
+    at = next((i + 1 for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])), 0)
+    cell = _nbformat().v4.new_code_cell(source)
+    cell.metadata["tags"] = ["injected-parameters"]
+    nb.cells.insert(at, cell)
+    return nb
+
+
+def _feedback(frame):
+    run = frame[frame["exercise"] == NOTEBOOK_ROW].iloc[0]
+    graded = frame[frame["exercise"] != NOTEBOOK_ROW]
+    lines = [
+        f"# Feedback: {run['student']} ({run['notebook']})",
+        "",
+        f"**Score: {graded['points'].sum():g} / {graded['max_points'].sum():g}**",
+        "",
+        f"The run: {run['message']}",
+        "",
+    ]
+    for row in graded.itertuples(index=False):
+        mark = "passed" if row.passed else "not yet"
+        lines += [f"## `{row.exercise}`: {mark} ({row.points:g} / {row.max_points:g})", ""]
+        if row.message:
+            lines += ["```", str(row.message), "```", ""]
+    return "\n".join(lines)
+
+
+def _student_names(paths):
+    stems = [p.stem for p in paths]
+    return [p.stem if stems.count(p.stem) == 1 else f"{p.parent.name}/{p.stem}" for p in paths]
+
+
+def grade(submissions, out, time_limit=DEFAULT_TIME_LIMIT, teacher=None):
+    """Grade student notebooks; write the gradebook, the totals and one feedback file per student.
+
+    Parameters
+    ----------
+    submissions : paths of the student notebooks
+    out : the gradebook CSV: one row per (student file, exercise) with passed, the
+        checker's message and points, plus a ``(notebook)`` row per file that says how its
+        run went. Beside it: ``<out>_totals.csv`` (one row per file) and
+        ``<out>_feedback/<student>.md``.
+    time_limit : seconds allowed per notebook (kernel start included)
+    teacher : the teacher notebook for every submission (default: matched by name among
+        the project's notebooks)
+
+    Returns
+    -------
+    the gradebook (a DataFrame)
+    """
+    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0:
+        raise ValueError(f"time_limit must be a positive number of seconds, got time_limit={time_limit!r}")
+    paths = [Path(p) for p in submissions]
+    if not paths:
+        raise ValueError("submissions is empty: give at least one notebook")
+    out = Path(out)
+    frames = []
+    for path, student in zip(paths, _student_names(paths)):
+        try:
+            teacher_path = _teacher_for(path, teacher)
+        except ValueError as exc:
+            frames.append(
+                pd.DataFrame(
+                    [
+                        {
+                            "student": student,
+                            "submission": str(path),
+                            "notebook": "",
+                            "exercise": NOTEBOOK_ROW,
+                            "passed": False,
+                            "message": str(exc),
+                            "points": 0.0,
+                            "max_points": 0.0,
+                        }
+                    ],
+                    columns=GRADE_COLUMNS,
+                )
+            )
+            continue
+        frames.append(grade_notebook(path, teacher_path, time_limit, student))
+    book = pd.concat(frames, ignore_index=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    book.to_csv(out, index=False)
+    totals = (
+        book.groupby(["student", "submission", "notebook"], sort=False)
+        .agg(points=("points", "sum"), max_points=("max_points", "sum"))
+        .reset_index()
+    )
+    status = book[book["exercise"] == NOTEBOOK_ROW].set_index("student")["message"]
+    totals["run"] = totals["student"].map(status)
+    totals.to_csv(out.with_name(f"{out.stem}_totals.csv"), index=False)
+    feedback = out.with_name(f"{out.stem}_feedback")
+    feedback.mkdir(exist_ok=True)
+    for student, frame in book.groupby("student", sort=False):
+        (feedback / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', student)}.md").write_text(_feedback(frame))
+    return book

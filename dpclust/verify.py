@@ -1,0 +1,167 @@
+"""``verify``: rerun the notebooks and compare every result table with the committed one.
+
+Each notebook runs under the paper profile with its ``results_dir`` and
+``figures_dir`` parameters pointing into a temporary folder, so nothing
+committed is touched. Every CSV it writes is then compared with the committed
+CSV of the same name, cell by cell, as the committed ``tables.json`` declares
+(:func:`dpclust.experiments.save_results`): rows matched by the table's key
+(or by position), timing columns ignored, numeric cells within ``rtol``/``atol``
+(exact by default, as seeded results are). A table on one side only is reported
+too.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .experiments import is_timing_column, read_manifest
+
+__all__ = ["compare_tables", "compare_folders", "verify"]
+
+DIFF_COLUMNS = ["notebook", "table", "row", "column", "committed", "new"]
+ABSENT = "(absent)"
+
+
+def _default_spec(frame):
+    return {"key": [], "timing": [c for c in frame.columns if is_timing_column(c)], "rtol": 0.0, "atol": 0.0}
+
+
+def _row_labels(frame, key):
+    if not key:
+        return [str(i) for i in range(len(frame))]
+    return [", ".join(f"{k}={v}" for k, v in zip(key, values)) for values in frame[key].itertuples(index=False)]
+
+
+def _show(value):
+    return "" if pd.isna(value) else repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _same(committed, new, rtol, atol):
+    """Element-wise equality of two columns (NaN equals NaN); numbers within rtol/atol."""
+    both_na = committed.isna().to_numpy() & new.isna().to_numpy()
+    if (
+        pd.api.types.is_numeric_dtype(committed)
+        and pd.api.types.is_numeric_dtype(new)
+        and not pd.api.types.is_bool_dtype(committed)
+        and not pd.api.types.is_bool_dtype(new)
+    ):
+        a, b = committed.to_numpy(dtype=float), new.to_numpy(dtype=float)
+        with np.errstate(invalid="ignore"):
+            close = np.isclose(b, a, rtol=rtol, atol=atol) if (rtol or atol) else (a == b)
+        return close | both_na
+    return (committed.astype(str).to_numpy() == new.astype(str).to_numpy()) | both_na
+
+
+def compare_tables(committed, new, spec=None):
+    """The differing cells of two versions of one table: a list of (row, column, committed, new).
+
+    ``spec`` is the table's declaration (key, timing, rtol, atol); None: rows by
+    position, the ``seconds``/``*_seconds`` columns ignored, exact.
+    """
+    spec = spec or _default_spec(committed)
+    key, timing = list(spec.get("key", [])), set(spec.get("timing", []))
+    rtol, atol = float(spec.get("rtol", 0.0)), float(spec.get("atol", 0.0))
+    diffs = []
+    for column in committed.columns.union(new.columns, sort=False):
+        if column in timing:
+            continue
+        if column not in new.columns:
+            diffs.append(("(all)", column, "(column)", ABSENT))
+        elif column not in committed.columns:
+            diffs.append(("(all)", column, ABSENT, "(column)"))
+    if any(k not in committed.columns or k not in new.columns for k in key):
+        return diffs  # reported above: a key column is missing on one side
+    old_rows = dict(zip(_row_labels(committed, key), range(len(committed))))
+    new_rows = dict(zip(_row_labels(new, key), range(len(new))))
+    for label in old_rows.keys() - new_rows.keys():
+        diffs.append((label, "(row)", "(row)", ABSENT))
+    for label in new_rows.keys() - old_rows.keys():
+        diffs.append((label, "(row)", ABSENT, "(row)"))
+    timed = {", ".join(f"{k}={v}" for k, v in zip(key, row)) for row in spec.get("timing_rows", [])}
+    shared = [label for label in old_rows if label in new_rows and label not in timed]
+    if not shared:
+        return diffs
+    a = committed.iloc[[old_rows[label] for label in shared]].reset_index(drop=True)
+    b = new.iloc[[new_rows[label] for label in shared]].reset_index(drop=True)
+    for column in committed.columns:
+        if column in timing or column in key or column not in new.columns:
+            continue
+        same = _same(a[column], b[column], rtol, atol)
+        for i in np.flatnonzero(~same):
+            diffs.append((shared[i], column, _show(a[column].iloc[i]), _show(b[column].iloc[i])))
+    return diffs
+
+
+def compare_folders(notebook, committed_dir, new_dir):
+    """Every difference between the result CSVs of two folders, as a DataFrame (DIFF_COLUMNS).
+
+    The committed folder's ``tables.json`` says how each table is compared.
+    """
+    committed_dir, new_dir = Path(committed_dir), Path(new_dir)
+    manifest = read_manifest(committed_dir)
+    old = {p.stem: p for p in committed_dir.glob("*.csv")} if committed_dir.is_dir() else {}
+    new = {p.stem: p for p in new_dir.glob("*.csv")} if new_dir.is_dir() else {}
+    rows = []
+    for table in sorted(old.keys() | new.keys()):
+        if table not in new:
+            rows.append((notebook, table, "(table)", "", "(table)", ABSENT))
+            continue
+        if table not in old:
+            rows.append((notebook, table, "(table)", "", ABSENT, "(table)"))
+            continue
+        a, b = pd.read_csv(old[table]), pd.read_csv(new[table])
+        for row, column, x, y in compare_tables(a, b, manifest.get(table)):
+            rows.append((notebook, table, row, str(column), x, y))
+    return pd.DataFrame(rows, columns=DIFF_COLUMNS)
+
+
+def verify(notebooks=None, jobs=1, timeout=None, keep=None, progress=None):
+    """Rerun notebooks (paper profile) into a temporary folder and compare their result tables.
+
+    Parameters
+    ----------
+    notebooks : names, numbers or paths (default: all)
+    jobs : notebooks run side by side
+    timeout : seconds allowed per cell (default: reproduce's)
+    keep : a folder to keep the reruns in (default: a temporary folder, removed)
+    progress : show progress (None: on a terminal)
+
+    Returns
+    -------
+    (summary of the runs, DataFrame of the differing cells and missing tables)
+    """
+    from . import reproduce as rep
+
+    paths = [rep.resolve_notebook(n) for n in notebooks] if notebooks else rep.list_notebooks()
+    with tempfile.TemporaryDirectory(prefix="dpclust-verify-") as tmp:
+        root = Path(keep) if keep is not None else Path(tmp)
+        calls = []
+        for path in paths:
+            params = {
+                "results_dir": str(root / path.stem / "results"),
+                "figures_dir": str(root / path.stem / "figures"),
+            }
+            calls.append(
+                dict(
+                    notebook=path,
+                    output_path=root / path.stem / path.name,
+                    parameters=params,
+                    profile="paper",
+                    timeout=timeout or rep.DEFAULT_CELL_TIMEOUT,
+                )
+            )
+        for call in calls:
+            Path(call["output_path"]).parent.mkdir(parents=True, exist_ok=True)
+        summary = rep.run_batch(calls, jobs, progress=progress)
+        diffs = []
+        for path, call, status in zip(paths, calls, summary["status"]):
+            if status != "ok":
+                continue  # a failed run is in the summary; its partial tables would only add noise
+            committed = rep.committed_results_dir(path.stem)
+            diffs.append(compare_folders(path.stem, committed, call["parameters"]["results_dir"]))
+    table = pd.concat(diffs, ignore_index=True) if diffs else pd.DataFrame(columns=DIFF_COLUMNS)
+    return summary, table

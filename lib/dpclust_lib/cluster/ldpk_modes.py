@@ -1,0 +1,283 @@
+"""LDPK-modes: k-modes under local d-privacy (Peng, Chen, Xun, Computer Science 2021).
+
+The protocol, split the way it runs:
+
+User side
+    :func:`user_perturb` -- Alg. 1: each user perturbs their own record with the
+    Hamming-distance randomized response and sends only the report.
+Server side (sees the reports and the public schema, nothing else)
+    :func:`server_aggregate` -- Alg. 2: histogram of the reports, the unbiased
+    estimate P^-1 c* (one attribute at a time, P being a Kronecker product), then
+    the paper's projection back to counts (lines 12-17: negatives to 0, rescale
+    to n, round up);
+    :func:`server_synthetic_data` -- Alg. 3: the synthetic data set, kept as
+    weighted unique records (:func:`materialise` expands it into rows);
+    :func:`server_cluster` -- Alg. 4: frequent-value initial centres, then k-modes.
+
+:class:`LDPKModes` runs the whole protocol on a data set, simulating its users.
+Records are integer codes, ``X[:, j]`` in ``0 .. k_j - 1``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..accounting import PrivacyLedger
+from ..frequency import LDPFO, clip_and_normalise, joint_records
+from ..validation import (
+    check_array,
+    check_categorical,
+    check_choice,
+    check_domain_sizes,
+    check_epsilon,
+    check_int,
+    check_n_clusters,
+    check_random_state,
+)
+from ._base import LOCAL
+from ._common import PrivateCategoricalClusterer, frequent_value_draw, lloyd, unique_rows
+
+__all__ = ["LDPKModes", "user_perturb", "server_aggregate", "server_synthetic_data", "server_cluster", "materialise"]
+
+ROUNDINGS = ("ceil", "none", "largest_remainder")
+
+
+def user_perturb(X, domain_sizes, epsilon, random_state=None):
+    """User side, Alg. 1: every row is one user's record; returns the reports, shape (n, m).
+
+    Pr[report y | record x] is proportional to e^{-epsilon d(x, y)} (Eq. 4), sampled
+    as m independent k_j-ary randomized responses (:class:`~dpclust_lib.frequency.LDPFO`).
+    """
+    return LDPFO(domain_sizes, epsilon).perturb(X, random_state)
+
+
+def _check_projection(projection):
+    if not isinstance(projection, (bool, np.bool_)):
+        raise TypeError(f"projection must be True or False, got projection={projection!r}")
+    return bool(projection)
+
+
+def server_aggregate(reports, domain_sizes, epsilon, projection=True, rounding="ceil"):
+    """Server side, Alg. 2: estimate how many users hold each record of the joint domain.
+
+    Parameters
+    ----------
+    reports : (n, m) perturbed records from :func:`user_perturb`
+    domain_sizes : the public schema (m ints)
+    epsilon : the users' privacy parameter per unit of Hamming distance
+    projection : bool
+        True: the paper's lines 12-17 (negatives set to 0, rescaled to total n,
+        rounded by ``rounding``). False: the raw unbiased estimate is kept.
+    rounding : {"ceil", "none", "largest_remainder"}, see
+        :func:`~dpclust_lib.frequency.clip_and_normalise` ("ceil" is the paper's)
+
+    Returns
+    -------
+    raw : ndarray of shape ``domain_sizes``, the unbiased estimate P^-1 c* (line 11)
+    counts : what the synthetic data is built from (a copy of ``raw`` without projection)
+    """
+    projection = _check_projection(projection)
+    check_choice(rounding, "rounding", set(ROUNDINGS))
+    oracle = LDPFO(domain_sizes, epsilon)
+    tally = oracle.count(reports)
+    raw = oracle.estimate(tally)
+    if not projection:
+        return raw, raw.copy()
+    return raw, clip_and_normalise(raw, tally.n, rounding=rounding)
+
+
+def server_synthetic_data(counts, domain_sizes):
+    """Server side, Alg. 3: the synthetic data set as weighted unique records.
+
+    Every cell of the joint domain with a non-zero count becomes one record (the
+    mixed-radix decoding of its index, Alg. 3 lines 4-9 corrected) whose weight
+    is the count. Never materialises the rows; :func:`materialise` does.
+
+    Returns
+    -------
+    records : int64 (r, m), in joint-index order
+    weights : float (r,), the counts (negative ones only if ``counts`` is an unprojected estimate)
+    """
+    sizes = check_domain_sizes(domain_sizes)
+    flat = check_array(np.ravel(counts), "counts", ndim=1).astype(float)
+    if flat.size != int(np.prod(sizes)):
+        raise ValueError(f"counts has {flat.size} cells but domain_sizes={sizes} has {int(np.prod(sizes))}")
+    cells = np.flatnonzero(flat)
+    return joint_records(cells, sizes), flat[cells]
+
+
+def materialise(records, weights):
+    """The synthetic data as rows, each record repeated ``weight`` times (Alg. 3's literal output).
+
+    The weights must be non-negative integers (a projection with rounding "ceil"
+    or "largest_remainder").
+    """
+    w = check_array(weights, "weights", ndim=1)
+    if np.any(w < 0) or np.any(w != np.round(w)):
+        i = int(np.argmax((w < 0) | (w != np.round(w))))
+        raise ValueError(f"weights must be non-negative integers to materialise rows, got weights[{i}]={w[i]!r}")
+    records = np.asarray(records)
+    if records.ndim != 2 or records.shape[0] != w.shape[0]:
+        raise ValueError(
+            f"records must be 2-D with one row per weight, got shape {records.shape} for {w.shape[0]} weights"
+        )
+    return np.repeat(records, w.astype(np.int64), axis=0)
+
+
+def server_cluster(records, weights, domain_sizes, n_clusters, max_iter, random_state=None):
+    """Server side, Alg. 4: frequent-value initial centres (lines 1-15), then k-modes (16-30).
+
+    f = ceil(K^(1/m)) and |C0| < K (the text's floor and <= are errata); the f
+    most frequent values of an attribute are ranked among all values of the public
+    domain (one missing from the synthetic data has frequency 0); at most
+    ``max_iter`` = T update steps, stopping early when the centres repeat. The
+    weights may be signed (an unprojected estimate): the value counts are linear in them.
+
+    Returns
+    -------
+    centres : int64 (K, m); initial_centres : int64 (K, m); n_iter : int
+    """
+    sizes = check_domain_sizes(domain_sizes)
+    records = check_categorical(records, sizes, name="records")
+    w = check_array(weights, "weights", ndim=1)
+    if w.shape[0] != records.shape[0]:
+        raise ValueError(f"weights has {w.shape[0]} entries but there are {records.shape[0]} records")
+    if not np.any(w > 0):
+        raise ValueError("weights has no positive entry: the synthetic data set is empty")
+    k = check_n_clusters(n_clusters)
+    distinct = len(unique_rows(records[w != 0])[0])
+    if k > distinct:
+        raise ValueError(f"n_clusters={k} is larger than the number of distinct synthetic records ({distinct})")
+    T = check_int(max_iter, "max_iter", minimum=1)
+    rng = check_random_state(random_state)
+    initial = frequent_value_draw(records, k, rng, w.astype(float), sizes)
+    centres, n_iter = lloyd(records, w.astype(float), initial, T, sizes)
+    return centres, initial, n_iter
+
+
+class LDPKModes(PrivateCategoricalClusterer):
+    """LDPK-modes (Peng et al. 2021): k-modes on a synthetic data set built from LDP reports.
+
+    ``fit(X)`` simulates the protocol: every row of ``X`` is one user, who sends
+    only a perturbed record (:func:`user_perturb`); the server estimates the
+    histogram of records (:func:`server_aggregate`), builds the synthetic data
+    (:func:`server_synthetic_data`) and clusters it (:func:`server_cluster`). The
+    server touches the users once, so the number of k-modes iterations costs no
+    privacy.
+
+    Privacy: each report satisfies epsilon-local d-privacy with the Hamming
+    distance, Pr[y | x] <= e^{epsilon d(x, x')} Pr[y | x']. Two records that differ
+    in all m attributes are m * epsilon apart, so the plain LDP level of a
+    report, for any two records of one user, is m * epsilon
+    (``epsilon_guaranteed_``). For an epsilon-LDP comparison with other
+    mechanisms, fit with ``epsilon / m``.
+
+    Parameters
+    ----------
+    n_clusters : int >= 1, K
+    epsilon : float > 0, privacy per unit of Hamming distance (the paper's epsilon)
+    max_iter : int >= 1, T, the most k-modes update steps
+    projection : bool, default True
+        Which counts the synthetic data is built from. True: the paper's
+        post-processing of the unbiased estimate (Alg. 2 lines 12-17: negatives
+        to 0, rescaled to n, rounded by ``rounding``), so the synthetic data is a
+        data set of about n rows. False: the raw unbiased estimate itself, kept as
+        signed weights; every per-cluster value count k-modes computes is then an
+        unbiased estimate of the count on the users' true records.
+    rounding : {"ceil", "none", "largest_remainder"}, used when ``projection``:
+        "ceil" (the paper's) rounds every positive cell up, so the synthetic data
+        can hold more than n rows.
+    domain_sizes : m ints, the public schema (required); "data" reads it off the
+        records (not private: warns with :class:`~dpclust_lib.PrivacyLeakWarning`,
+        ``epsilon_guaranteed_`` = inf)
+    random_state : None, int or numpy Generator (used for the users' noise, then the initial centres)
+
+    Attributes
+    ----------
+    cluster_centers_ : int64 (K, m)
+    initial_centers_ : int64 (K, m), Alg. 4 lines 1-15
+    n_iter_ : k-modes update steps run (<= max_iter)
+    epsilon_spent_ : epsilon (one report per user; the clustering is post-processing)
+    epsilon_guaranteed_ : m * epsilon, the plain LDP level of a report (inf with domain_sizes="data")
+    ldp_epsilon_ : m * epsilon (the d-privacy arithmetic alone)
+    neighbouring_ : "any two records of one user"
+    ledger_ : :class:`~dpclust_lib.PrivacyLedger`
+    raw_estimate_ : float array of shape ``domain_sizes``, the unbiased estimate
+    estimate_ : the counts the synthetic data was built from (projected or raw)
+    synthetic_data_ : DataFrame, one row per distinct synthetic record, with its ``count``
+    domain_sizes_ : tuple
+    n_features_in_, feature_names_in_ : as in scikit-learn
+
+    The labels of the users' true records are not something the server can
+    know, and are not kept: use ``predict(X)`` or :meth:`exact_diagnostics`.
+    """
+
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        epsilon=1.0,
+        max_iter=5,
+        projection=True,
+        rounding="ceil",
+        domain_sizes=None,
+        random_state=None,
+    ):
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.max_iter = max_iter
+        self.projection = projection
+        self.rounding = rounding
+        self.domain_sizes = domain_sizes
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Simulate the protocol on the users' records.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_users, m), integer codes inside ``domain_sizes``, one row per user
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        eps = check_epsilon(self.epsilon)
+        projection = _check_projection(self.projection)
+        check_choice(self.rounding, "rounding", set(ROUNDINGS))
+        T = check_int(self.max_iter, "max_iter", minimum=1)
+        X, sizes, leaky = self._fit_input(X)
+        k = check_n_clusters(self.n_clusters, X.shape[0])
+        rng = check_random_state(self.random_state)
+        m = len(sizes)
+
+        reports = user_perturb(X, sizes, eps, rng)  # what leaves the users' devices
+        raw, counts = server_aggregate(reports, sizes, eps, projection, self.rounding)
+        records, weights = server_synthetic_data(counts, sizes)
+        centres, initial, n_iter = server_cluster(records, weights, sizes, k, T, rng)
+
+        ledger = PrivacyLedger(eps)
+        ledger.spend(
+            eps,
+            f"one report per user (Alg. 1): {eps:g} per unit of Hamming distance, "
+            f"{m * eps:g}-LDP; aggregation and clustering are post-processing",
+        )
+        names = [str(c) for c in getattr(self, "feature_names_in_", [f"x{j}" for j in range(m)])]
+        synthetic = pd.DataFrame(records, columns=names)
+        synthetic["count" if "count" not in names else "synthetic_count"] = weights
+
+        self.cluster_centers_ = centres
+        self.initial_centers_ = initial
+        self.n_iter_ = n_iter
+        self.ledger_ = ledger
+        self.epsilon_spent_ = ledger.spent
+        self.ldp_epsilon_ = m * eps
+        self.epsilon_guaranteed_ = float("inf") if leaky else m * eps
+        self.neighbouring_ = LOCAL
+        self.raw_estimate_ = raw
+        self.estimate_ = counts
+        self.synthetic_data_ = synthetic
+        self.domain_sizes_ = sizes
+        return self

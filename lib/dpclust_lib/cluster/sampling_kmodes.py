@@ -1,0 +1,446 @@
+"""SamplingLDPKModes: LDP k-modes with attribute sampling (Zhang et al. 2022).
+
+ZHANG Shao-bo, YUAN Liu-jie, MAO Xue-jie, ZHU Guo-ming. Privacy Protection
+Method for K-modes Clustering Data with Local Differential Privacy. Acta
+Electronica Sinica, 2022, 50(9): 2181-2188. The paper calls the method LDPK.
+
+One round of the protocol:
+
+User side, :func:`user_reports` (Alg. 1)
+    Each user finds the nearest of the K public centres (Hamming), r; samples
+    one attribute j uniformly; one-hot encodes its value of j and sends every
+    bit through optimised unary encoding (p = 1/2, q = 1/(e^eps + 1)); reports
+    (r, j, b'). The cluster index r goes in the clear, as in the paper (the
+    server's estimator needs |C_r|). With ``index_epsilon`` it is randomised
+    with k-ary randomized response (GRR over the K indices) instead.
+Server side, :func:`server_update` (Alg. 2)
+    Per cluster r, attribute j and value w: the bit sum s and the estimate
+    g' = (s - |C_r| q / d) / (p - q) (Eq. 9, :func:`server_estimates`); the
+    new mode of (r, j) is argmax_w g'. With a randomised index the bit sums are
+    first un-mixed with the inverse GRR matrix (the correction derived in
+    :func:`server_estimates`).
+
+:func:`report_distribution` gives the exact distribution of one report (for
+testing the user side against its definition). :class:`SamplingLDPKModes`
+runs rounds until the centres stop changing or T rounds, and accounts the
+budget explicitly (``budget="per_round"`` or ``"split"``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._distances import nearest
+from ..accounting import PrivacyLedger
+from ..mechanisms import grr_perturb, grr_probabilities, oue_pq, ue_perturb, unary_encode
+from ..validation import (
+    check_choice,
+    check_domain_sizes,
+    check_epsilon,
+    check_fraction,
+    check_int,
+    check_n_clusters,
+    check_random_state,
+)
+from ._base import LOCAL
+from ._common import PrivateCategoricalClusterer, categorical_input, distinct_weighted_rows, domain_centres
+
+# Exported at the package top level (star import): the estimator and its report type. The protocol
+# functions keep their module namespace, dpclust_lib.cluster.sampling_kmodes, where their names are clear.
+__all__ = ["SamplingLDPKModes", "SamplingReports"]
+
+
+@dataclass(frozen=True)
+class SamplingReports:
+    """What the users of one round send to the server.
+
+    Attributes
+    ----------
+    cluster : (n,) int64, the index r of the user's nearest centre (or its
+        GRR-randomised version when the index is protected)
+    attribute : (n,) int64, the sampled attribute j
+    bits : (n, max_j k_j) uint8, the perturbed one-hot vector b'. A user sends
+        only the first k_j bits of its row; the rest are zero padding, never sent.
+    """
+
+    cluster: np.ndarray
+    attribute: np.ndarray
+    bits: np.ndarray
+
+    def __len__(self):
+        return int(self.cluster.shape[0])
+
+
+def _check_centres(centres, sizes, name="centres"):
+    C = np.asarray(centres)
+    if C.ndim != 2 or C.shape[1] != len(sizes):
+        raise ValueError(f"{name} must have shape (n_clusters, {len(sizes)}), got {C.shape}")
+    return categorical_input(C, sizes, name=name)[0]
+
+
+def _check_index_epsilon(index_epsilon, n_clusters):
+    if index_epsilon is None:
+        return None
+    if n_clusters < 2:
+        raise ValueError(f"a randomised cluster index needs n_clusters >= 2, got n_clusters={n_clusters}")
+    return check_epsilon(index_epsilon, name="index_epsilon")
+
+
+def user_reports(X, centres, domain_sizes, epsilon, index_epsilon=None, random_state=None):
+    """User side of one round (Alg. 1), vectorised over the users.
+
+    Parameters
+    ----------
+    X : (n, d) int codes, one row per user (stays on the user's device)
+    centres : (K, d) int codes, the current public centres
+    domain_sizes : d ints, the public schema
+    epsilon : float > 0, the LDP level of the bit vector (p = 1/2, q = 1/(e^eps + 1))
+    index_epsilon : None (the index goes in the clear, as in the paper) or
+        float > 0 (the index goes through K-ary randomized response at that level)
+    random_state : None, int or Generator
+
+    Returns
+    -------
+    SamplingReports
+    """
+    X, sizes = categorical_input(X, domain_sizes)
+    C = _check_centres(centres, sizes)
+    eps = check_epsilon(epsilon)
+    index_eps = _check_index_epsilon(index_epsilon, C.shape[0])
+    return _user_side(X, C, sizes, eps, index_eps, check_random_state(random_state))
+
+
+def _user_side(X, C, sizes, eps, index_eps, rng):
+    """:func:`user_reports` on checked input (the estimator checks once per fit, not per round)."""
+    n, d = X.shape
+    p, q = oue_pq(eps)
+    r = nearest(X, C, "hamming")[0]
+    j = rng.integers(0, d, size=n)
+    bits = np.zeros((n, max(sizes)), dtype=np.uint8)
+    for a, k in enumerate(sizes):  # one OUE batch per attribute: the bit vectors differ in length
+        users = np.flatnonzero(j == a)
+        if users.size:
+            bits[users, :k] = ue_perturb(unary_encode(X[users, a], k), p, q, rng)
+    if index_eps is not None:
+        r = grr_perturb(r, C.shape[0], index_eps, rng)
+    return SamplingReports(r.astype(np.int64), j.astype(np.int64), bits)
+
+
+def report_distribution(record, centres, domain_sizes, epsilon, index_epsilon=None, max_outputs=100_000):
+    """Exact distribution of one user's report (r, j, b'), by enumeration (small domains only).
+
+    Pr[(r', j, b') | x] = Pr[r' | r(x)] * (1/d) * prod_w Pr[b'[w] | x_j], with
+    Pr[b'[w] = 1] = p if w = x_j else q, and Pr[r' | r] = 1 if r' = r (index in
+    the clear) or the K-ary GRR probability. Computed from the formula, not by
+    sampling, so that the sampler of :func:`user_reports` can be tested against it.
+
+    Returns
+    -------
+    dict {(r', j, bits as a tuple of k_j ints): probability}; outputs of
+    probability 0 are left out.
+    """
+    sizes = check_domain_sizes(domain_sizes)
+    x = categorical_input(np.asarray(record).reshape(1, -1), sizes, name="record")[0][0]
+    C = _check_centres(centres, sizes)
+    K = C.shape[0]
+    p, q = oue_pq(check_epsilon(epsilon))
+    index_eps = _check_index_epsilon(index_epsilon, K)
+    n_outputs = (K if index_eps is not None else 1) * sum(2**k for k in sizes)
+    if n_outputs > max_outputs:
+        raise ValueError(f"the report space has {n_outputs} outputs, more than max_outputs={max_outputs}")
+    r = int(nearest(x[None, :], C, "hamming")[0][0])
+    if index_eps is None:
+        index_pmf = {r: 1.0}
+    else:
+        pk, qk = grr_probabilities(K, index_eps)
+        index_pmf = {c: (pk if c == r else qk) for c in range(K)}
+    out = {}
+    for j, k in enumerate(sizes):
+        one_hot = np.arange(k) == x[j]
+        for code in range(2**k):
+            bits = (code >> np.arange(k)) & 1
+            pr_bits = np.prod(np.where(one_hot, np.where(bits == 1, p, 1 - p), np.where(bits == 1, q, 1 - q)))
+            for c, pr_c in index_pmf.items():
+                out[(c, j, tuple(int(b) for b in bits))] = pr_c * pr_bits / len(sizes)
+    return out
+
+
+def tallies(reports, n_clusters, sizes):
+    """Bit sums S[r, j, w] and report counts M[r, j] per (cluster label, attribute), reports checked.
+
+    Parameters
+    ----------
+    reports : SamplingReports
+    n_clusters : int, K
+    sizes : d ints, the public schema
+
+    Returns
+    -------
+    S : (K, d, max_j k_j) float; M : (K, d) float
+    """
+    sizes = check_domain_sizes(sizes, name="sizes")
+    n_clusters = check_n_clusters(n_clusters)
+    if not isinstance(reports, SamplingReports):
+        raise TypeError(f"reports must be SamplingReports from user_reports(), got {type(reports).__name__}")
+    n, d, width = len(reports), len(sizes), max(sizes)
+    if n == 0:
+        raise ValueError("reports is empty; at least one report is needed")
+    if reports.attribute.shape != (n,) or reports.bits.shape != (n, width):
+        raise ValueError(
+            f"reports do not match the schema {sizes}: attribute {reports.attribute.shape}, "
+            f"bits {reports.bits.shape}, expected ({n},) and ({n}, {width})"
+        )
+    for name, values, upper in (("cluster", reports.cluster, n_clusters), ("attribute", reports.attribute, d)):
+        if values.dtype.kind not in "iu" or values.min() < 0 or values.max() >= upper:
+            raise ValueError(f"reports.{name} must hold integers in 0..{upper - 1}")
+    if reports.bits.dtype.kind not in "biu" or reports.bits.min() < 0 or reports.bits.max() > 1:
+        raise ValueError("reports.bits must hold only 0 and 1")
+    cell = reports.cluster * d + reports.attribute
+    counts = np.bincount(cell, minlength=n_clusters * d).reshape(n_clusters, d).astype(float)
+    sums = np.stack(
+        [np.bincount(cell, weights=reports.bits[:, w], minlength=n_clusters * d) for w in range(width)], axis=1
+    ).reshape(n_clusters, d, width)
+    for j, k in enumerate(sizes):  # bits are >= 0, so a zero sum means zero padding in every report
+        if np.any(sums[:, j, k:]):
+            raise ValueError(f"reports.bits has a 1 past the {k} bits of attribute {j} (padding must be zero)")
+    return sums, counts
+
+
+def server_estimates(reports, n_clusters, domain_sizes, epsilon, index_epsilon=None, reporters="expected"):
+    """Server side: the estimate g' of Eq. 9 per cluster r, attribute j and value w.
+
+    With the index in the clear, s is the sum of bit w over the reports
+    (r, j, .), and g' = (s - N q) / (p - q) with N = |C_r| / d (the paper:
+    the expected number of reporters of j in cluster r; ``reporters="expected"``)
+    or N = the observed number of reports (r, j) (``reporters="observed"``).
+    E[g'] = (number of users of C_r whose value of j is w) / d in the first
+    case, and the number of such users among the reporters in the second.
+
+    With a randomised index (``index_epsilon``), a report labelled r' came from
+    cluster r with GRR probability P[r, r']. Since r' and b' are drawn
+    independently given the record, E[S'[r', j, w]] = sum_r P[r, r'] E[S[r, j, w]],
+    and the same holds for the report counts. The inverse (P^T)^{-1} =
+    (I - q_K J) / (p_K - q_K) therefore gives unbiased estimates of the clear-index
+    sums and counts, which go into the same formula.
+
+    Returns
+    -------
+    list over attributes j of (n_clusters, k_j) float arrays
+    """
+    sizes = check_domain_sizes(domain_sizes)
+    K = check_n_clusters(n_clusters)
+    eps = check_epsilon(epsilon)
+    index_eps = _check_index_epsilon(index_epsilon, K)
+    check_choice(reporters, "reporters", {"expected", "observed"})
+    return estimates_from_tallies(*tallies(reports, K, sizes), sizes, eps, index_eps, reporters)
+
+
+def estimates_from_tallies(S, M, sizes, eps, index_eps, reporters="expected"):
+    """Eq. 9 from the tallies (bit sums S, report counts M, from :func:`tallies`), un-mixing a randomised index first.
+
+    Parameters
+    ----------
+    S, M : the output of :func:`tallies`
+    sizes : d ints, the public schema; eps : the bits' epsilon
+    index_eps : None (index in the clear) or the index's GRR epsilon
+    reporters : "expected" or "observed", see :func:`server_estimates`
+
+    Returns
+    -------
+    list over attributes j of (K, k_j) float arrays
+    """
+    K = S.shape[0]
+    p, q = oue_pq(eps)
+    if index_eps is not None:
+        pk, qk = grr_probabilities(K, index_eps)
+        S = (S - qk * S.sum(axis=0, keepdims=True)) / (pk - qk)
+        M = (M - qk * M.sum(axis=0, keepdims=True)) / (pk - qk)
+    N = M.sum(axis=1, keepdims=True) / len(sizes) if reporters == "expected" else M  # (K, 1) or (K, d)
+    g = (S - (N * q)[:, :, None]) / (p - q)
+    return [g[:, a, :k] for a, k in enumerate(sizes)]
+
+
+def server_update(reports, centres, domain_sizes, epsilon, index_epsilon=None):
+    """Server side of one round (Alg. 2): new centres from the round's reports.
+
+    The new value of attribute j in centre r is argmax_w g'[r, j, w] (ties: the
+    smallest code). A (cluster label, attribute) pair that received no report
+    keeps its current value.
+
+    Returns
+    -------
+    (K, d) int64 array, the new centres
+    """
+    sizes = check_domain_sizes(domain_sizes)
+    C = _check_centres(centres, sizes)
+    eps = check_epsilon(epsilon)
+    index_eps = _check_index_epsilon(index_epsilon, C.shape[0])
+    return _server_side(reports, C, sizes, eps, index_eps)
+
+
+def _server_side(reports, C, sizes, eps, index_eps):
+    """:func:`server_update` with checked parameters (the reports are still checked)."""
+    S, M = tallies(reports, C.shape[0], sizes)
+    g = estimates_from_tallies(S, M, sizes, eps, index_eps)
+    new = np.column_stack([ga.argmax(axis=1) for ga in g]).astype(np.int64)
+    return np.where(M > 0, new, C)  # M: reports received per (label, attribute), before any correction
+
+
+class SamplingLDPKModes(PrivateCategoricalClusterer):
+    """LDP k-modes with attribute sampling (Zhang et al. 2022, "LDPK").
+
+    Every round each user sends (r, j, b') (:func:`user_reports`) and the server
+    computes the new centres (:func:`server_update`); rounds stop when the
+    centres no longer change, or after T = ``max_iter`` rounds.
+
+    Privacy accounting. Users report in every round, so the rounds compose.
+    ``budget="per_round"``: each round's report is epsilon-LDP, and T rounds
+    cost up to T * epsilon (what the paper appears to do; it does not discuss
+    rounds). ``budget="split"``: each round spends epsilon / T, so the whole run
+    is epsilon-LDP. Within a round, the bit vector gets the share
+    ``1 - index_share`` of the round budget and the cluster index the share
+    ``index_share``, through K-ary randomized response (sequential composition
+    within the report). ``epsilon_guaranteed_`` is what the rounds run compose to.
+
+    The cluster index. In the paper r travels in the clear: it is a function of
+    the user's whole record and the public centres, so it is not covered by
+    epsilon at all (two records with different nearest centres are told apart
+    with certainty). ``protect_cluster_index=True`` (the default) randomises it;
+    ``protect_cluster_index=False`` reproduces the paper, warns with
+    :class:`PrivacyLeakWarning` and gives ``epsilon_guaranteed_`` = inf
+    (``epsilon_spent_`` then covers (j, b') only, the paper's arithmetic).
+
+    Parameters
+    ----------
+    n_clusters : int >= 1 (>= 2 with ``protect_cluster_index``)
+    epsilon : float > 0, per round or in total (see ``budget``)
+    max_iter : int >= 1, T
+    budget : "per_round" or "split"
+    protect_cluster_index : bool, default True
+    index_share : float in (0, 1), the share of each round's budget spent on the
+        index when it is protected (default 0.5)
+    init : "domain" (default), "records" or (K, d) array
+        "domain": K distinct points drawn uniformly from the public domain,
+        independent of the data (the same draw as ``DPKModes(init="domain")``
+        with the same seed). "records": K distinct records (not covered by
+        epsilon: warns, ``epsilon_guaranteed_`` = inf). An array: given public centres.
+    domain_sizes : d ints, the public schema (required); "data" reads it off the
+        records (not private: warns, ``epsilon_guaranteed_`` = inf)
+    random_state : None, int or Generator
+
+    Attributes
+    ----------
+    cluster_centers_, initial_centers_, n_iter_ (rounds run), ledger_
+    (:class:`PrivacyLedger`, one entry per round and mechanism), round_epsilon_,
+    bit_epsilon_, index_epsilon_ (None when the index goes in the clear),
+    domain_sizes_, n_features_in_, feature_names_in_;
+    epsilon_spent_ : the total over the rounds run
+    epsilon_guaranteed_ : epsilon_spent_, or inf for a leaking setting
+    neighbouring_ : "any two records of one user"
+
+    Labels of the users' records are not kept (not private): use ``predict(X)``
+    or :meth:`exact_diagnostics`.
+    """
+
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        epsilon=1.0,
+        max_iter=5,
+        budget="per_round",
+        protect_cluster_index=True,
+        index_share=0.5,
+        init="domain",
+        domain_sizes=None,
+        random_state=None,
+    ):
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.max_iter = max_iter
+        self.budget = budget
+        self.protect_cluster_index = protect_cluster_index
+        self.index_share = index_share
+        self.init = init
+        self.domain_sizes = domain_sizes
+        self.random_state = random_state
+
+    def _initial_centres(self, X, sizes, k, rng):
+        """(centres, leaky): the initial centres and whether they were read off the records."""
+        if isinstance(self.init, str):
+            check_choice(self.init, "init", {"domain", "records"})
+            if self.init == "domain":
+                return domain_centres(sizes, k, rng), False
+            self._leaky(
+                "init='records' picks the initial centres among the private records; "
+                "init='domain' draws them from the public domain instead."
+            )
+            return distinct_weighted_rows(X, np.ones(X.shape[0]), k, rng), True
+        C = np.asarray(self.init)
+        if C.shape != (k, len(sizes)):
+            raise ValueError(f"init array must have shape ({k}, {len(sizes)}), got {C.shape}")
+        return _check_centres(C, sizes, name="init"), False
+
+    def fit(self, X, y=None):
+        """Run the rounds of the protocol on the users' records.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_users, d), integer codes inside ``domain_sizes``, one row per user
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        eps = check_epsilon(self.epsilon)
+        check_choice(self.budget, "budget", {"per_round", "split"})
+        if not isinstance(self.protect_cluster_index, (bool, np.bool_)):
+            raise TypeError(f"protect_cluster_index must be True or False, got {self.protect_cluster_index!r}")
+        share = check_fraction(self.index_share, "index_share")
+        X, sizes, leaky = self._fit_input(X)
+        k = check_n_clusters(self.n_clusters, X.shape[0])
+        T = check_int(self.max_iter, "max_iter", minimum=1)
+        protect = bool(self.protect_cluster_index)
+        if protect and k < 2:
+            raise ValueError(f"protect_cluster_index=True needs n_clusters >= 2, got n_clusters={k}")
+        if not protect:
+            self._leaky(
+                "protect_cluster_index=False: the cluster index r of every report is sent in the clear "
+                "(as in the paper); it is a function of the whole record."
+            )
+            leaky = True
+        rng = check_random_state(self.random_state)
+        round_eps = eps if self.budget == "per_round" else eps / T
+        index_eps = share * round_eps if protect else None
+        bit_eps = round_eps - index_eps if protect else round_eps
+        ledger = PrivacyLedger(T * eps if self.budget == "per_round" else eps)
+        p, q = oue_pq(bit_eps)
+        centres, from_records = self._initial_centres(X, sizes, k, rng)
+        leaky = leaky or from_records
+        self.initial_centers_ = centres
+        n_iter = 0
+        for n_iter in range(1, T + 1):
+            reports = _user_side(X, centres, sizes, bit_eps, index_eps, rng)
+            ledger.spend(bit_eps, f"round {n_iter}: one sampled attribute per user, OUE bits p={p:g}, q={q:.4g}")
+            if protect:
+                ledger.spend(index_eps, f"round {n_iter}: cluster index, GRR over {k} values")
+            new = _server_side(reports, centres, sizes, bit_eps, index_eps)
+            if np.array_equal(new, centres):
+                break
+            centres = new
+        self.cluster_centers_ = centres
+        self.n_iter_ = n_iter
+        self.ledger_ = ledger
+        self.epsilon_spent_ = ledger.spent
+        # Every round is a fresh report of every user; the rounds run compose sequentially (the
+        # number of rounds is decided on released centres only).
+        self.epsilon_guaranteed_ = float("inf") if leaky else ledger.spent
+        self.neighbouring_ = LOCAL
+        self.round_epsilon_ = round_eps
+        self.bit_epsilon_ = bit_eps
+        self.index_epsilon_ = index_eps
+        self.domain_sizes_ = sizes
+        return self

@@ -1,0 +1,406 @@
+"""Privacy mechanisms: the Laplace mechanism (central DP) and the local randomisers.
+
+The budget they spend is accounted in :mod:`dpclust_lib.accounting`.
+
+Central model
+    :func:`laplace_mechanism` -- the textbook Laplace mechanism.
+
+Local model (each user randomises their own value)
+    :func:`grr_perturb` -- k-ary (generalised) randomized response, GRR;
+    :func:`ue_perturb` with :func:`sue_pq` / :func:`oue_pq` -- unary encoding;
+    :func:`hamming_rr_perturb` -- the Hamming-distance randomized response of
+    Peng et al. (2021), Eq. 4, generalised to attributes of unequal domain size.
+
+Conventions: categories are coded ``0 .. k-1``; a transition matrix ``P`` has
+one row per true input and one column per output, ``P[x, y] = Pr[M(x) = y]``,
+so every row sums to one.
+
+Numerical limits (fail closed): every probability a local sampler realises, and
+its complement, must be at least ``MIN_PROBABILITY`` = 2^-40. The samplers
+compare a uniform double (resolution 2^-53) with the probability, so a
+probability near 2^-53 is realised with a relative error near 100% and one
+below it not at all (``grr_perturb`` at epsilon=710 once reported the truth
+every time); at 2^-40 the realised epsilon exceeds the stated one by less than
+2^-12. That caps epsilon at ln(2^40 - k + 1) ~ 27.7 for k-ary GRR and the
+Hamming-distance RR (per attribute, max k), ln(2^40 - 1) ~ 27.7 for OUE and
+2 ln(2^40 - 1) ~ 55.5 for SUE; a larger epsilon raises ValueError naming it.
+Dense matrices are built up to ``MAX_DENSE_CELLS`` rows (4096).
+
+Floating point: the samplers draw from numpy's double-precision Laplace and
+uniform generators. Textbook floating-point Laplace sampling is known to leak
+through the low-order bits of its output (Mironov, CCS 2012); this is research
+code for studying algorithms, not a hardened DP library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+import numbers
+
+import numpy as np
+
+from .validation import (
+    check_categorical,
+    check_domain_sizes,
+    check_epsilon,
+    check_int,
+    check_positive,
+    check_random_state,
+)
+
+__all__ = [
+    "MIN_PROBABILITY",
+    "MAX_DENSE_CELLS",
+    "laplace_scale",
+    "laplace_mechanism",
+    "observe_laplace",
+    "grr_probabilities",
+    "grr_matrix",
+    "grr_perturb",
+    "unary_encode",
+    "sue_pq",
+    "oue_pq",
+    "ue_epsilon",
+    "ue_perturb",
+    "hamming_rr_distance_pmf",
+    "hamming_rr_matrix",
+    "hamming_rr_perturb",
+]
+
+
+# Smallest probability (and complement) a local sampler is asked to realise; see the module docstring.
+MIN_PROBABILITY = 2.0**-40
+# Largest side of a dense transition matrix (4096^2 doubles = 128 MiB).
+MAX_DENSE_CELLS = 4096
+
+
+# ---------------------------------------------------------------------------
+# Central DP: the Laplace mechanism
+# ---------------------------------------------------------------------------
+
+# The audit (dpclust_lib.audit) couples two runs of an estimator by watching every Laplace
+# release; ``None`` (the default) means nobody watches.
+_LAPLACE_OBSERVER = contextvars.ContextVar("laplace_observer", default=None)
+
+
+@contextlib.contextmanager
+def observe_laplace(observer):
+    """Route every :func:`laplace_mechanism` release through ``observer`` (for audits).
+
+    ``observer(value, scale, noisy)`` gets the exact value (ndarray), the Laplace
+    scale and the noisy release just drawn, and returns the release to use
+    instead (an array of the same shape). The noise is drawn in any case, so the
+    random stream of the run is the same with or without an observer.
+    """
+    token = _LAPLACE_OBSERVER.set(observer)
+    try:
+        yield
+    finally:
+        _LAPLACE_OBSERVER.reset(token)
+
+
+def laplace_scale(sensitivity, epsilon):
+    """The scale b = sensitivity / epsilon of the Laplace mechanism.
+
+    Raises ValueError when b is not a finite number > 0 (it overflows to inf,
+    or underflows to 0, which would release the exact value).
+    """
+    sensitivity = check_positive(sensitivity, "sensitivity")
+    epsilon = check_epsilon(epsilon)
+    scale = sensitivity / epsilon
+    if not (np.isfinite(scale) and scale > 0):
+        raise ValueError(
+            f"the Laplace scale sensitivity / epsilon = {sensitivity!r} / {epsilon!r} is {scale!r}, not a finite "
+            "number > 0; rescale the query so that sensitivity and epsilon are of moderate size"
+        )
+    return scale
+
+
+def _laplace_value(value):
+    """The exact query answer as a float array. Strings, bools and objects are refused, not cast;
+    the message names the parameter but never shows the value (it may be a record's)."""
+    if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
+        raise TypeError(f"value must be a number or an array of numbers, got a {type(value).__name__}")
+    if isinstance(value, numbers.Real):
+        arr = np.asarray(float(value))
+    else:
+        try:
+            raw = np.asarray(value)
+        except Exception as exc:  # ragged nested lists
+            raise TypeError("value must be a number or a rectangular array of numbers") from exc
+        if raw.dtype.kind not in "iuf":
+            raise TypeError(f"value must be a number or an array of numbers, got an array of dtype {raw.dtype}")
+        arr = raw.astype(float)
+    if arr.size and not np.all(np.isfinite(arr)):
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr.reshape(arr.shape or (1,))))[0])
+        raise ValueError(f"value must be finite, got NaN or inf (first at index {bad})")
+    return arr
+
+
+def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
+    """Release ``value + Lap(sensitivity / epsilon)``, independently per entry.
+
+    Parameters
+    ----------
+    value : float or array_like
+        The exact query answer(s). With an array, ``sensitivity`` is the L1
+        sensitivity of the whole vector (Dwork & Roth, Def. 3.3).
+    sensitivity : float
+        L1 sensitivity, > 0.
+    epsilon : float
+        Privacy parameter, > 0.
+    random_state : None, int, SeedSequence or numpy Generator
+
+    Returns
+    -------
+    float or ndarray of the same shape as ``value``.
+    """
+    scale = laplace_scale(sensitivity, epsilon)
+    rng = check_random_state(random_state)
+    arr = _laplace_value(value)
+    with np.errstate(over="ignore"):  # checked just below
+        noisy = arr + rng.laplace(0.0, scale, size=arr.shape)
+    if not np.all(np.isfinite(noisy)):
+        # Only a value near the float limit gets here; the check reads the noisy release only.
+        raise ValueError("value + noise overflows to inf: value is too close to the largest float")
+    observer = _LAPLACE_OBSERVER.get()
+    if observer is not None:
+        noisy = np.asarray(observer(arr, scale, noisy), dtype=float)
+    return float(noisy) if noisy.ndim == 0 else noisy
+
+
+# ---------------------------------------------------------------------------
+# Local DP: k-ary randomized response
+# ---------------------------------------------------------------------------
+
+
+def _check_probabilities(mechanism, epsilon, largest, probabilities):
+    """Refuse an epsilon at which a probability the sampler realises (``{name: value}``, complements
+    included) falls below MIN_PROBABILITY; ``largest`` is the mechanism's epsilon cap, for the message."""
+    for name, value in probabilities.items():
+        if not value >= MIN_PROBABILITY:
+            raise ValueError(
+                f"epsilon={epsilon!r} is outside the numerically safe range of {mechanism} (epsilon <= "
+                f"{largest:.4g}): the probability {name} = {value:.3g} is below 2^-40, which the sampler "
+                "cannot realise faithfully (see mechanisms.MIN_PROBABILITY)"
+            )
+
+
+def grr_probabilities(k, epsilon):
+    """(p, q) of k-ary randomized response: keep the true value with p, report
+    each other value with q = (1 - p) / (k - 1); p / q = e^epsilon.
+
+    Computed as p = 1 / (1 + (k - 1) e^-eps), q = e^-eps p, which neither
+    overflows nor cancels. Numerically safe range: q >= 2^-40, i.e.
+    epsilon <= ln(2^40 - k + 1) (about 27.7; k <= 2^32);
+    outside it ValueError names ``epsilon``.
+    """
+    # k <= 2^32 keeps p >= 1/k far above 2^-40, so only epsilon can leave the safe range.
+    k = check_int(k, "k", minimum=2, maximum=2**32)
+    eps = check_epsilon(epsilon)
+    t = math.exp(-eps)
+    p = 1.0 / (1.0 + (k - 1) * t)
+    q = t * p
+    largest = math.log(2.0**40 - k + 1)
+    _check_probabilities(f"{k}-ary randomized response", eps, largest, {"p": p, "q": q, "1 - p": (k - 1) * q})
+    return p, q
+
+
+def grr_matrix(k, epsilon):
+    """The k x k transition matrix of GRR (row = input, column = output); k <= MAX_DENSE_CELLS."""
+    k = check_int(k, "k", minimum=2, maximum=MAX_DENSE_CELLS)
+    p, q = grr_probabilities(k, epsilon)
+    return np.full((k, k), q) + np.eye(k) * (p - q)
+
+
+def _check_codes(values, k, name="values"):
+    arr = check_categorical(np.asarray(values).reshape(-1, 1) if np.ndim(values) == 1 else values, [k], name=name)
+    return arr[:, 0]
+
+
+def grr_perturb(values, k, epsilon, random_state=None):
+    """Perturb each value in {0..k-1} with k-ary randomized response.
+
+    Returns an int64 array of reports of the same length.
+    """
+    p, _ = grr_probabilities(k, epsilon)
+    if np.ndim(values) != 1:
+        raise ValueError(f"values must be a 1-D array of category codes, got shape {np.shape(values)}")
+    x = _check_codes(values, k)
+    rng = check_random_state(random_state)
+    keep = rng.random(x.shape[0]) < p
+    # A uniformly drawn *other* value: draw from k-1 slots and skip over x.
+    other = rng.integers(0, k - 1, size=x.shape[0])
+    other = other + (other >= x)
+    return np.where(keep, x, other)
+
+
+# ---------------------------------------------------------------------------
+# Local DP: unary encoding (SUE = basic RAPPOR, OUE = optimised)
+# ---------------------------------------------------------------------------
+
+# Largest n * k of a unary-encoded batch: the sampler holds ~17 bytes per bit (uniforms, thresholds, bits).
+MAX_REPORT_BITS = 2**24
+
+
+def _check_report_bits(n, k):
+    if n * k > MAX_REPORT_BITS:
+        raise ValueError(
+            f"values has {n} entries and k={k}: {n * k} report bits exceed the cap of {MAX_REPORT_BITS} "
+            "(mechanisms.MAX_REPORT_BITS); perturb the users in chunks"
+        )
+
+
+def unary_encode(values, k):
+    """One-hot encode codes {0..k-1} into an (n, k) uint8 array (n * k <= MAX_REPORT_BITS)."""
+    k = check_int(k, "k", minimum=2)
+    if np.ndim(values) != 1:
+        raise ValueError(f"values must be a 1-D array of category codes, got shape {np.shape(values)}")
+    _check_report_bits(np.shape(values)[0], k)
+    x = _check_codes(values, k)
+    out = np.zeros((x.shape[0], k), dtype=np.uint8)
+    out[np.arange(x.shape[0]), x] = 1
+    return out
+
+
+def sue_pq(epsilon):
+    """Symmetric unary encoding: p = e^{eps/2} / (e^{eps/2} + 1), q = 1 - p.
+
+    Computed as p = 1 / (1 + e^{-eps/2}), q = e^{-eps/2} p. Numerically safe
+    range: q >= 2^-40, i.e. epsilon <= 2 ln(2^40 - 1) (about 55.5).
+    """
+    eps = check_epsilon(epsilon)
+    t = math.exp(-eps / 2.0)
+    p = 1.0 / (1.0 + t)
+    q = t * p
+    _check_probabilities("symmetric unary encoding", eps, 2 * math.log(2.0**40 - 1), {"q = 1 - p": q})
+    return p, q
+
+
+def oue_pq(epsilon):
+    """Optimised unary encoding (Wang et al., USENIX Security 2017): p = 1/2, q = 1/(e^eps + 1).
+
+    Computed as q = e^-eps / (1 + e^-eps). Numerically safe range: q >= 2^-40,
+    i.e. epsilon <= ln(2^40 - 1) (about 27.7).
+    """
+    eps = check_epsilon(epsilon)
+    t = math.exp(-eps)
+    q = t / (1.0 + t)
+    _check_probabilities("optimised unary encoding", eps, math.log(2.0**40 - 1), {"q": q})
+    return 0.5, q
+
+
+def _check_pq(p, q):
+    for name, v in (("p", p), ("q", q)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{name} must be a real number, got {name}={v!r}")
+        if not (MIN_PROBABILITY <= float(v) <= 1.0 - MIN_PROBABILITY):
+            raise ValueError(f"{name} must lie in [2^-40, 1 - 2^-40] (the sampler's safe range), got {name}={v!r}")
+    if not float(p) > float(q):
+        raise ValueError(f"p must exceed q for the report to carry information, got p={p!r}, q={q!r}")
+    return float(p), float(q)
+
+
+def ue_epsilon(p, q):
+    """The LDP level of unary encoding with (p, q): ln[p(1-q) / ((1-p) q)].
+
+    Two inputs differ in two bits, one of which goes 1->0 and one 0->1, so the
+    worst-case ratio of a whole report is p(1-q) / ((1-p) q).
+    """
+    p, q = _check_pq(p, q)
+    return float(np.log(p * (1 - q) / ((1 - p) * q)))
+
+
+def ue_perturb(bits, p, q, random_state=None):
+    """Flip each bit independently: Pr[b' = 1] = p if b = 1, q if b = 0."""
+    p, q = _check_pq(p, q)
+    b = np.asarray(bits)
+    if b.ndim != 2 or b.size == 0:
+        raise ValueError(f"bits must be a non-empty 2-D 0/1 array (users x bits), got shape {b.shape}")
+    if b.dtype.kind not in "biu" or np.any((b != 0) & (b != 1)):
+        raise ValueError("bits must hold only 0 and 1")
+    _check_report_bits(*b.shape)
+    rng = check_random_state(random_state)
+    threshold = np.where(b == 1, p, q)
+    return (rng.random(b.shape) < threshold).astype(np.uint8)
+
+
+# ---------------------------------------------------------------------------
+# Local d-privacy: the Hamming-distance randomized response (Peng et al. 2021)
+# ---------------------------------------------------------------------------
+
+
+def hamming_rr_distance_pmf(m, k, epsilon):
+    """Eq. 4 of Peng et al.: Pr[d(X, Y) = z] for z = 0..m, equal domains of size k.
+
+    Pr[z] = e^{eps (m - z)} C(m, z) (k - 1)^z / sum_j e^{eps j} C(m, j) (k - 1)^{m - j}.
+
+    Computed in logs (e^{eps m} overflows for large m * eps). The mechanism is m
+    k-ary randomized responses, so it has their numerically safe range:
+    epsilon <= ln(2^40 - k + 1); m <= 10^6.
+    """
+    m = check_int(m, "m", minimum=1, maximum=10**6)
+    k = check_int(k, "k", minimum=2)
+    eps = check_epsilon(epsilon)
+    grr_probabilities(k, eps)  # the safe-range check
+    z = np.arange(m + 1)
+    log_comb = np.array([math.lgamma(m + 1) - math.lgamma(i + 1) - math.lgamma(m - i + 1) for i in range(m + 1)])
+    log_num = eps * (m - z) + log_comb + z * math.log(k - 1.0)
+    log_num -= log_num.max()
+    num = np.exp(log_num)
+    return num / num.sum()
+
+
+def hamming_rr_matrix(domain_sizes, epsilon):
+    """The full transition matrix over the joint domain (for small domains only).
+
+    P[x, y] = prod_j (e^eps if y_j = x_j else 1) / prod_j (e^eps + k_j - 1), with
+    records indexed in mixed radix (first attribute most significant), so
+    P = P_1 (x) P_2 (x) ... (x) P_m, the Kronecker product of GRR matrices.
+    """
+    sizes = check_domain_sizes(domain_sizes)
+    cells = math.prod(sizes)  # Python ints: np.prod would wrap around silently
+    if cells > MAX_DENSE_CELLS:
+        raise ValueError(
+            f"domain_sizes={sizes} give {cells} cells; the dense matrix is for small domains "
+            f"(<= {MAX_DENSE_CELLS} cells). Use frequency.LDPFO, which never builds it."
+        )
+    P = np.ones((1, 1))
+    for k in sizes:
+        P = np.kron(P, grr_matrix(k, epsilon))
+    return P
+
+
+def hamming_rr_perturb(X, domain_sizes, epsilon, random_state=None):
+    """Perturb records with the Hamming-distance randomized response.
+
+    Each output y has probability proportional to e^{eps (m - d(x, y))}. Since
+    sum_w e^{eps w} C(m, w) (k - 1)^{m - w} = (e^eps + k - 1)^m, this is the
+    same distribution as m independent k-ary randomized responses with eps
+    each, which is how it is sampled here (vectorised). With unequal domain
+    sizes the factorised form is the natural generalisation.
+
+    Parameters
+    ----------
+    X : array of shape (n, m), integer codes, X[:, j] in {0..k_j - 1}
+    domain_sizes : sequence of m integers >= 2
+    epsilon : float, the per-unit-distance privacy parameter; numerically safe
+        up to ln(2^40 - max(domain_sizes) + 1) (see :func:`grr_probabilities`)
+
+    Returns
+    -------
+    Y : int64 array of shape (n, m)
+    """
+    sizes = check_domain_sizes(domain_sizes)
+    X = check_categorical(X, sizes)
+    eps = check_epsilon(epsilon)
+    rng = check_random_state(random_state)
+    n, m = X.shape
+    k = np.asarray(sizes)
+    p_keep = np.array([grr_probabilities(kj, eps)[0] for kj in sizes])
+    keep = rng.random((n, m)) < p_keep
+    other = np.floor(rng.random((n, m)) * (k - 1)).astype(np.int64)
+    other = other + (other >= X)
+    return np.where(keep, X, other)
