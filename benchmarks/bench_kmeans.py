@@ -1,7 +1,6 @@
 """DP k-means on birch3 (100,000 x 2, K = 100): DPKMeans against scikit-learn's KMeans, and DPQTKMeans."""
 
-import numpy as np
-from run import best_of
+from run import best_of, cap, not_run
 from sklearn.cluster import KMeans as SkKMeans
 
 from dpclust import datasets
@@ -11,26 +10,18 @@ BOUNDS = ((0.0, 0.0), (1e6, 1e6))  # a declared domain around birch3 (its points
 K = 100
 
 
-def _birch3():
+def _birch3(n):
     try:
-        return datasets.load("birch3").X
+        return cap(datasets.load("birch3").X, n)
     except datasets.DataError:
         return None
 
 
-def bench_dpkmeans_vs_sklearn():
-    X = _birch3()
+def bench_dpkmeans_vs_sklearn(n=None):
+    """DPKMeans against sklearn's Lloyd at 5 and 10 iterations; ``n`` caps the records (None: all of birch3)."""
+    X = _birch3(n)
     if X is None:
-        return [
-            {
-                "benchmark": "DPKMeans.fit",
-                "case": "birch3",
-                "seconds": np.nan,
-                "target_seconds": None,
-                "reference_seconds": None,
-                "note": "not run: birch3 not available",
-            }
-        ]
+        return not_run("DPKMeans.fit", "birch3", "birch3 not available")
     rows = []
     for T in (5, 10):
         dp = DPKMeans(K, epsilon=1.0, max_iter=T, schedule="fixed", bounds=BOUNDS, random_state=0)
@@ -42,7 +33,7 @@ def bench_dpkmeans_vs_sklearn():
         rows.append(
             {
                 "benchmark": "DPKMeans.fit",
-                "case": f"birch3, K={K}, {T} iterations",
+                "case": f"birch3 (n={len(X):,}), K={K}, {T} iterations",
                 "seconds": ours,
                 "target_seconds": 2 * ref,
                 "reference_seconds": ref,
@@ -53,19 +44,11 @@ def bench_dpkmeans_vs_sklearn():
     return rows
 
 
-def bench_dpqt_birch3():
-    X = _birch3()
+def bench_dpqt_birch3(n=None):
+    """DPQTKMeans at eps = 0.1 and 1; ``n`` caps the records (None: all of birch3)."""
+    X = _birch3(n)
     if X is None:
-        return [
-            {
-                "benchmark": "DPQTKMeans.fit",
-                "case": "birch3",
-                "seconds": np.nan,
-                "target_seconds": 0.5,
-                "reference_seconds": None,
-                "note": "not run: birch3 not available",
-            }
-        ]
+        return not_run("DPQTKMeans.fit", "birch3", "birch3 not available", target_seconds=0.5)
     rows = []
     for eps in (0.1, 1.0):
         est = DPQTKMeans(K, epsilon=eps, bounds=BOUNDS, n_public=X.shape[0], random_state=0)
@@ -73,7 +56,7 @@ def bench_dpqt_birch3():
         rows.append(
             {
                 "benchmark": "DPQTKMeans.fit",
-                "case": f"birch3, K={K}, eps={eps:g}",
+                "case": f"birch3 (n={len(X):,}), K={K}, eps={eps:g}",
                 "seconds": seconds,
                 "target_seconds": 0.5,
                 "reference_seconds": None,

@@ -13,12 +13,14 @@ points one at a time (Huang's online update), so its centres can differ.
 import warnings
 
 import numpy as np
-from run import best_of
+from run import best_of, cap
 
 from dpclust import datasets
 from dpclust_lib import KModes, LDPKModes
 
+REQUIRES = ("kmodes",)
 T = 5
+N_GENERATED = 100_000  # users of the Covertype-shaped generated case
 
 
 def _synthetic(X, sizes, n_clusters, epsilon=1.0, seed=0):
@@ -29,26 +31,29 @@ def _synthetic(X, sizes, n_clusters, epsilon=1.0, seed=0):
     return records, weights, est.initial_centers_
 
 
-def _cases():
+def _cases(n):
     for name, K in [("car", 4), ("nursery", 5)]:
         try:
             d = datasets.load(name, "ldpk_modes")
         except datasets.DataError:
             continue
-        yield f"{name} (D{2 if name == 'car' else 3}), n={d.n_samples}", d.X, d.domain_sizes, K
+        X = cap(d.X, n)
+        yield f"{name} (D{2 if name == 'car' else 3}), n={len(X)}", X, d.domain_sizes, K
     # Covertype-shaped: its file is not always present; 100,000 users over the {4,7} domain of D4.
     rng = np.random.default_rng(0)
     p = rng.dirichlet(np.full(28, 0.5))
-    cells = rng.choice(28, size=100_000, p=p)
+    users = N_GENERATED if n is None else min(n, N_GENERATED)
+    cells = rng.choice(28, size=users, p=p)
     X = np.column_stack(np.unravel_index(cells, (4, 7)))
-    yield "D4-shaped {4,7}, generated, n=100,000", X, (4, 7), 7
+    yield f"D4-shaped {{4,7}}, generated, n={users:,}", X, (4, 7), 7
 
 
-def bench_kmodes_on_synthetic_data():
+def bench_kmodes_on_synthetic_data(n=None):
+    """One row per data set (Car, Nursery, a generated one); ``n`` caps the users of each (None: all)."""
     from kmodes.kmodes import KModes as PackageKModes
 
     rows_out = []
-    for case, X, sizes, K in _cases():
+    for case, X, sizes, K in _cases(n):
         records, weights, init = _synthetic(X, sizes, K)
         rows = np.repeat(records, weights.astype(np.int64), axis=0)
 

@@ -3,7 +3,7 @@
 import warnings
 
 import numpy as np
-from run import best_of
+from run import best_of, cap, not_run
 
 from dpclust import datasets
 from dpclust_lib.cluster.sampling_kmodes import server_update, user_reports
@@ -11,21 +11,13 @@ from dpclust_lib.cluster.sampling_kmodes import server_update, user_reports
 TARGET_SECONDS = 0.050
 
 
-def bench_sampling_kmodes_round():
+def bench_sampling_kmodes_round(n=None):
+    """One round with the index in the clear and through GRR; ``n`` caps the users (None: all of Adult)."""
     try:
         adult = datasets.load("adult", "ldp_kmodes_sampling")
     except datasets.DataError as exc:
-        return [
-            {
-                "benchmark": "sampling LDP k-modes round",
-                "case": "Adult",
-                "seconds": np.nan,
-                "target_seconds": None,
-                "reference_seconds": None,
-                "note": f"not run: {exc}",
-            }
-        ]
-    X, sizes = adult.X, adult.domain_sizes
+        return not_run("sampling LDP k-modes round", "Adult", exc)
+    X, sizes = cap(adult.X, n), adult.domain_sizes
     centres = np.array([[2, 11, 2, 0, 4, 1], [2, 15, 4, 3, 4, 0], [2, 11, 0, 1, 4, 0]])  # three k-modes centres
     rng = np.random.default_rng(0)
     rows = []

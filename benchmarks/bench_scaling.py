@@ -3,7 +3,7 @@
 Synthetic data: a mixture of 10 Gaussian blobs in [0, 1]^2 (numeric estimators) and records with
 m = 6 attributes of 4 values drawn from a mixture of 4 prototypes (categorical estimators). Each row
 gives one fit's best time and, per estimator, the fitted exponent of time ~ n^a over the grid. The
-log-log plot is written to ``data/results/benchmarks/scaling.png``.
+log-log plot is written to ``data/results/benchmarks/scaling.png`` (``OUT``).
 
 The paper's DPBirch is left out: its cost is the Ward global step over the leaves of its noisy tree,
 which grows with the number of leaves squared, not with n.
@@ -55,45 +55,58 @@ ESTIMATORS = {
         ),
     ),
     "KModes (no privacy)": ("categorical", lambda n: dp.KModes(4, max_iter=5, domain_sizes=DOMAIN, random_state=0)),
-    "DPKModes": ("categorical", lambda n: dp.DPKModes(4, 1.0, max_iter=5, domain_sizes=DOMAIN, random_state=0)),
-    "LDPKModes": ("categorical", lambda n: dp.LDPKModes(4, 1.0, max_iter=5, domain_sizes=DOMAIN, random_state=0)),
+    "DPKModes": (
+        "categorical",
+        lambda n: dp.DPKModes(4, epsilon=1.0, max_iter=5, domain_sizes=DOMAIN, random_state=0),
+    ),
+    "LDPKModes": (
+        "categorical",
+        lambda n: dp.LDPKModes(4, epsilon=1.0, max_iter=5, domain_sizes=DOMAIN, random_state=0),
+    ),
     "SamplingLDPKModes": (
         "categorical",
-        lambda n: dp.SamplingLDPKModes(4, 1.0, max_iter=5, budget="split", domain_sizes=DOMAIN, random_state=0),
+        lambda n: dp.SamplingLDPKModes(4, epsilon=1.0, max_iter=5, budget="split", domain_sizes=DOMAIN, random_state=0),
     ),
 }
 
 
-def bench_scaling():
+def _sizes(n):
+    """``SIZES`` when ``n`` is None, else two sizes up to ``n`` (the exponent needs two points)."""
+    return SIZES if n is None else [max(n // 10, 2 * K), max(n, 4 * K)]
+
+
+def bench_scaling(n=None):
+    """Each estimator of ``ESTIMATORS`` over ``SIZES``; ``n`` is the largest size instead of 10^6 (None: ``SIZES``)."""
+    sizes = _sizes(n)
     rng = np.random.default_rng(0)
-    data = {n: {"numeric": _numeric(n, rng), "categorical": _categorical(n, rng)} for n in SIZES}
+    data = {size: {"numeric": _numeric(size, rng), "categorical": _categorical(size, rng)} for size in sizes}
     rows, curves = [], {}
     for name, (kind, make) in ESTIMATORS.items():
         times = []
-        for n in SIZES:
-            X = data[n][kind]
+        for size in sizes:
+            X = data[size][kind]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                seconds = best_of(lambda: make(n).fit(X), repeat=3 if n <= 10_000 else 1, min_seconds=0.0)
+                seconds = best_of(lambda: make(size).fit(X), repeat=3 if size <= 10_000 else 1, min_seconds=0.0)
             times.append(seconds)
-        slope = np.polyfit(np.log10(SIZES), np.log10(times), 1)[0]
+        slope = np.polyfit(np.log10(sizes), np.log10(times), 1)[0]
         curves[name] = times
-        for n, seconds in zip(SIZES, times):
+        for size, seconds in zip(sizes, times):
             rows.append(
                 {
                     "benchmark": f"scaling: {name}",
-                    "case": f"n={n:,}",
+                    "case": f"n={size:,}",
                     "seconds": seconds,
                     "target_seconds": None,
                     "reference_seconds": None,
-                    "note": f"time ~ n^{slope:.2f} over n = 10^3..10^6",
+                    "note": f"time ~ n^{slope:.2f} over n = {sizes[0]:,}..{sizes[-1]:,}",
                 }
             )
-    _plot(curves)
+    _plot(sizes, curves)
     return rows
 
 
-def _plot(curves):
+def _plot(sizes, curves):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -102,7 +115,7 @@ def _plot(curves):
     fig, ax = plt.subplots(figsize=(7, 5))
     for name, times in curves.items():
         style = "--" if ESTIMATORS[name][0] == "categorical" else "-"
-        ax.loglog(SIZES, times, marker="o", linestyle=style, label=name)
+        ax.loglog(sizes, times, marker="o", linestyle=style, label=name)
     ax.set_xlabel("records n")
     ax.set_ylabel("fit time (s, best of runs)")
     ax.set_title("Cost against n (synthetic data, eps = 1, 5 iterations; dashed: categorical)")

@@ -1,26 +1,19 @@
-"""Readings of DPBIRCH (Wang et al.) that the paper's text leaves open.
+"""Readings of DPBIRCH (Wang et al.) that the paper's text leaves open, run as sweeps on the library's CF tree.
 
 The paper says that Laplace noise goes on LS and SS "of the CFs on the path" at
 every insertion, and reports RI and ARI against BIRCH. It does not say which
 CFs the noise reaches (every CF, the leaves only, the threshold test only),
 whether the released tree is the noisy one or the exact one, nor how the data
-were scaled beyond "normalised". This module builds the CF tree under each
-reading, so that a published number can be graded under the reading that comes
-closest to it:
-
-* ``noise_on="all"``: the literal reading (what :class:`~dpclust_lib.DPBirch` does);
-* ``noise_on="test"``: the stored CFs stay exact, the noise enters only the
-  threshold test of each insertion;
-* ``noise_on="nonleaf"``: the leaf CFs stay exact, the CFs above them get the
-  noise (it steers the routing of later records);
-* ``noise_on=None``: BIRCH itself (scikit-learn's tree, checked in the notebook).
-
-:func:`noisy_leaf_centroids` gives the two readings that keep the exact tree and
-noise its leaves: the noise of every insertion accumulated on the leaf
-(``"accumulated"``), or drawn once per leaf (``"once"``). :func:`cut_labels`
-is the global step (Ward to K, each record to its nearest leaf centroid) for
-several K on one tree. :func:`pair_share` and :func:`split_from_ri_ari` are
-the pair-counting identity RI = 1 - (A + B - 2AB)(1 - ARI).
+were scaled beyond "normalised". Each reading of :data:`READINGS` is one
+noise placement of the library's one CF tree
+(:class:`dpclust_lib.cluster.birch.CFTree`, see :data:`~dpclust_lib.cluster.birch.PLACEMENTS`),
+so that a published number can be graded under the reading that comes closest
+to it. :func:`reading_runs` runs one reading over an epsilon grid; the global
+step is the library's (:func:`dpclust_lib.cluster.birch.cut_labels`: Ward to K
+on the leaf centroids, each record to its nearest centroid). Every draw is a
+fresh one of :func:`dpclust_lib.mechanisms.laplace_mechanism` (``noise="exact"``
+by default). :func:`pair_share` and :func:`split_from_ri_ari` are the
+pair-counting identity RI = 1 - (A + B - 2AB)(1 - ARI).
 
 None of these readings is a DP mechanism with a finite guarantee: the tree's
 shape and N follow the exact records. They exist to find what the paper's
@@ -29,218 +22,78 @@ numbers can have measured, not to be used for privacy.
 
 from __future__ import annotations
 
-import numpy as np
-from sklearn.utils import Bunch
+import dataclasses
+import time
+import warnings
 
-from dpclust_lib.validation import check_random_state
+import joblib
+import numpy as np
+import pandas as pd
+
+from dpclust_lib import metrics
+from dpclust_lib.cluster.birch import BirchWarning, LaplaceRows, cut_labels, grow_tree, leaf_noise
+from dpclust_lib.noise import NOISE_KINDS
+from dpclust_lib.validation import check_choice, check_int, check_positive
 
 from .experiments import fit_seed
 
-__all__ = [
-    "NOISE_READINGS",
-    "READINGS",
-    "reading_runs",
-    "cf_tree",
-    "noisy_leaf_centroids",
-    "cut_labels",
-    "pair_share",
-    "split_from_ri_ari",
-]
-
-NOISE_READINGS = ("all", "test", "nonleaf", None)
+__all__ = ["Reading", "READINGS", "reading_runs", "pair_share", "split_from_ri_ari"]
 
 
-class _Node:
-    def __init__(self, is_leaf):
-        self.is_leaf = is_leaf
-        self.n, self.ls, self.ss, self.children = [], [], [], []
+@dataclasses.dataclass(frozen=True)
+class Reading:
+    """One reading of where DPBIRCH's noise goes.
 
-    def centroids(self):
-        return np.array(self.ls) / np.array(self.n, dtype=float)[:, None]
-
-
-def _closest(node, x):
-    c = node.centroids()
-    return int(np.argmin(np.einsum("ij,ij->i", c, c) - 2.0 * (c @ x)))
-
-
-def _split(node):
-    """BIRCH's split: the farthest pair of entries seeds two nodes; parents are sums of children."""
-    c = node.centroids()
-    sq = np.einsum("ij,ij->i", c, c)
-    dist = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (c @ c.T), 0.0)
-    np.fill_diagonal(dist, 0.0)
-    i, j = np.unravel_index(dist.argmax(), dist.shape)
-    to_i = dist[i] < dist[j]
-    to_i[i], to_i[j] = True, False
-    halves = []
-    for side in (True, False):
-        child = _Node(node.is_leaf)
-        for k in np.flatnonzero(to_i == side):
-            child.n.append(node.n[k]), child.ls.append(node.ls[k]), child.ss.append(node.ss[k])
-            child.children.append(node.children[k] if not node.is_leaf else None)
-        halves.append((sum(child.n), np.sum(child.ls, axis=0), float(np.sum(child.ss)), child))
-    return halves
-
-
-def cf_tree(X, *, threshold, branching_factor, noise_on=None, scale=None, random_state=None):
-    """The leaves of a CF tree built by BIRCH's insertion, with noise under one reading.
-
-    Parameters
+    Attributes
     ----------
-    X : (n, d) array, inserted in row order
-    threshold : float > 0, T (the radius of the merged subcluster is tested, as in scikit-learn)
-    branching_factor : int >= 2, B (= L, as in scikit-learn)
-    noise_on : "all", "test", "nonleaf" or None
-        Where Laplace noise of scale ``scale`` goes on (every coordinate of) LS
-        and on SS at each insertion; see the module docstring.
-    scale : float > 0, the Laplace scale (Delta q / epsilon); needed unless noise_on is None
-    random_state : None, int or Generator
+    name : str
+        The reading's name in the tables (the ``reading`` column).
+    placement : str
+        The CF tree's noise placement (:data:`dpclust_lib.cluster.birch.PLACEMENTS`).
+    description : str
+        What the reading does, in words.
 
-    Returns
-    -------
-    Bunch with leaf_n (m,), leaf_ls (m, d), leaf_ss (m,), height, n_threshold_tests
-    and n_negative_sq_radius (tests whose squared radius came out negative; such a
-    test merges, as scikit-learn's comparison does).
+    Examples
+    --------
+    >>> READINGS["literal"].placement
+    'all'
     """
-    if noise_on not in NOISE_READINGS:
-        raise ValueError(f"noise_on must be one of {NOISE_READINGS}, got noise_on={noise_on!r}")
-    if noise_on is not None and not (scale is not None and scale > 0):
-        raise ValueError(f"scale must be > 0 when noise_on={noise_on!r}, got scale={scale!r}")
-    if threshold <= 0 or int(branching_factor) < 2:
-        raise ValueError("threshold must be > 0 and branching_factor an int >= 2")
-    X = np.asarray(X, dtype=float)
-    rng = check_random_state(random_state)
-    d, B, sq_t = X.shape[1], int(branching_factor), threshold**2
-    draws = rng.laplace(0.0, scale, size=(4 * len(X) + 4, d + 1)) if noise_on is not None else None
-    state = {"draw": 0, "tests": 0, "negative": 0}
 
-    def eta(on):
-        if noise_on is None or not on:
-            return 0.0, 0.0
-        row = draws[state["draw"] % len(draws)]
-        state["draw"] += 1
-        return row[:-1], row[-1]
+    name: str
+    placement: str
+    description: str
 
-    def insert(node, x, xx):
-        # True when node now holds B + 1 entries
-        if not node.n:
-            e_ls, e_ss = eta(noise_on == "all")
-            node.n.append(1), node.ls.append(x + e_ls), node.ss.append(xx + e_ss), node.children.append(None)
-            return False
-        i = _closest(node, x)
-        if not node.is_leaf:
-            if insert(node.children[i], x, xx):
-                (na, la, sa, a), (nb, lb, sb, b) = _split(node.children[i])
-                node.n[i], node.ls[i], node.ss[i], node.children[i] = na, la, sa, a
-                node.n.append(nb), node.ls.append(lb), node.ss.append(sb), node.children.append(b)
-                return len(node.n) > B
-            e_ls, e_ss = eta(noise_on in ("all", "nonleaf"))
-            node.n[i] += 1
-            node.ls[i] = node.ls[i] + x + e_ls
-            node.ss[i] = node.ss[i] + xx + e_ss
-            return False
-        n, ls, ss = node.n[i] + 1, node.ls[i] + x, node.ss[i] + xx
-        t_ls, t_ss = eta(noise_on == "test")  # the threshold-test-only reading: noise seen by the test alone
-        c = (ls + t_ls) / n
-        sq_radius = (ss + t_ss) / n - c @ c
-        state["tests"] += 1
-        state["negative"] += int(sq_radius < 0)
-        if sq_radius <= sq_t:
-            e_ls, e_ss = eta(noise_on == "all")
-            node.n[i], node.ls[i], node.ss[i] = n, ls + e_ls, ss + e_ss
-            return False
-        e_ls, e_ss = eta(noise_on == "all")
-        node.n.append(1), node.ls.append(x + e_ls), node.ss.append(xx + e_ss), node.children.append(None)
-        return len(node.n) > B
+    @property
+    def exact_tree(self):
+        """True when the tree is BIRCH's exact one and only its leaves get noise (built once per sweep)."""
+        return self.placement in ("leaves", "leaves_accumulated")
 
-    root = _Node(True)
-    for x in X:
-        if insert(root, x, float(x @ x)):
-            (na, la, sa, a), (nb, lb, sb, b) = _split(root)
-            root = _Node(False)
-            root.n, root.ls, root.ss, root.children = [na, nb], [la, lb], [sa, sb], [a, b]
-    leaves, height, level = [], 1, [root]
-    while not level[0].is_leaf:
-        level = [c for node in level for c in node.children]
-        height += 1
-    leaves = level
-    return Bunch(
-        leaf_n=np.array([v for node in leaves for v in node.n], dtype=float),
-        leaf_ls=np.array([v for node in leaves for v in node.ls]).reshape(-1, d),
-        leaf_ss=np.array([v for node in leaves for v in node.ss], dtype=float),
-        height=height,
-        n_threshold_tests=state["tests"],
-        n_negative_sq_radius=state["negative"],
+
+READINGS = {
+    r.name: r
+    for r in (
+        Reading("literal", "all", "noise on LS and SS of every CF on the path, at every insertion (DPBirch)"),
+        Reading(
+            "exact tree + accumulated leaf noise",
+            "leaves_accumulated",
+            "BIRCH's exact tree; each leaf's LS carries the draws of all its insertions",
+        ),
+        Reading(
+            "exact tree + noise once per leaf",
+            "leaves",
+            "BIRCH's exact tree; one draw per coordinate of each leaf's LS",
+        ),
+        Reading(
+            "noise only in the threshold test",
+            "test",
+            "exact CFs; each threshold test sees the merged CF plus fresh noise",
+        ),
+        Reading(
+            "noise only on non-leaf CFs", "nonleaf", "exact leaf CFs; the CFs above them get the per-insertion noise"
+        ),
     )
-
-
-def noisy_leaf_centroids(leaf_n, leaf_ls, *, scale, noise, random_state=None):
-    """Centroids of exact leaf CFs after Laplace noise on LS: the exact-tree readings.
-
-    ``noise="accumulated"``: each of the N insertions into a leaf added its own
-    Lap(scale) draw to every coordinate of LS (the paper's per-insertion noise,
-    kept on the released leaf), so LS carries the sum of N draws.
-    ``noise="once"``: one Lap(scale) draw per coordinate of each leaf's LS.
-    N stays exact in both (as in the paper). Returns the (m, d) noisy centroids.
-    """
-    if noise not in ("accumulated", "once"):
-        raise ValueError(f"noise must be 'accumulated' or 'once', got noise={noise!r}")
-    rng = check_random_state(random_state)
-    n = np.asarray(leaf_n, dtype=float)
-    ls = np.asarray(leaf_ls, dtype=float)
-    if noise == "once":
-        return (ls + rng.laplace(0.0, scale, size=ls.shape)) / n[:, None]
-    counts = n.astype(np.int64)
-    draws = rng.laplace(0.0, scale, size=(int(counts.sum()), ls.shape[1]))
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    return (ls + np.add.reduceat(draws, starts, axis=0)) / n[:, None]
-
-
-def cut_labels(X, centers, ks):
-    """The global step for every K of ``ks`` on one set of leaf centroids: {K: labels of X}.
-
-    Ward agglomerative clustering of the centroids to K groups (the merges of
-    scipy's Ward, via fastcluster without the m x m matrix), then each record
-    takes the group of its nearest centroid. With m <= K centroids each is its
-    own cluster; when every record has the same nearest centroid, one cluster.
-    """
-    import fastcluster
-
-    X = np.asarray(X, dtype=float)
-    centers = np.asarray(centers, dtype=float)
-    sq = np.einsum("ij,ij->i", centers, centers)
-    nearest = np.empty(len(X), dtype=np.int64)
-    chunk = max(8, 2**20 // max(1, len(centers)))
-    for start in range(0, len(X), chunk):
-        nearest[start : start + chunk] = (sq - 2.0 * X[start : start + chunk] @ centers.T).argmin(axis=1)
-    used = np.unique(nearest)
-    out = {}
-    if len(used) == 1 or len(centers) <= 1:
-        return {k: np.zeros(len(X), dtype=np.int64) for k in ks}
-    big = [k for k in ks if k < len(centers)]
-    cuts = {}
-    if big:
-        Z = fastcluster.linkage_vector(np.ascontiguousarray(centers), method="ward")
-        cuts = {k: _cut(Z, len(centers), k) for k in set(big)}
-    for k in ks:
-        group = cuts[k] if k in cuts else np.arange(len(centers))
-        out[k] = np.asarray(group, dtype=np.int64)[nearest]
-    return out
-
-
-def _cut(Z, m, k):
-    """Group of each of the m leaves after the first m - k merges of linkage Z (k groups, numbered 0..k-1).
-
-    The partition scipy's ``cut_tree`` gives, without its quadratic cost on ~18,000 leaves.
-    """
-    up = np.arange(2 * m - 1)
-    merges = Z[: m - k, :2].astype(np.int64)
-    up[merges[:, 0]] = up[merges[:, 1]] = m + np.arange(m - k)
-    top = up.copy()
-    for node in range(2 * m - 2, -1, -1):  # a parent's id is larger than its children's: resolve from the top
-        top[node] = top[up[node]]
-    return np.unique(top[:m], return_inverse=True)[1].ravel()
+}
+"""The readings of where the paper's noise goes, by name (the names :func:`reading_runs` writes)."""
 
 
 def pair_share(labels):
@@ -248,6 +101,19 @@ def pair_share(labels):
 
     For large n it is the sum of the squared cluster shares (A or B of the identity
     RI = 1 - (A + B - 2AB)(1 - ARI), which holds exactly with these pair shares).
+
+    Parameters
+    ----------
+    labels : array_like (n,), n >= 2
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> pair_share([0, 0, 1, 1])
+    0.3333333333333333
     """
     counts = np.bincount(np.unique(np.asarray(labels), return_inverse=True)[1].ravel()).astype(float)
     n = counts.sum()
@@ -261,7 +127,21 @@ def split_from_ri_ari(ri, ari):
     have the same pair share A = B (a private clustering that keeps the
     reference's split), A = (1 + sqrt(1 - 2c)) / 2 with c that ratio, and a
     two-cluster split with A = s^2 + (1 - s)^2 has its smaller share
-    s = (1 - sqrt(2A - 1)) / 2. Returns (c, A, s); NaN where c > 1/2.
+    s = (1 - sqrt(2A - 1)) / 2.
+
+    Parameters
+    ----------
+    ri, ari : float or array_like
+
+    Returns
+    -------
+    (c, A, s), arrays; NaN where c > 1/2.
+
+    Examples
+    --------
+    >>> c, a, s = split_from_ri_ari(0.9, 0.5)
+    >>> round(float(c), 3), round(float(a), 3), round(float(s), 3)
+    (0.2, 0.887, 0.06)
     """
     c = (1.0 - np.asarray(ri, dtype=float)) / (1.0 - np.asarray(ari, dtype=float))
     with np.errstate(invalid="ignore"):
@@ -270,87 +150,131 @@ def split_from_ri_ari(ri, ari):
     return c, a, s
 
 
-READINGS = {
-    "literal": "noise on LS and SS of every CF on the path, at every insertion (DPBirch)",
-    "exact tree + accumulated leaf noise": "BIRCH's exact tree; each leaf's LS carries the draws of all its insertions",
-    "exact tree + noise once per leaf": "BIRCH's exact tree; one draw per coordinate of each leaf's LS",
-    "noise only in the threshold test": "exact CFs; each threshold test sees the merged CF plus fresh noise",
-    "noise only on non-leaf CFs": "exact leaf CFs; the CFs above them get the per-insertion noise",
-}
-"""The readings of where the paper's noise goes, as :func:`reading_runs` names them."""
+@dataclasses.dataclass(frozen=True)
+class _Sweep:
+    """What every (epsilon, run) of one :func:`reading_runs` call shares."""
+
+    X: np.ndarray
+    references: dict
+    reading: Reading
+    threshold: float
+    branching_factor: int
+    sensitivity: float
+    noise: str
+    exact_leaves: tuple | None  # (N, LS) of BIRCH's exact tree, for the exact-tree readings
 
 
 def reading_runs(
-    X, references, *, reading, threshold, branching_factor, epsilons, n_runs, seed=0, scale_of=None, n_jobs=1
+    X,
+    references,
+    *,
+    reading,
+    threshold,
+    branching_factor,
+    epsilons,
+    n_runs,
+    seed=0,
+    sensitivity=1.0,
+    noise="exact",
+    n_jobs=1,
 ):
     """RI and ARI against BIRCH under one reading, for every epsilon, run and K of ``references``.
 
     Parameters
     ----------
-    X : (n, d) array, the data (inserted in row order)
-    references : dict K -> labels of BIRCH (same T and B) on X
-    reading : a key of :data:`READINGS`
-    threshold, branching_factor : T and B
-    epsilons : sequence of floats; n_runs : int >= 1; seed : the root seed
-        (the fit at (epsilon, run) uses ``experiments.fit_seed(seed, epsilon, run)``)
-    scale_of : callable epsilon -> Laplace scale; default 1 / epsilon (the paper's Delta q = 1)
-    n_jobs : joblib's n_jobs over the (epsilon, run) fits; the result does not depend on it
+    X : (n, d) array
+        The data, inserted in row order.
+    references : dict
+        K -> labels of BIRCH (same T and B) on X.
+    reading : str
+        A key of :data:`READINGS`.
+    threshold, branching_factor : float > 0, int >= 2 (T and B)
+    epsilons, n_runs : sequence of float > 0, int >= 1
+    seed : int, default=0
+        The root seed: the fit at (epsilon, run) uses ``experiments.fit_seed(seed, epsilon, run)``.
+    sensitivity : float > 0, default=1.0
+        The paper's Delta q; the Laplace scale is sensitivity / epsilon.
+    noise : {"exact", "float"}, default="exact"
+        The sampler of :func:`dpclust_lib.mechanisms.laplace_mechanism`.
+    n_jobs : int, default=1
+        joblib's n_jobs over the (epsilon, run) fits; the result does not depend on it.
 
     Returns
     -------
     DataFrame, one row per (epsilon, run, K): reading, epsilon, run, K, RI, ARI,
-    leaves (leaf subclusters of the tree), seconds (tree and global step, shared by the K of a run).
-    One tree per (epsilon, run), cut at every K.
-    """
-    import joblib
-    import pandas as pd
+    leaves (leaf subclusters of the tree), seconds (tree and global step, shared by
+    the K of a run). One tree per (epsilon, run), cut at every K.
 
-    if reading not in READINGS:
-        raise ValueError(f"reading must be one of {tuple(READINGS)}, got reading={reading!r}")
-    scale_of = scale_of if scale_of is not None else (lambda eps: 1.0 / eps)
-    exact_tree = reading.startswith("exact tree")
-    exact = cf_tree(X, threshold=threshold, branching_factor=branching_factor) if exact_tree else None
-    tasks = [(eps, run, fit_seed(seed, eps, run), scale_of(eps)) for eps in epsilons for run in range(n_runs)]
-    call = joblib.delayed(_one_reading)
-    parts = joblib.Parallel(n_jobs=n_jobs)(
-        call(X, references, reading, threshold, branching_factor, exact, *task) for task in tasks
-    )
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpclust_lib import Birch
+    >>> X = np.random.default_rng(0).random((200, 2))
+    >>> refs = {2: Birch(2, threshold=0.3).fit(X).labels_}
+    >>> frame = reading_runs(X, refs, reading="noise only in the threshold test", threshold=0.3,
+    ...                      branching_factor=50, epsilons=[1.0], n_runs=2)
+    >>> frame[["reading", "epsilon", "run", "K"]].shape
+    (2, 4)
+    """
+    sweep = _make_sweep(X, references, reading, threshold, branching_factor, sensitivity, noise)
+    tasks = [
+        (eps, run, fit_seed(seed, eps, run))
+        for eps in epsilons
+        for run in range(check_int(n_runs, "n_runs", minimum=1))
+    ]
+    parts = joblib.Parallel(n_jobs=n_jobs)(joblib.delayed(_one_reading)(sweep, *task) for task in tasks)
     return pd.DataFrame([row for part in parts for row in part])
 
 
-def _one_reading(X, references, reading, threshold, branching_factor, exact, eps, run, random_state, scale):
+def _make_sweep(X, references, reading, threshold, branching_factor, sensitivity, noise):
+    """The checked inputs of :func:`reading_runs`; for the exact-tree readings, BIRCH's leaves built once."""
+    check_choice(reading, "reading", set(READINGS))
+    sweep = _Sweep(
+        np.asarray(X, dtype=float),
+        references,
+        READINGS[reading],
+        check_positive(threshold, "threshold"),
+        check_int(branching_factor, "branching_factor", minimum=2),
+        check_positive(sensitivity, "sensitivity"),
+        check_choice(noise, "noise", set(NOISE_KINDS)),
+        None,
+    )
+    if sweep.reading.exact_tree:  # one exact tree; each run noises its leaves afresh
+        n, ls, _, _ = grow_tree(sweep.X, sweep.threshold, sweep.branching_factor).leaf_cfs()
+        sweep = dataclasses.replace(sweep, exact_leaves=(n, ls))
+    return sweep
+
+
+def _leaf_centroids(sweep, eps, random_state):
+    """The leaf centroids of one noisy tree (or one noisy release of the exact tree's leaves)."""
+    d = sweep.X.shape[1]
+    rows = LaplaceRows(sweep.sensitivity, eps, d + 1, random_state, noise=sweep.noise)
+    if sweep.exact_leaves is not None:
+        n, ls = sweep.exact_leaves
+        return (ls + leaf_noise(n, sweep.reading.placement, rows)[:, :d]) / n[:, None]
+    tree = grow_tree(sweep.X, sweep.threshold, sweep.branching_factor, placement=sweep.reading.placement, noise=rows)
+    return tree.leaf_cfs()[3]
+
+
+def _one_reading(sweep, eps, run, random_state):
     """The rows of one (epsilon, run) of :func:`reading_runs`: one tree, cut at every K."""
-    import time
-
-    from dpclust_lib import metrics
-
     start = time.perf_counter()
-    if exact is not None:
-        noise = "accumulated" if "accumulated" in reading else "once"
-        centers = noisy_leaf_centroids(exact.leaf_n, exact.leaf_ls, scale=scale, noise=noise, random_state=random_state)
-    else:
-        mode = {"literal": "all", "noise only in the threshold test": "test", "noise only on non-leaf CFs": "nonleaf"}
-        tree = cf_tree(
-            X,
-            threshold=threshold,
-            branching_factor=branching_factor,
-            noise_on=mode[reading],
-            scale=scale,
-            random_state=random_state,
-        )
-        centers = tree.leaf_ls / tree.leaf_n[:, None]
-    labels = cut_labels(X, centers, sorted(references))
+    centers = _leaf_centroids(sweep, eps, random_state)
+    ks = sorted(sweep.references)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BirchWarning)  # fewer leaves than K: each leaf its own cluster
+        labels = cut_labels(sweep.X, centers, ks)
     seconds = time.perf_counter() - start
     return [
         {
-            "reading": reading,
+            "reading": sweep.reading.name,
             "epsilon": eps,
             "run": run,
             "K": k,
-            "RI": metrics.rand_index(references[k], labels[k]),
-            "ARI": metrics.adjusted_rand_index(references[k], labels[k]),
+            "RI": metrics.rand_index(sweep.references[k], labels[k]),
+            "ARI": metrics.adjusted_rand_index(sweep.references[k], labels[k]),
             "leaves": len(centers),
             "seconds": seconds,
         }
-        for k in sorted(references)
+        for k in ks
     ]

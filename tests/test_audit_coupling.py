@@ -24,7 +24,11 @@ EPS = 1.0
 UNIT = (0.0, 1.0)
 SEEDS = (0, 1)
 SIZES = (3, 4, 2)
-REL = 1e-9
+# The exact sampler adds its noise to the answer rounded to a grid at least 2^20 times finer than the
+# sensitivity, and pays for the rounding in its scale: the coupled loss of a release then lies within a
+# relative 2^-19 of the analysis' |v_D - v_D'| / b, and never above the claim (checked with BUDGET_REL).
+REL = 2.0**-18
+BUDGET_REL = 1e-12
 
 
 def _numeric(n=41, seed=7):
@@ -158,9 +162,9 @@ def test_private_add_remove_loss_is_the_analysis(name, est, data, points, expect
     frame = audit_neighbours(est, data, points, relations=("add", "remove"), seeds=SEEDS)
     assert (frame["verdict"] == "ok").all(), frame[frame["verdict"] != "ok"].to_string()
     assert not frame["warnings"].str.contains("PrivacyLeakWarning|RuntimeWarning").any()
-    assert (frame["loss"] <= frame["epsilon_spent"] * (1 + REL)).all()
+    assert (frame["loss"] <= frame["epsilon_spent"] * (1 + BUDGET_REL)).all()
     guaranteed = frame["epsilon_guaranteed"].dropna()  # where the estimator states it
-    assert (frame.loc[guaranteed.index, "loss"] <= guaranteed * (1 + REL)).all()
+    assert (frame.loc[guaranteed.index, "loss"] <= guaranteed * (1 + BUDGET_REL)).all()
     for row in frame.itertuples():
         x = dict(points)[row.point]
         if expected is None:  # every record costs the same: the full spend
@@ -358,7 +362,7 @@ def test_toy_loss_is_shift_over_scale():
     r = coupled_loss(_Toy(scale=0.5), *neighbours(TOY, [1.0], "remove"))
     assert r.loss == pytest.approx(2.0, rel=REL) and r.verdict() == "over budget"
     r = coupled_loss(_Toy(scale=1.0), *neighbours(TOY, [1.0], "replace"))  # 0.9 -> 1.0
-    assert r.loss == pytest.approx(0.1, rel=1e-6)
+    assert r.loss == pytest.approx(0.1, abs=2.0**-19)  # the grid rounds each answer by up to 2^-21 here
 
 
 @pytest.mark.parametrize("leak, reason", [("raw", "n_"), ("count", "release"), ("scale", "scale")])

@@ -41,7 +41,7 @@ def test_cf_additivity_and_radius(rng):
 def test_cluster_centres_are_the_cluster_cfs_centroids(rng):
     # Sum of LS over sum of N per global cluster; a noisy N < 0 weighs 0; a cluster with no weight
     # left takes the plain mean of its centroids.
-    from dpclust_lib.cluster.birch import _cluster_centres
+    from dpclust_lib.cluster.birch import cluster_centres_from_cfs
 
     centers, n = rng.normal(0, 3, (9, 2)), np.array([2.0, 1, 5, -1, 3, -2, -0.5, 4, 1])
     labels = np.array([0, 1, 0, 2, 1, 2, 2, 0, 3])
@@ -51,7 +51,7 @@ def test_cluster_centres_are_the_cluster_cfs_centroids(rng):
         centers[[3, 5, 6]].mean(axis=0),
         centers[8],
     ]
-    np.testing.assert_allclose(_cluster_centres(centers, n, labels), want, rtol=1e-12)
+    np.testing.assert_allclose(cluster_centres_from_cfs(centers, n, labels), want, rtol=1e-12)
     est = Birch(4, threshold=0.05, branching_factor=10).fit(_blobs(rng, n=500))
     by_cf = [
         est.subcluster_ls_[est.subcluster_labels_ == g].sum(0) / est.subcluster_n_[est.subcluster_labels_ == g].sum()
@@ -434,10 +434,12 @@ def test_public_tree_with_data_skeleton_warns_and_guarantees_nothing(rng):
             None, epsilon=1.0, threshold=0.1, branching_factor=10, skeleton="data", random_state=0, bounds=UNIT
         ).fit(X)
     assert est.epsilon_guaranteed_ == math.inf
-    # With (almost) no noise the data skeleton gives back BIRCH's own leaves.
+    # With (almost) no noise the data skeleton gives back BIRCH's own leaves (the exact sampler's grid
+    # cannot go as fine as epsilon = 1e9: the textbook sampler, by name).
     with pytest.warns(PrivacyLeakWarning):
         loud = DPBirchPublicTree(
             2,
+            noise="float",
             epsilon=1e9,
             threshold=0.1,
             branching_factor=10,
@@ -563,3 +565,125 @@ def test_ward_beyond_the_exact_limit_has_scipys_heights(rng, monkeypatch):
     np.testing.assert_allclose(Z[:, 2], ward(C)[:, 2], rtol=1e-10)
     for k in (2, 4):
         assert metrics.adjusted_rand_index(birch._ward_cut(ward(C), k), birch._ward_cut(Z, k)) == 1.0
+
+
+# --------------------------------------------------------------------------- the CF tree's noise-placement hook
+
+
+def _grow(X, placement, eps, seed=0, noise="exact", t=0.15, b=5):
+    from dpclust_lib.cluster.birch import LaplaceRows, grow_tree
+
+    rows = LaplaceRows(1.0, eps, X.shape[1] + 1, seed, noise=noise) if placement is not None else None
+    return grow_tree(X, t, b, placement=placement, noise=rows)
+
+
+def _sorted_rows(a):
+    return a[np.lexsort(a.T[::-1])]
+
+
+@pytest.mark.parametrize("threshold, branching_factor", [(0.5, 50), (0.15, 5), (0.3, 3)])
+def test_grow_tree_without_noise_is_scikit_learns(threshold, branching_factor):
+    from dpclust_lib.cluster.birch import grow_tree
+
+    X = np.random.default_rng(1).random((600, 3))
+    n, _, _, centres = grow_tree(X, threshold, branching_factor).leaf_cfs()
+    sk = SkBirch(threshold=threshold, branching_factor=branching_factor, n_clusters=None).fit(X)
+    assert n.sum() == len(X)
+    np.testing.assert_array_equal(centres, sk.subcluster_centers_)  # same leaves, same order, bit for bit
+
+
+@pytest.mark.filterwarnings("ignore::dpclust_lib.PrivacyLeakWarning")
+@pytest.mark.parametrize("placement", ["all", "test", "nonleaf", "leaves", "leaves_accumulated"])
+def test_every_placement_with_vanishing_noise_builds_scikit_learns_tree(placement):
+    # Laplace scale 1e-12: the noise cannot change a decision, so every reading builds BIRCH's tree.
+    X = np.random.default_rng(2).random((500, 2))
+    tree = _grow(X, placement, eps=1e12, noise="float")
+    sk = SkBirch(threshold=0.15, branching_factor=5, n_clusters=None).fit(X)
+    centres = tree.leaf_cfs()[3]
+    assert centres.shape == sk.subcluster_centers_.shape
+    np.testing.assert_allclose(_sorted_rows(centres), _sorted_rows(sk.subcluster_centers_), atol=1e-9)
+
+
+@pytest.mark.parametrize("placement", ["test", "nonleaf", "all"])
+def test_placements_keep_exact_what_they_do_not_noise(placement):
+    X = np.random.default_rng(3).random((800, 2))
+    tree = _grow(X, placement, eps=5.0, seed=4)
+    n, ls, ss, _ = tree.leaf_cfs()
+    assert n.sum() == len(X) and tree.additivity_residuals()[0] == 0  # N is never noised
+    leaves_exact = np.allclose(ls.sum(axis=0), X.sum(axis=0), atol=1e-9) and np.isclose(ss.sum(), (X**2).sum())
+    gap_ls = tree.additivity_residuals()[1]
+    if placement == "test":  # every stored CF is exact: leaves sum to the data, parents to their children
+        assert leaves_exact and gap_ls < 1e-9 and tree.n_threshold_tests > 0
+    elif placement == "nonleaf":  # exact leaves, noisy parents
+        assert tree.height() >= 2 and leaves_exact and gap_ls > 1e-3
+    else:
+        assert not leaves_exact and gap_ls > 1e-3
+
+
+def test_leaf_placements_noise_the_exact_tree_with_the_closed_form_variance():
+    from dpclust_lib.cluster.birch import LaplaceRows, leaf_noise
+
+    # LS of a leaf of N records carries N independent Lap(b) draws: variance 2 b^2 N; once: 2 b^2
+    n, b = np.full(3000, 50.0), 0.25
+    acc = leaf_noise(n, "leaves_accumulated", LaplaceRows(1.0, 1 / b, 2, 3))
+    once = leaf_noise(n, "leaves", LaplaceRows(1.0, 1 / b, 2, 3))
+    assert acc.var() == pytest.approx(2 * b**2 * 50, rel=0.08)
+    assert once.var() == pytest.approx(2 * b**2, rel=0.08)
+    X = np.random.default_rng(5).random((400, 2))
+    exact, noisy = _grow(X, None, 1.0), _grow(X, "leaves", eps=1.0)
+    np.testing.assert_array_equal(exact.leaf_cfs()[0], noisy.leaf_cfs()[0])  # same tree, same N
+    assert noisy.height() >= 2  # parents stay exact: only the leaves are noised
+    assert exact.additivity_residuals()[1] < 1e-9 < noisy.additivity_residuals()[1]
+
+
+def test_noise_rows_come_fresh_from_the_laplace_mechanism():
+    from dpclust_lib import mechanisms
+    from dpclust_lib.cluster.birch import LaplaceRows
+
+    seen = []
+
+    def watch(value, scale, noisy):
+        seen.append((np.asarray(value).copy(), scale))
+        return noisy
+
+    rows = LaplaceRows(1.0, 2.0, 3, 0, block=7)
+    with mechanisms.observe_laplace(watch):
+        drawn = np.vstack([rows() for _ in range(5)] + [rows.take(20)])
+    assert len(seen) == rows.n_releases == 4 and rows.count == 25  # ceil(25 / 7) blocks
+    assert all((v == 0).all() and v.shape == (7, 3) for v, _ in seen)  # zero-valued blocks
+    assert len(np.unique(drawn)) == drawn.size  # no row (no draw) is used twice
+    with pytest.raises(ValueError, match="placement"):
+        _grow(drawn[:, :2], "leaf", 1.0)
+    with pytest.raises(TypeError, match="noise"):
+        from dpclust_lib.cluster.birch import CFTree
+
+        CFTree(0.1, 5, 2, placement="all")
+
+
+def test_dpbirch_draws_every_row_through_the_laplace_mechanism(rng):
+    from dpclust_lib import mechanisms
+
+    X, entries = _blobs(rng, n=500, d=2), []
+    with mechanisms.observe_laplace(lambda v, s, noisy: entries.append(np.asarray(v).size) or noisy):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NegativeRadiusWarning)
+            est = DPBirch(2, epsilon=1.0, threshold=0.1, branching_factor=5, bounds=UNIT, random_state=0).fit(X)
+    # every insertion updates at least one CF per level; every row has d + 1 draws
+    assert est.n_noise_draws_ >= len(X) and sum(entries) >= 3 * est.n_noise_draws_
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPBirch(2, epsilon=1.0, bounds=UNIT, noise="float", random_state=0).fit(X)
+    assert any(issubclass(w.category, PrivacyLeakWarning) and "float" in str(w.message) for w in caught)
+
+
+def test_lazy_global_step_gives_the_eager_result(rng):
+    X = _blobs(rng, n=1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NegativeRadiusWarning)
+        est = DPBirch(3, epsilon=2.0, threshold=0.1, bounds=UNIT, random_state=1).fit(X)
+    from dpclust_lib.cluster.birch import global_clustering as gc
+
+    np.testing.assert_array_equal(
+        est.predict(X), gc(est.subcluster_centers_, 3)[est.exact_diagnostics(X).nearest_subcluster]
+    )
+    np.testing.assert_array_equal(est.relabel(3, X), est.predict(X))

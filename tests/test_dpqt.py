@@ -45,7 +45,7 @@ def _reference_tree(X, lower, upper, h, max_height, threshold):
 def test_tree_without_noise_equals_the_recursive_listing(rng, d, max_height, threshold):
     X = rng.uniform(-2, 2, size=(2000, d)) ** 3 / 4  # dense near 0
     lo, hi = np.full(d, -2.0), np.full(d, 2.0)
-    tree = build_dp_quadtree(X, lo, hi, 1e12, max_height, threshold, 0)
+    tree = build_dp_quadtree(X, lo, hi, 1e6, max_height, threshold, 0)
     ours = {(tuple(tree.lower[i]), tuple(tree.upper[i])) for i in tree.leaves}
     assert ours == set(_reference_tree(X, lo, hi, 0, max_height, threshold))
 
@@ -133,8 +133,8 @@ def test_defaults_follow_the_paper():
 
 def test_without_noise_buckets_are_weighted_leaf_centres(rng):
     X = _clustered(rng)
-    est = DPQTKMeans(3, epsilon=1e12, gamma=0.3, max_height=5, threshold=20.5, random_state=3, bounds=BOX).fit(X)
-    np.testing.assert_allclose(est.bucket_counts_, est.exact_diagnostics(X).leaf_counts, atol=1e-6)
+    est = DPQTKMeans(3, epsilon=1e6, gamma=0.3, max_height=5, threshold=20.5, random_state=3, bounds=BOX).fit(X)
+    np.testing.assert_allclose(est.bucket_counts_, est.exact_diagnostics(X).leaf_counts, atol=1e-4)  # noise of scale ~1e-6 per leaf remains
     leaves = est.tree_.leaves
     np.testing.assert_allclose(est.bucket_centers_, (est.tree_.lower[leaves] + est.tree_.upper[leaves]) / 2)
     again = lloyd(est.bucket_centers_, est.cluster_centers_, est.tree_.leaf_counts(X), 300)[0]
@@ -256,3 +256,29 @@ def test_locate_finds_the_leaf_the_build_put_each_record_in(rng):
     assert tree.levels_released > 2
     np.testing.assert_array_equal(tree.locate(X), tree.point_node)
     np.testing.assert_array_equal(tree.leaf_counts(X), tree.leaf_counts())
+
+
+def test_node_cap_refuses_before_allocating():
+    # The cap counts bytes: a node of a 12-dimensional tree takes 434 bytes, so the level that the node
+    # count alone let through (about 2 GB) is refused before it is allocated.
+    import tracemalloc
+
+    from dpclust_lib.cluster.dpqt_kmeans import MAX_TREE_BYTES
+
+    X = np.random.default_rng(1).random((50, 12))
+    est = DPQTKMeans(2, bounds=(0, 1), max_height=12, threshold=0.0, random_state=0)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="quadtree would exceed its cap") as err:
+            est.fit(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20, f"{peak:,} bytes allocated before the refusal"
+    assert "max_height" in str(err.value) and f"{MAX_TREE_BYTES:,}" in str(err.value)
+
+
+def test_a_dimension_too_high_for_one_split_is_refused_from_public_quantities():
+    # 2^40 children per split: refused from n_features alone, before the table of child codes exists.
+    with pytest.raises(ValueError, match="cannot split even once in 40 dimensions"):
+        build_dp_quadtree(np.zeros((3, 40)), np.zeros(40), np.ones(40), 1.0, 3, 0.0, random_state=0)

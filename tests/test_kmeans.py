@@ -158,8 +158,8 @@ def test_noisy_centres_keep_a_centre_whose_noisy_count_is_below_one_and_stay_in_
     labels = np.zeros(30, dtype=int)  # cluster 1 is empty
     out = noisy_centres(X, labels, 2, np.zeros(2), np.ones(2), 1e-3, previous, 0)
     assert np.all((out >= 0) & (out <= 1))
-    out = noisy_centres(X, labels, 2, np.zeros(2), np.ones(2), 1e9, previous, 0)
-    np.testing.assert_allclose(out[0], X.mean(0), atol=1e-6)
+    out = noisy_centres(X, labels, 2, np.zeros(2), np.ones(2), 1e4, previous, 0)
+    np.testing.assert_allclose(out[0], X.mean(0), atol=1e-3)
     np.testing.assert_array_equal(out[1], previous[1])
 
 
@@ -222,22 +222,22 @@ def test_eug_spends_all_of_epsilon_on_the_grid(rng):
 
 def test_dpkmeans_without_noise_is_lloyd_from_the_same_start(rng):
     X = _blobs(rng)
-    dp = DPKMeans(3, epsilon=1e12, max_iter=6, schedule="fixed", random_state=4, bounds=UNIT).fit(X)
+    dp = DPKMeans(3, epsilon=1e6, max_iter=6, schedule="fixed", random_state=4, bounds=UNIT).fit(X)
     plain = lloyd(X, dp.initial_centers_, max_iter=6)[0]
-    np.testing.assert_allclose(dp.cluster_centers_, plain, atol=1e-8)
+    np.testing.assert_allclose(dp.cluster_centers_, plain, atol=1e-5)  # epsilon = 1e6: noise of scale ~1e-6 remains
 
 
 def test_idp_initial_centres_are_the_noisy_part_centroids(rng):
     X = _blobs(rng)
     k, seed = 3, 11
-    est = IDPKMeans(k, epsilon=1e12, max_iter=1, schedule="fixed", random_state=seed, bounds=UNIT).fit(X)
+    est = IDPKMeans(k, epsilon=1e6, max_iter=1, schedule="fixed", random_state=seed, bounds=UNIT).fit(X)
     parts = np.random.default_rng(seed).integers(0, k, size=len(X))  # the same stream: parts are drawn first
     np.testing.assert_array_equal(est.exact_diagnostics(X).part_sizes, np.bincount(parts, minlength=k))
     means = np.array([X[parts == g].mean(0) for g in range(k)])
     np.testing.assert_allclose(est.cluster_centers_, means, atol=1e-8)
     with pytest.warns(PrivacyLeakWarning, match="split='order'"):
         ordered = IDPKMeans(
-            k, epsilon=1e12, max_iter=1, schedule="fixed", random_state=seed, bounds=UNIT, split="order"
+            k, epsilon=1e6, max_iter=1, schedule="fixed", random_state=seed, bounds=UNIT, split="order"
         ).fit(X)
     blocks = np.array([b.mean(0) for b in np.array_split(X, k)])
     np.testing.assert_allclose(ordered.cluster_centers_, blocks, atol=1e-8)
@@ -276,11 +276,11 @@ def test_eug_grid_size_and_histogram(rng):
 
 def test_eug_without_noise_is_weighted_kmeans_on_the_grid(rng):
     X = _blobs(rng)
-    est = EUGKMeans(3, epsilon=1e12, bounds=UNIT, grid_size=20, random_state=2).fit(X)
+    est = EUGKMeans(3, epsilon=1e6, bounds=UNIT, grid_size=20, random_state=2).fit(X)
     cells, counts = grid_histogram(X, np.zeros(2), np.ones(2), 20)
-    np.testing.assert_allclose(est.bucket_counts_, counts, atol=1e-6)
+    np.testing.assert_allclose(est.bucket_counts_, counts, atol=1e-4)  # noise of scale 1e-6 per cell remains
     assert est.grid_size_ == 20
-    ref = lloyd(cells, est.cluster_centers_, counts, 300)[0]  # a fixed point of weighted Lloyd
+    ref = lloyd(cells, est.cluster_centers_, np.maximum(est.bucket_counts_, 0.0), 300)[0]  # a fixed point on the release
     np.testing.assert_allclose(est.cluster_centers_, ref, atol=1e-9)
 
 

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score, rand_score
+from sklearn.metrics.cluster import contingency_matrix
 
 from dpclust_lib import metrics
 
@@ -14,6 +15,39 @@ PRED = np.array([0, 0, 1, 1, 2, 2])
 
 def test_contingency_table():
     np.testing.assert_array_equal(metrics.contingency_table(TRUE, PRED), [[2, 1, 0], [0, 1, 2]])
+
+
+def _labelings(rng):
+    """Random pairs of labelings of every kind the table ranks differently (scikit-learn is the reference)."""
+    for _ in range(40):
+        n = int(rng.integers(1, 400))
+        a = rng.integers(0, int(rng.integers(1, 8)), n)
+        b = rng.integers(0, int(rng.integers(1, 8)), n)
+        yield a, b  # contiguous codes (some may be absent)
+        yield a * 7 + 3, b * 11  # non-contiguous codes, still within the direct-ranking range
+        yield a - 5, b * 10**9  # negative and sparse codes: ranked by np.unique
+        yield np.array(["x", "y", "z", "w", "v", "u", "t", "s"])[a], b.astype(np.uint8)
+        yield a.astype(float) / 2, b
+        yield np.zeros(n, dtype=int), b  # one class
+    yield np.array([0]), np.array([3])  # n = 1
+    yield np.array([5]), np.array(["a"])
+
+
+@pytest.mark.filterwarnings("ignore:Clustering metrics expects discrete values")  # sklearn, on the float labels
+def test_contingency_table_and_pair_counts_against_sklearn(rng):
+    for a, b in _labelings(rng):
+        table = metrics.contingency_table(a, b)
+        assert table.dtype == np.int64
+        np.testing.assert_array_equal(table, contingency_matrix(a, b))
+        assert metrics.rand_index(a, b) == pytest.approx(rand_score(a, b), abs=1e-12)
+        assert metrics.adjusted_rand_index(a, b) == pytest.approx(adjusted_rand_score(a, b), abs=1e-12)
+
+
+def test_contingency_table_direct_ranking_equals_np_unique_ranking(rng):
+    # The same partition coded densely (direct ranking) and sparsely (np.unique) gives the same table.
+    a = rng.integers(0, 50, 10_000)
+    b = rng.integers(0, 30, 10_000)
+    np.testing.assert_array_equal(metrics.contingency_table(a, b), metrics.contingency_table(a * 10**9, b - 100))
 
 
 def test_accuracy_majority_class_per_cluster():

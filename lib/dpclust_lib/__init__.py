@@ -3,6 +3,7 @@
 Modules, in import order (each imports only from those above it):
 
 ``validation``   parameter checks shared by every estimator (clear errors that name the parameter)
+``noise``        exact discrete Laplace noise on a grid (the default) and Mironov's floating-point attack
 ``mechanisms``   the Laplace mechanism, GRR, unary encoding, Hamming-distance RR
 ``accounting``   the privacy budget ledger
 ``frequency``    local frequency oracles (GRR, OUE, LDPFO) with a user / server split
@@ -15,7 +16,7 @@ The compendium's tooling (data, experiments, figures, batch runs, teaching) is t
 package ``dpclust``, which depends on this one and never the other way.
 """
 
-from . import accounting, cluster, frequency, mechanisms, metrics
+from . import accounting, cluster, frequency, mechanisms, metrics, noise
 from .accounting import BudgetExceededError, PrivacyLedger
 from .cluster import *  # noqa: F401,F403
 from .frequency import GRR, LDPFO, OUE, UnaryEncoding
@@ -29,6 +30,7 @@ __all__ = [
     "frequency",
     "mechanisms",
     "metrics",
+    "noise",
     "PrivacyLeakWarning",
     "GRR",
     "OUE",

@@ -25,6 +25,22 @@ class PrivacyLedger:
     ``spend(eps, what)`` raises :class:`BudgetExceededError` (and records
     nothing) when the total would pass ``budget``. A relative slack of 1e-9
     absorbs floating-point rounding in sums such as T * (eps / T).
+
+    Examples
+    --------
+    >>> ledger = PrivacyLedger(1.0)
+    >>> ledger.spend(0.25, "iteration 1")
+    0.25
+    >>> ledger.spend(0.5, "iteration 2")
+    0.5
+    >>> ledger.spent, ledger.remaining
+    (0.75, 0.25)
+    >>> ledger.spend(0.5, "iteration 3")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust_lib.accounting.BudgetExceededError: spending epsilon=0.5 on 'iteration 3' would bring the total to 1.25, ...
+    >>> len(ledger.entries)  # the refused spend is not recorded
+    2
     """
 
     budget: float

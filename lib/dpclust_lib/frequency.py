@@ -104,6 +104,13 @@ class Tally:
 
     Tallies of disjoint batches add up (``t1 + t2``), so reports can be
     aggregated chunk by chunk as they arrive.
+
+    Examples
+    --------
+    >>> oracle = GRR(3, 1.0)
+    >>> t = oracle.count(np.array([0, 1, 1])) + oracle.count(np.array([2]))
+    >>> t.counts.tolist(), t.n
+    ([1.0, 2.0, 1.0], 4)
     """
 
     counts: np.ndarray
@@ -122,6 +129,22 @@ def joint_index(X, domain_sizes):
 
     This is the (corrected, 0-based) class index of Peng et al. Eq. 6:
     l = sum_j (prod_{i>j} k_i) x_j.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, m)
+        Integer codes inside ``domain_sizes``.
+    domain_sizes : sequence of m ints
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The joint-domain index of each record.
+
+    Examples
+    --------
+    >>> joint_index(np.array([[0, 0], [0, 2], [1, 0]]), (2, 3)).tolist()
+    [0, 2, 3]
     """
     sizes = check_domain_sizes(domain_sizes)
     X = check_categorical(X, sizes)
@@ -129,7 +152,24 @@ def joint_index(X, domain_sizes):
 
 
 def joint_records(index, domain_sizes):
-    """Inverse of :func:`joint_index`: records (n, m) from joint-domain indices."""
+    """Inverse of :func:`joint_index`: records (n, m) from joint-domain indices.
+
+    Parameters
+    ----------
+    index : array_like of int
+        Indices in 0 .. prod(domain_sizes) - 1.
+    domain_sizes : sequence of m ints
+
+    Returns
+    -------
+    ndarray of shape index.shape + (m,), int64
+        The records.
+
+    Examples
+    --------
+    >>> joint_records(np.array([0, 2, 3]), (2, 3)).tolist()
+    [[0, 0], [0, 2], [1, 0]]
+    """
     sizes = check_domain_sizes(domain_sizes)
     idx = np.asarray(index)
     cells = int(np.prod(sizes))
@@ -184,6 +224,14 @@ class GRR(_Oracle):
     ----------
     k : int >= 2, domain size (values coded 0..k-1)
     epsilon : float > 0, the LDP level of each report
+
+    Examples
+    --------
+    >>> oracle = GRR(4, 1.0)
+    >>> reports = oracle.perturb(np.zeros(1000, dtype=int), random_state=0)
+    >>> estimate = oracle.estimate(oracle.count(reports))
+    >>> estimate.shape, round(float(estimate.sum()))
+    ((4,), 1000)
     """
 
     def __init__(self, k, epsilon):
@@ -229,6 +277,14 @@ class UnaryEncoding(_Oracle):
     Pr[1 -> 1] = p, Pr[0 -> 1] = q. The LDP level is ln[p(1-q)/((1-p)q)].
     Use :meth:`oue` (p = 1/2, q = 1/(e^eps + 1), optimal variance) or
     :meth:`sue` (symmetric, basic RAPPOR).
+
+    Examples
+    --------
+    >>> oracle = UnaryEncoding.oue(3, 1.0)
+    >>> oracle.p, round(oracle.q, 4), round(oracle.epsilon, 6)
+    (0.5, 0.2689, 1.0)
+    >>> oracle.perturb(np.array([0, 2]), random_state=0).shape
+    (2, 3)
     """
 
     def __init__(self, k, p, q):
@@ -272,7 +328,26 @@ class UnaryEncoding(_Oracle):
 
 
 def OUE(k, epsilon):
-    """Optimised unary encoding oracle: ``UnaryEncoding.oue(k, epsilon)``."""
+    """Optimised unary encoding oracle: ``UnaryEncoding.oue(k, epsilon)``.
+
+    Parameters
+    ----------
+    k : int
+        The domain size (>= 2).
+    epsilon : float
+        The LDP level of each report (> 0).
+
+    Returns
+    -------
+    UnaryEncoding
+        With p = 1/2, q = 1/(e^epsilon + 1).
+
+    Examples
+    --------
+    >>> oracle = OUE(4, 2.0)
+    >>> oracle.k, oracle.p
+    (4, 0.5)
+    """
     return UnaryEncoding.oue(k, epsilon)
 
 
@@ -292,6 +367,15 @@ class LDPFO(_Oracle):
         to ln(2^40 - max k_j + 1), about 27.7). Two records that
         differ in all m attributes are only ``m * epsilon`` apart: that is the
         plain LDP level of a report (:attr:`ldp_epsilon`).
+
+    Examples
+    --------
+    >>> oracle = LDPFO((2, 3), 1.0)
+    >>> oracle.n_cells, oracle.ldp_epsilon
+    (6, 2.0)
+    >>> reports = oracle.perturb(np.array([[0, 1], [1, 2]]), random_state=0)
+    >>> oracle.count(reports).counts.shape
+    (2, 3)
     """
 
     def __init__(self, domain_sizes, epsilon):
@@ -358,6 +442,25 @@ def aggregate_stream(oracle, report_chunks):
     Counts are mergeable, so the server keeps one histogram, never the reports.
     Returns the total :class:`Tally`; ``oracle.estimate(tally)`` gives the same
     estimate as aggregating all reports at once.
+
+    Parameters
+    ----------
+    oracle : GRR, UnaryEncoding or LDPFO
+    report_chunks : iterable of arrays
+        Batches of reports, as they arrive.
+
+    Returns
+    -------
+    Tally
+        The histogram of all the reports and their number.
+
+    Examples
+    --------
+    >>> oracle = GRR(3, 1.0)
+    >>> chunks = (oracle.perturb(np.full(100, v), random_state=v) for v in range(3))
+    >>> tally = aggregate_stream(oracle, chunks)
+    >>> tally.n, int(tally.counts.sum())
+    (300, 300)
     """
     if not isinstance(oracle, _Oracle):
         raise TypeError(f"oracle must be a frequency oracle (GRR, UnaryEncoding, LDPFO), got {type(oracle).__name__}")
@@ -402,6 +505,18 @@ def clip_and_normalise(estimate, n, rounding="ceil"):
         "ceil" is the paper's c <- ceil(c / sum(c) * n): the result can sum to
         more than n (by up to the number of non-zero cells). "none" keeps real
         values that sum to n. "largest_remainder" gives integers summing to n.
+
+    Returns
+    -------
+    ndarray of the shape of ``estimate``
+        int64 with "ceil" and "largest_remainder", float with "none".
+
+    Examples
+    --------
+    >>> clip_and_normalise(np.array([2.5, -1.0, 1.5]), 4).tolist()
+    [3, 0, 2]
+    >>> clip_and_normalise(np.array([2.5, -1.0, 1.5]), 4, rounding="none").tolist()
+    [2.5, 0.0, 1.5]
     """
     check_choice(rounding, "rounding", {"ceil", "none", "largest_remainder"})
     est, n = _check_estimate_and_n(estimate, n)
@@ -428,6 +543,23 @@ def norm_sub(estimate, n):
 
     Equivalent to Norm-Sub of Wang et al. (NDSS 2020): subtract one common
     delta from every cell and clip at zero, delta chosen so the total is n.
+
+    Parameters
+    ----------
+    estimate : array_like
+        The raw unbiased estimate (not modified).
+    n : int
+        The number of users (>= 1).
+
+    Returns
+    -------
+    ndarray of the shape of ``estimate``
+        Non-negative floats summing to n.
+
+    Examples
+    --------
+    >>> norm_sub(np.array([3.0, -1.0, 2.0]), 4).tolist()
+    [2.5, 0.0, 1.5]
     """
     est, n = _check_estimate_and_n(estimate, n)
     v = est.ravel()

@@ -26,10 +26,12 @@ Hamming-distance RR (per attribute, max k), ln(2^40 - 1) ~ 27.7 for OUE and
 2 ln(2^40 - 1) ~ 55.5 for SUE; a larger epsilon raises ValueError naming it.
 Dense matrices are built up to ``MAX_DENSE_CELLS`` rows (4096).
 
-Floating point: the samplers draw from numpy's double-precision Laplace and
-uniform generators. Textbook floating-point Laplace sampling is known to leak
-through the low-order bits of its output (Mironov, CCS 2012); this is research
-code for studying algorithms, not a hardened DP library.
+Floating point: the Laplace mechanism draws exact discrete Laplace noise on a
+power-of-two grid by default (:mod:`dpclust_lib.noise`), so its outputs do not
+leak through their low-order bits as textbook floating-point Laplace does
+(Mironov, CCS 2012); ``noise="float"`` gives the textbook release by name. The
+local samplers compare uniform doubles with probabilities kept at least
+``MIN_PROBABILITY`` apart from 0 and 1 (below).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import numbers
 
 import numpy as np
 
+from .noise import NOISE_KINDS, laplace_release
 from .validation import (
     check_categorical,
     check_domain_sizes,
@@ -51,6 +54,7 @@ from .validation import (
 )
 
 __all__ = [
+    "NOISE_KINDS",
     "MIN_PROBABILITY",
     "MAX_DENSE_CELLS",
     "laplace_scale",
@@ -139,8 +143,10 @@ def _laplace_value(value):
     return arr
 
 
-def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
-    """Release ``value + Lap(sensitivity / epsilon)``, independently per entry.
+def laplace_mechanism(value, sensitivity, epsilon, random_state=None, *, noise="exact"):
+    """Release ``value`` with Laplace noise of scale ``sensitivity / epsilon``, independently per entry.
+
+    Every central release of the library goes through here.
 
     Parameters
     ----------
@@ -151,23 +157,35 @@ def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
         L1 sensitivity, > 0.
     epsilon : float
         Privacy parameter, > 0.
-    random_state : None, int, SeedSequence or numpy Generator
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        The only source of randomness; a seed gives the same release bit for bit.
+    noise : {"exact", "float"}, default="exact"
+        ``"exact"``: the answer rounded to a power-of-two grid plus exact discrete Laplace noise
+        (:func:`dpclust_lib.noise.laplace_release`), epsilon-DP exactly as accounted, the grid's
+        rounding included. ``"float"``: the textbook ``value + rng.laplace(0, b)`` of the papers,
+        whose low-order bits leak (Mironov, CCS 2012; :func:`dpclust_lib.noise.mironov_attack`).
 
     Returns
     -------
     float or ndarray of the same shape as ``value``.
+
+    Examples
+    --------
+    >>> from dpclust_lib.mechanisms import laplace_mechanism
+    >>> a = laplace_mechanism([10.0, 3.0], sensitivity=1.0, epsilon=0.5, random_state=0)
+    >>> b = laplace_mechanism([10.0, 3.0], sensitivity=1.0, epsilon=0.5, random_state=0)
+    >>> a.shape, bool((a == b).all())
+    ((2,), True)
     """
-    scale = laplace_scale(sensitivity, epsilon)
+    laplace_scale(sensitivity, epsilon)  # the same checks and messages for both kinds of noise
     rng = check_random_state(random_state)
     arr = _laplace_value(value)
-    with np.errstate(over="ignore"):  # checked just below
-        noisy = arr + rng.laplace(0.0, scale, size=arr.shape)
-    if not np.all(np.isfinite(noisy)):
-        # Only a value near the float limit gets here; the check reads the noisy release only.
-        raise ValueError("value + noise overflows to inf: value is too close to the largest float")
+    noisy, scale, gamma = laplace_release(arr, sensitivity, epsilon, rng, noise=noise)
     observer = _LAPLACE_OBSERVER.get()
     if observer is not None:
-        noisy = np.asarray(observer(arr, scale, noisy), dtype=float)
+        # The audit couples the noise, which is added to the answer as rounded to the grid.
+        centre = arr if gamma is None else np.rint(arr / gamma) * gamma
+        noisy = np.asarray(observer(centre, scale, noisy), dtype=float)
     return float(noisy) if noisy.ndim == 0 else noisy
 
 

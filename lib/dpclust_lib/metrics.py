@@ -49,7 +49,24 @@ def _labels(labels, name):
 
 
 def contingency_table(labels_true, labels_pred):
-    """Counts n[i, j] = |class i and cluster j| (rows: classes, columns: clusters)."""
+    """Counts n[i, j] = |class i and cluster j| (rows: classes, columns: clusters).
+
+    Parameters
+    ----------
+    labels_true : array_like of shape (n_samples,)
+        The classes.
+    labels_pred : array_like of shape (n_samples,)
+        The clusters.
+
+    Returns
+    -------
+    ndarray of shape (n_classes, n_clusters), int64
+
+    Examples
+    --------
+    >>> contingency_table([0, 0, 1, 1], [1, 1, 1, 0]).tolist()
+    [[0, 2], [1, 1]]
+    """
     a = _labels(labels_true, "labels_true")
     b = _labels(labels_pred, "labels_pred")
     if a.ndim != 1 or b.ndim != 1:
@@ -61,10 +78,28 @@ def contingency_table(labels_true, labels_pred):
     for name, arr in (("labels_true", a), ("labels_pred", b)):
         if arr.dtype.kind == "f" and np.isnan(arr).any():
             raise ValueError(f"{name} contains NaN")
-    _, ia = np.unique(a, return_inverse=True)
-    _, ib = np.unique(b, return_inverse=True)
-    rows, cols = int(ia.max()) + 1, int(ib.max()) + 1
-    return np.bincount(ia.ravel() * cols + ib.ravel(), minlength=rows * cols).reshape(rows, cols).astype(np.int64)
+    ia, rows = _codes(a)
+    ib, cols = _codes(b)
+    # One pass of bincount over the cell index; counts are integers, so the table is exact.
+    return np.bincount(ia * cols + ib, minlength=rows * cols).reshape(rows, cols).astype(np.int64)
+
+
+def _codes(labels):
+    """(codes, number of distinct labels): each label's rank among the distinct labels, as ``np.unique`` ranks them.
+
+    Non-negative integer labels no larger than a few times their number (cluster indices, class codes) are
+    ranked by a table of the values present, in O(n): ``np.unique`` sorts, which costs most of the time on
+    10^5..10^6 labels. Other labels (strings, floats, negative or sparse integers) go through ``np.unique``.
+    """
+    n = labels.shape[0]
+    if labels.dtype.kind in "iu" and labels.min() >= 0 and labels.max() <= 4 * n + 1024:
+        present = np.zeros(int(labels.max()) + 1, dtype=bool)
+        present[labels] = True
+        rank = np.cumsum(present, dtype=np.intp) - 1  # rank[v] = number of distinct labels below v
+        return rank[labels], int(rank[-1]) + 1
+    _, inverse = np.unique(labels, return_inverse=True)
+    inverse = inverse.ravel()  # numpy 2.0.x returns the inverse in the input's shape
+    return inverse, int(inverse.max()) + 1
 
 
 def nicv(X, centers, metric="sqeuclidean", sample_weight=None, labels=None):
@@ -76,6 +111,26 @@ def nicv(X, centers, metric="sqeuclidean", sample_weight=None, labels=None):
     ``labels``: the index of each record's nearest centre when it is already
     known (an estimator's ``labels_``); it saves the search, and must be the
     nearest centre for the result to be the NICV.
+
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+    centers : array_like of shape (K, n_features)
+    metric : str, default="sqeuclidean"
+        The distance d (see :mod:`dpclust_lib._distances`).
+    sample_weight : None or array_like of shape (n_samples,), default=None
+    labels : None or array_like of shape (n_samples,), default=None
+        The centre of each record; None: the nearest one.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [2.0], [10.0], [12.0]])
+    >>> nicv(X, np.array([[1.0], [11.0]]))
+    1.0
     """
     check_choice(metric, "metric", {"sqeuclidean", "hamming"})
     X = check_array(X, "X")
@@ -116,6 +171,23 @@ def f_measure_one_to_one(labels_true, labels_pred):
     method); AC = that sum / N (Eq. 12), RE = (1/K) sum_i n_{i j_i} / |C_i| over
     the K clusters (Eq. 13, a cluster left without a class scores 0), and
     F = 2 AC RE / (AC + RE) (Eq. 14).
+
+    Parameters
+    ----------
+    labels_true : array_like of shape (n_samples,)
+        The classes.
+    labels_pred : array_like of shape (n_samples,)
+        The clusters.
+
+    Returns
+    -------
+    float
+        In [0, 1].
+
+    Examples
+    --------
+    >>> f_measure_one_to_one([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
     """
     table = contingency_table(labels_true, labels_pred).T  # rows: clusters
     rows, cols = linear_sum_assignment(table, maximize=True)
@@ -133,6 +205,25 @@ def f_measure_best_match(labels_true, labels_pred, beta=1.0):
     For class i and cluster j: P = n_ij / n_j, R = n_ij / n_i,
     F(i, j) = (1 + beta^2) P R / (beta^2 P + R); the score is
     sum_i (n_i / N) max_j F(i, j).
+
+    Parameters
+    ----------
+    labels_true : array_like of shape (n_samples,)
+        The classes.
+    labels_pred : array_like of shape (n_samples,)
+        The clusters.
+    beta : float, default=1.0
+        The weight of recall against precision.
+
+    Returns
+    -------
+    float
+        In [0, 1].
+
+    Examples
+    --------
+    >>> round(f_measure_best_match([0, 0, 1, 1], [0, 0, 0, 1]), 4)
+    0.7333
     """
     beta = check_positive(beta, "beta")
     table = contingency_table(labels_true, labels_pred).astype(float)
@@ -148,7 +239,25 @@ def f_measure_best_match(labels_true, labels_pred, beta=1.0):
 
 
 def accuracy(labels_true, labels_pred):
-    """AC of Zhang et al. (2022) Eq. 20: sum_j h_j / N, h_j = size of the majority class in cluster j."""
+    """AC of Zhang et al. (2022) Eq. 20: sum_j h_j / N, h_j = size of the majority class in cluster j.
+
+    Parameters
+    ----------
+    labels_true : array_like of shape (n_samples,)
+        The classes.
+    labels_pred : array_like of shape (n_samples,)
+        The clusters.
+
+    Returns
+    -------
+    float
+        In [0, 1].
+
+    Examples
+    --------
+    >>> accuracy([0, 0, 1, 1], [0, 0, 0, 1])
+    0.75
+    """
     table = contingency_table(labels_true, labels_pred)
     return float(table.max(axis=0).sum() / table.sum())
 
@@ -158,6 +267,25 @@ def entropy(labels_true, labels_pred, base=2.0):
 
     p_ij is the share of class i in cluster j. The paper does not state the
     base of the logarithm; the default is 2 (bits), ``base=np.e`` gives nats.
+
+    Parameters
+    ----------
+    labels_true : array_like of shape (n_samples,)
+        The classes.
+    labels_pred : array_like of shape (n_samples,)
+        The clusters.
+    base : float, default=2.0
+        The base of the logarithm.
+
+    Returns
+    -------
+    float
+        0 when every cluster holds one class.
+
+    Examples
+    --------
+    >>> entropy([0, 0, 1, 1], [1, 1, 0, 0])
+    0.0
     """
     base = check_positive(base, "base")
     if not base > 1:
@@ -181,7 +309,25 @@ def _pair_counts(labels_true, labels_pred):
 
 
 def rand_index(labels_true, labels_pred):
-    """Share of record pairs on which the two partitions agree (together / apart)."""
+    """Share of record pairs on which the two partitions agree (together / apart).
+
+    Parameters
+    ----------
+    labels_true : array_like of shape (n_samples,)
+        The classes.
+    labels_pred : array_like of shape (n_samples,)
+        The clusters.
+
+    Returns
+    -------
+    float
+        In [0, 1].
+
+    Examples
+    --------
+    >>> rand_index([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
+    """
     n, both, a, b = _pair_counts(labels_true, labels_pred)
     pairs = n * (n - 1) / 2
     if pairs == 0:
@@ -190,7 +336,25 @@ def rand_index(labels_true, labels_pred):
 
 
 def adjusted_rand_index(labels_true, labels_pred):
-    """Hubert & Arabie's adjusted Rand index (1 = identical, ~0 = chance)."""
+    """Hubert & Arabie's adjusted Rand index (1 = identical, ~0 = chance).
+
+    Parameters
+    ----------
+    labels_true : array_like of shape (n_samples,)
+        The classes.
+    labels_pred : array_like of shape (n_samples,)
+        The clusters.
+
+    Returns
+    -------
+    float
+        1 for identical partitions, about 0 for chance.
+
+    Examples
+    --------
+    >>> adjusted_rand_index([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
+    """
     n, both, a, b = _pair_counts(labels_true, labels_pred)
     pairs = n * (n - 1) / 2
     if pairs == 0:
@@ -206,6 +370,23 @@ def rcp(nicv_reference, nicv_method):
     """Relative clustering performance (Zhang & Cheng 2021): (NICV_ref - NICV_method) / NICV_ref.
 
     Positive when the method has the lower (better) NICV.
+
+    Parameters
+    ----------
+    nicv_reference : float or array_like
+        The NICV of the reference (non-private) clustering (> 0).
+    nicv_method : float or array_like
+        The NICV of the method.
+
+    Returns
+    -------
+    float or ndarray
+        > 0 when the method does better than the reference.
+
+    Examples
+    --------
+    >>> round(rcp(0.5, 0.4), 6)
+    0.2
     """
     ref, other = np.asarray(nicv_reference), np.asarray(nicv_method)
     for name, arr in (("nicv_reference", ref), ("nicv_method", other)):

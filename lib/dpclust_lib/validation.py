@@ -29,7 +29,28 @@ def _short(value, limit=60):
 
 
 def check_epsilon(epsilon, name="epsilon"):
-    """Return ``epsilon`` as a float after checking it is a finite number > 0."""
+    """Return ``epsilon`` as a float after checking it is a finite number > 0.
+
+    Parameters
+    ----------
+    epsilon : object
+        The value as given.
+    name : str, default="epsilon"
+        The parameter's name, for the messages.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> check_epsilon(2)
+    2.0
+    >>> check_epsilon(0.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: epsilon must be a finite number > 0, got epsilon=0.0
+    """
     if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {_short(epsilon)} of type {type(epsilon).__name__}")
     value = float(epsilon)
@@ -39,12 +60,50 @@ def check_epsilon(epsilon, name="epsilon"):
 
 
 def check_positive(value, name):
-    """A finite real number > 0 (sensitivities, thresholds, scales)."""
+    """A finite real number > 0 (sensitivities, thresholds, scales).
+
+    Parameters
+    ----------
+    value : object
+    name : str
+        The parameter's name, for the messages.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> check_positive(0.5, "sensitivity")
+    0.5
+    """
     return check_epsilon(value, name=name)
 
 
 def check_fraction(value, name, low=0.0, high=1.0):
-    """A real number in the open interval (low, high)."""
+    """A real number in the open interval (low, high).
+
+    Parameters
+    ----------
+    value : object
+    name : str
+        The parameter's name, for the messages.
+    low, high : float, default=0.0, 1.0
+        The open interval's ends.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> check_fraction(0.3, "gamma")
+    0.3
+    >>> check_fraction(1.0, "gamma")
+    Traceback (most recent call last):
+    ...
+    ValueError: gamma must lie in the open interval (0, 1), got gamma=1.0
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {_short(value)} of type {type(value).__name__}")
     v = float(value)
@@ -54,7 +113,29 @@ def check_fraction(value, name, low=0.0, high=1.0):
 
 
 def check_int(value, name, minimum=None, maximum=None):
-    """An integer (numpy integers accepted, bools and floats refused)."""
+    """An integer (numpy integers accepted, bools and floats refused).
+
+    Parameters
+    ----------
+    value : object
+    name : str
+        The parameter's name, for the messages.
+    minimum, maximum : int or None, default=None
+        Inclusive bounds; None leaves that side open.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> check_int(np.int64(3), "max_iter", minimum=1)
+    3
+    >>> check_int(2.0, "max_iter")
+    Traceback (most recent call last):
+    ...
+    TypeError: max_iter must be an integer, got 2.0 of type float
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {_short(value)} of type {type(value).__name__}")
     v = int(value)
@@ -66,7 +147,28 @@ def check_int(value, name, minimum=None, maximum=None):
 
 
 def check_n_clusters(n_clusters, n_samples=None, name="n_clusters"):
-    """K >= 1 and, when the number of records is known, K <= that number."""
+    """K >= 1 and, when the number of records is known, K <= that number.
+
+    Parameters
+    ----------
+    n_clusters : object
+    n_samples : int or None, default=None
+        The number of records, when known.
+    name : str, default="n_clusters"
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> check_n_clusters(3, n_samples=10)
+    3
+    >>> check_n_clusters(3, n_samples=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_clusters=3 is larger than the number of records (n_samples=2)
+    """
     k = check_int(n_clusters, name, minimum=1)
     if n_samples is not None and k > n_samples:
         raise ValueError(f"{name}={k} is larger than the number of records (n_samples={n_samples})")
@@ -74,6 +176,31 @@ def check_n_clusters(n_clusters, n_samples=None, name="n_clusters"):
 
 
 def check_choice(value, name, choices):
+    """``value`` itself, after checking it is one of ``choices``.
+
+    Parameters
+    ----------
+    value : object
+        The parameter as given.
+    name : str
+        The parameter's name, for the message.
+    choices : set or sequence
+        The accepted values.
+
+    Returns
+    -------
+    object
+        ``value``, unchanged.
+
+    Examples
+    --------
+    >>> check_choice("fixed", "schedule", {"fixed", "halving"})
+    'fixed'
+    >>> check_choice("linear", "schedule", {"fixed", "halving"})
+    Traceback (most recent call last):
+    ...
+    ValueError: schedule must be one of ['fixed', 'halving'], got schedule='linear'
+    """
     if value not in choices:
         raise ValueError(f"{name} must be one of {sorted(choices)}, got {name}={_short(value)}")
     return value
@@ -84,6 +211,22 @@ def check_random_state(random_state, name="random_state"):
 
     A Generator is used as given (shared state), so that a caller can thread
     one stream through several calls; an int always gives the same stream.
+    Parameters
+    ----------
+    random_state : None, int, SeedSequence or numpy Generator
+    name : str, default="random_state"
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> check_random_state(rng) is rng
+    True
+    >>> float(check_random_state(0).random()) == float(np.random.default_rng(0).random())
+    True
     """
     if random_state is None or isinstance(random_state, np.random.SeedSequence):
         return np.random.default_rng(random_state)
@@ -133,7 +276,30 @@ def _object_to_float(X, name):
 
 
 def check_array(X, name="X", ndim=2, allow_empty=False):
-    """A finite numeric array of the given number of dimensions (not copied if possible)."""
+    """A finite numeric array of the given number of dimensions (not copied if possible).
+
+    Parameters
+    ----------
+    X : array_like
+        Numbers (an object array of Python ints and floats is read as floats).
+    name : str, default="X"
+    ndim : int, default=2
+    allow_empty : bool, default=False
+
+    Returns
+    -------
+    ndarray
+        Of a numeric dtype (bool, int or float), not copied when possible.
+
+    Examples
+    --------
+    >>> check_array([[1, 2], [3, 4]]).shape
+    (2, 2)
+    >>> check_array([[0.5, float("nan")]])
+    Traceback (most recent call last):
+    ...
+    ValueError: X contains NaN or inf (first at index (0, 1))
+    """
     arr = _as_array(X, name, allow_object=True)
     if arr.ndim != ndim:
         hint = (
@@ -159,7 +325,26 @@ def check_array(X, name="X", ndim=2, allow_empty=False):
 
 
 def check_domain_sizes(domain_sizes, name="domain_sizes"):
-    """A non-empty sequence of integers >= 2 (attribute domain sizes)."""
+    """A non-empty sequence of integers >= 2 (attribute domain sizes).
+
+    Parameters
+    ----------
+    domain_sizes : sequence of int
+    name : str, default="domain_sizes"
+
+    Returns
+    -------
+    tuple of int
+
+    Examples
+    --------
+    >>> check_domain_sizes([3, 2])
+    (3, 2)
+    >>> check_domain_sizes([3, 1])
+    Traceback (most recent call last):
+    ...
+    ValueError: domain_sizes must all be >= 2 (a one-value attribute carries nothing), got domain_sizes[1]=1
+    """
     sizes = _as_array(domain_sizes, name)
     if sizes.ndim != 1 or sizes.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D sequence of integers, got {_short(domain_sizes)}")
@@ -176,7 +361,27 @@ def check_domain_sizes(domain_sizes, name="domain_sizes"):
 
 
 def check_categorical(X, domain_sizes, name="X"):
-    """Integer-coded categorical records: shape (n, m), X[:, j] in {0, ..., k_j - 1}."""
+    """Integer-coded categorical records: shape (n, m), X[:, j] in {0, ..., k_j - 1}.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, m)
+    domain_sizes : sequence of m ints
+    name : str, default="X"
+
+    Returns
+    -------
+    ndarray of shape (n, m), int64
+
+    Examples
+    --------
+    >>> check_categorical([[0, 1], [2, 0]], (3, 2)).dtype
+    dtype('int64')
+    >>> check_categorical([[0, 1], [2, 5]], (3, 2))
+    Traceback (most recent call last):
+    ...
+    ValueError: X[1, 1] is outside the declared domain of attribute 1 (codes 0..1, domain_sizes[1]=2)
+    """
     sizes = check_domain_sizes(domain_sizes)
     arr = _as_array(X, name)
     if arr.ndim == 1 and len(sizes) == 1:
@@ -209,7 +414,25 @@ def check_categorical(X, domain_sizes, name="X"):
 
 
 def check_sample_weight(sample_weight, n_samples, name="sample_weight"):
-    """Non-negative finite weights, one per record, not all zero; None means all ones."""
+    """Non-negative finite weights, one per record, not all zero; None means all ones.
+
+    Parameters
+    ----------
+    sample_weight : None or array_like of shape (n_samples,)
+    n_samples : int
+    name : str, default="sample_weight"
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), float
+
+    Examples
+    --------
+    >>> check_sample_weight(None, 3).tolist()
+    [1.0, 1.0, 1.0]
+    >>> check_sample_weight([1, 0, 2], 3).tolist()
+    [1.0, 0.0, 2.0]
+    """
     if sample_weight is None:
         return np.ones(n_samples)
     w = check_array(sample_weight, name=name, ndim=1)
@@ -232,28 +455,69 @@ def check_bounds(bounds, n_features, X=None, name="bounds"):
     public input the caller must declare. Data outside declared bounds is an
     error, never clipped; the message names the row, the column and the bound,
     never the value.
+
+    Parameters
+    ----------
+    bounds : tuple (lower, upper), "data" or None
+        The public domain; scalars or length-``n_features`` sequences.
+    n_features : int
+        d, the number of features.
+    X : ndarray of shape (n, d) or None
+        The records: checked to lie inside the bounds, or read with ``"data"``.
+    name : str, default "bounds"
+        The parameter's name, for the messages.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_features,)
+
+    Examples
+    --------
+    >>> lower, upper = check_bounds((0, 1), 2)
+    >>> lower.tolist(), upper.tolist()
+    ([0.0, 0.0], [1.0, 1.0])
+    >>> check_bounds((0, 1), 2, np.array([[0.5, 2.0]]))
+    Traceback (most recent call last):
+    ...
+    ValueError: X[0, 1] lies outside the declared bounds [0.0, 1.0] of dimension 1
     """
     if bounds is None:
         raise ValueError(
-            f"{name} is required: pass {name}=(lower, upper), the public domain of the data (scalars or "
-            f"one value per feature); or {name}='data' to read it off the private records (not private: "
-            "epsilon_guaranteed_ becomes inf)"
+            missing_public_message(
+                name, f"{name}=(lower, upper), the public domain of the data (scalars or one value per feature)"
+            )
         )
     if isinstance(bounds, str):
-        if bounds != "data":
+        if bounds != FROM_DATA:
             raise ValueError(f"{name} must be a pair (lower, upper) or 'data', got {name}={_short(bounds)}")
-        if X is None:
-            raise ValueError(f"{name}='data' needs the data to read the domain from")
-        warnings.warn(
-            f"{name}='data': the data domain is read off the private records, which is not covered by the "
-            "privacy guarantee (epsilon_guaranteed_ = inf). Pass bounds=(lower, upper) to avoid this.",
-            PrivacyLeakWarning,
-            stacklevel=3,
-        )
-        lower, upper = X.min(axis=0).astype(float), X.max(axis=0).astype(float)
-        same = upper <= lower
-        upper = np.where(same, lower + 1.0, upper)  # a constant column still needs a cell of positive width
-        return lower, upper
+        return _bounds_from_data(X, name)
+    lower, upper = _declared_bounds(bounds, n_features, name)
+    if X is not None:
+        outside = (X < lower) | (X > upper)
+        if outside.any():
+            i, j = (int(v) for v in np.argwhere(outside)[0])
+            raise ValueError(f"X[{i}, {j}] lies outside the declared {name} [{lower[j]}, {upper[j]}] of dimension {j}")
+    return lower, upper
+
+
+def _bounds_from_data(X, name):
+    """bounds="data": the records' own range (warns: it is not covered by the privacy guarantee)."""
+    if X is None:
+        raise ValueError(f"{name}='data' needs the data to read the domain from")
+    warnings.warn(
+        f"{name}='data': the data domain is read off the private records, which is not covered by the "
+        "privacy guarantee (epsilon_guaranteed_ = inf). Pass bounds=(lower, upper) to avoid this.",
+        PrivacyLeakWarning,
+        stacklevel=4,  # one frame deeper than before this step was split out: the warning names the same line
+    )
+    lower, upper = X.min(axis=0).astype(float), X.max(axis=0).astype(float)
+    same = upper <= lower
+    upper = np.where(same, lower + 1.0, upper)  # a constant column still needs a cell of positive width
+    return lower, upper
+
+
+def _declared_bounds(bounds, n_features, name):
+    """A declared pair as two finite float arrays of length d, upper > lower, of finite width."""
     if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
         raise ValueError(f"{name} must be a pair (lower, upper) or 'data', got {_short(bounds)}")
     sides = []
@@ -283,9 +547,311 @@ def check_bounds(bounds, n_features, X=None, name="bounds"):
             f"{name} width upper - lower overflows a float in dimension {j} "
             f"(lower[{j}]={lower[j]}, upper[{j}]={upper[j]}); rescale the data"
         )
-    if X is not None:
-        outside = (X < lower) | (X > upper)
-        if outside.any():
-            i, j = (int(v) for v in np.argwhere(outside)[0])
-            raise ValueError(f"X[{i}, {j}] lies outside the declared {name} [{lower[j]}, {upper[j]}] of dimension {j}")
     return lower, upper
+
+
+def check_bool(value, name):
+    """``value`` as a bool, after checking it is ``True`` or ``False`` (numpy bools accepted, 0 and 1 refused).
+
+    Parameters
+    ----------
+    value : object
+    name : str
+        The parameter's name, for the messages.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> check_bool(True, "projection")
+    True
+    >>> check_bool(1, "projection")
+    Traceback (most recent call last):
+    ...
+    TypeError: projection must be True or False, got projection=1
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {name}={_short(value)}")
+    return bool(value)
+
+
+def check_non_negative(value, name):
+    """A finite real number >= 0, as a float (thresholds that may be 0).
+
+    Parameters
+    ----------
+    value : object
+    name : str
+        The parameter's name, for the messages.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> check_non_negative(0, "threshold")
+    0.0
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {_short(value)} of type {type(value).__name__}")
+    if not np.isfinite(float(value)) or float(value) < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {name}={_short(value)}")
+    return float(value)
+
+
+# ---------------------------------------------------------------------------
+# Parameter constraints: each estimator declares, once, what every constructor parameter must be
+# ---------------------------------------------------------------------------
+
+FROM_DATA = "data"
+"""The value by which a caller asks for a public quantity to be read off the private records (leaky)."""
+
+
+def missing_public_message(name, what):
+    """The message refusing a public input that was not given (one text for every estimator).
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name.
+    what : str
+        What to pass, e.g. ``"n_public=<the public number of records>"``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> msg = missing_public_message("n_public", "n_public=<the public number of records>")
+    >>> msg.split("; ")[0]
+    'n_public is required: pass n_public=<the public number of records>'
+    >>> "n_public='data'" in msg
+    True
+    """
+    return (
+        f"{name} is required: pass {what}; or {name}={FROM_DATA!r} to read it off the private "
+        "records (not private: epsilon_guaranteed_ becomes inf)"
+    )
+
+
+class Constraint:
+    """What one constructor parameter must be; :meth:`check` raises the library's message or returns the value.
+
+    Subclasses wrap one ``check_*`` function of this module, so a parameter checked through its
+    estimator's table gets the very message a direct call gives. ``check`` returns the value as the
+    estimator uses it (``Epsilon`` gives a float, ``Bool`` a bool); it never draws random numbers.
+    """
+
+    def check(self, value, name):
+        raise NotImplementedError
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if v is not None)
+        return f"{type(self).__name__}({args})"
+
+
+class Epsilon(Constraint):
+    """A finite real number > 0, returned as a float (:func:`check_epsilon`)."""
+
+    def check(self, value, name):
+        return check_epsilon(value, name=name)
+
+
+class Fraction(Constraint):
+    """A real number in the open interval (low, high) (:func:`check_fraction`)."""
+
+    def __init__(self, low=0.0, high=1.0):
+        self.low, self.high = low, high
+
+    def check(self, value, name):
+        return check_fraction(value, name, self.low, self.high)
+
+
+class Int(Constraint):
+    """An integer within [minimum, maximum] (:func:`check_int`); ``None`` bounds are open."""
+
+    def __init__(self, minimum=None, maximum=None):
+        self.minimum, self.maximum = minimum, maximum
+
+    def check(self, value, name):
+        return check_int(value, name, self.minimum, self.maximum)
+
+
+class NonNegative(Constraint):
+    """A finite real number >= 0 (:func:`check_non_negative`)."""
+
+    def check(self, value, name):
+        return check_non_negative(value, name)
+
+
+class Positive(Constraint):
+    """A finite real number > 0 (:func:`check_positive`)."""
+
+    def check(self, value, name):
+        return check_positive(value, name)
+
+
+class Custom(Constraint):
+    """A check of the estimator's own, ``check(value, name) -> value``, for a parameter no other constraint covers."""
+
+    def __init__(self, check):
+        self.custom = check
+
+    def check(self, value, name):
+        return self.custom(value, name)
+
+
+class NClusters(Constraint):
+    """K >= 1 (:func:`check_n_clusters`); K <= n_samples needs the data: the estimator checks it in fit."""
+
+    def check(self, value, name):
+        return check_n_clusters(value, name=name)
+
+
+class Choice(Constraint):
+    """One of the given values (:func:`check_choice`)."""
+
+    def __init__(self, *choices):
+        self.choices = choices
+
+    def check(self, value, name):
+        return check_choice(value, name, set(self.choices))
+
+
+class Bool(Constraint):
+    """``True`` or ``False`` (:func:`check_bool`)."""
+
+    def check(self, value, name):
+        return check_bool(value, name)
+
+
+class RandomState(Constraint):
+    """None, an int >= 0, a SeedSequence or a Generator (:func:`check_random_state`).
+
+    The value is returned as given: the estimator turns it into its generator at the point of fit
+    where it did before, so no draw moves.
+    """
+
+    def check(self, value, name):
+        check_random_state(value, name)
+        return value
+
+
+class Optional(Constraint):
+    """``None`` (a documented default computed in fit), or what ``inner`` accepts."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def check(self, value, name):
+        return None if value is None else self.inner.check(value, name)
+
+
+class ChoiceOrArray(Constraint):
+    """A string among ``choices``, or an array (e.g. ``init``); ``numeric`` arrays are checked by :func:`check_array`.
+
+    ``or_array`` words the refusal of an unknown string as "one of [...] or an array". The shape of
+    an array depends on the data (n_clusters x n_features): the estimator checks it in fit.
+    """
+
+    def __init__(self, *choices, numeric=True, or_array=False):
+        self.choices, self.numeric, self.or_array = choices, numeric, or_array
+
+    def check(self, value, name):
+        if isinstance(value, str):
+            if self.or_array and value not in self.choices:
+                raise ValueError(f"{name} must be one of {list(self.choices)} or an array, got {name}={value!r}")
+            return check_choice(value, name, set(self.choices))
+        return check_array(value, name).astype(float) if self.numeric else value
+
+
+class DomainSizes(Constraint):
+    """A non-empty sequence of integers >= 2 (:func:`check_domain_sizes`), returned as a tuple."""
+
+    def check(self, value, name):
+        return check_domain_sizes(value, name=name)
+
+
+class PublicInput(Constraint):
+    """A public quantity: required (``None`` is refused, saying ``what`` to pass), or ``"data"`` (leaky).
+
+    Parameters
+    ----------
+    what : str
+        What to pass, e.g. ``"bounds=(lower, upper), the public domain of the data"``.
+    inner : Constraint or None
+        The check of a declared value; ``None`` leaves it to the data-dependent step (e.g. bounds,
+        whose length is the number of features).
+    unless : tuple of str
+        Parameters that, when all are not None, make this one unnecessary (``grid_size`` for
+        ``n_public`` of EUGKMeans; ``max_height`` and ``threshold`` for DPQTKMeans').
+
+    ``"data"`` passes here: reading the quantity off the records, with its PrivacyLeakWarning, is
+    the estimator's data-dependent step.
+    """
+
+    def __init__(self, what, inner=None, unless=()):
+        self.what, self.inner, self.unless = what, inner, tuple(unless)
+
+    def check(self, value, name, estimator=None):
+        if value is None:
+            if estimator is not None and self.unless and all(getattr(estimator, p) is not None for p in self.unless):
+                return None
+            raise ValueError(missing_public_message(name, self.what))
+        if isinstance(value, str) and value == FROM_DATA:
+            return value
+        return value if self.inner is None else self.inner.check(value, name)
+
+
+def validate_params(estimator, constraints=None):
+    """Check every constructor parameter of ``estimator`` against its class's constraint table.
+
+    The one place where estimators check their parameters: ``fit`` calls it first, before reading
+    the data. Checks that need the data (K <= n_samples, the shape of an ``init`` array, bounds of
+    length n_features, values read with ``"data"``) follow in ``fit``; each table says which.
+
+    Parameters
+    ----------
+    estimator : object
+        An estimator whose class has ``_parameter_constraints``: a dict mapping the name of every
+        constructor parameter to a :class:`Constraint`.
+    constraints : dict or None
+        A table to use instead of the class's (for estimators that build theirs elsewhere).
+
+    Returns
+    -------
+    dict
+        Each parameter's checked value (``epsilon`` as a float, a bool as a bool, ...), in the
+        table's order.
+
+    Raises
+    ------
+    ValueError, TypeError
+        The message of the parameter's ``check_*`` function, naming the parameter.
+
+    Examples
+    --------
+    >>> class Toy:
+    ...     _parameter_constraints = {"epsilon": Epsilon(), "max_iter": Int(minimum=1)}
+    ...     def __init__(self, epsilon=1, max_iter=5):
+    ...         self.epsilon, self.max_iter = epsilon, max_iter
+    >>> validate_params(Toy())
+    {'epsilon': 1.0, 'max_iter': 5}
+    >>> validate_params(Toy(max_iter=0))
+    Traceback (most recent call last):
+    ...
+    ValueError: max_iter must be >= 1, got max_iter=0
+    """
+    table = type(estimator)._parameter_constraints if constraints is None else constraints
+    checked = {}
+    for name, constraint in table.items():
+        value = getattr(estimator, name)
+        if isinstance(constraint, PublicInput):
+            checked[name] = constraint.check(value, name, estimator)
+        else:
+            checked[name] = constraint.check(value, name)
+    return checked

@@ -6,10 +6,16 @@
 ``coupling``  the coupling audit of the central (Laplace) estimators: run on D and on a
               neighbour D' with every Laplace release forced equal, then compare the outputs
               and add up the shift each release needed
+``blackbox``  the output-only audit: many fits on a worst-case pair of neighbours, an event chosen
+              on half of the runs, a Clopper-Pearson lower bound on epsilon from the other half
+``floating``  Mironov's attack on textbook floating-point Laplace (the share of outputs that name
+              their input), and the check that the default noise resists it
 """
 
-from . import coupling, local
+from . import blackbox, coupling, floating, local
+from .blackbox import BlackBoxResult, blackbox_audit, blackbox_table
 from .coupling import CouplingResult, audit_neighbours, audit_table, coupled_loss
+from .floating import mironov_attack, reachable_outputs
 from .local import (
     LocalMechanism,
     chi2_sampler_test,
@@ -21,8 +27,15 @@ from .local import (
 )
 
 __all__ = [
+    "blackbox",
     "coupling",
+    "floating",
     "local",
+    "BlackBoxResult",
+    "blackbox_audit",
+    "blackbox_table",
+    "mironov_attack",
+    "reachable_outputs",
     "CouplingResult",
     "audit_neighbours",
     "audit_table",

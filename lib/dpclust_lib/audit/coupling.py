@@ -44,13 +44,11 @@ What the audit can see, and what it cannot
   odd size, the two runs couple naturally; otherwise the stream diverges and the audit says so.
   :func:`neighbours` always adds, removes or replaces the *last* record for this reason (it is
   also the natural choice for an estimator that reads records in order, like DPBirch).
-* The paper's DPBirch draws its per-insertion noise with ``rng.laplace`` (the one documented
-  exception to ``laplace_mechanism``), so the audit sees no release there. With the record added
-  last, the first n insertions are the same on D and D' (same seed, same draws); the last one
+* The paper's DPBirch draws its per-insertion noise in blocks of zero-valued releases of
+  ``laplace_mechanism`` (noise only), which the audit observes with zero shift. With the record
+  added last, the first n insertions are the same on D and D' (same seed, same draws); the last one
   changes N along one path of the tree by exactly 1, with no noise on N at all, so no coupling of
-  the noise could make the outputs equal: the "leak" verdict is right. The same evidence (outputs
-  differ, nothing observed) would also come from an honest estimator whose noise bypasses
-  ``laplace_mechanism``; :meth:`CouplingResult.explain` says so.
+  the noise could make the outputs equal: the "leak" verdict is right.
 * Exact-data diagnostics that the estimator documents as not private (``labels_``, the true part
   sizes, the record-to-leaf map, ...) are not compared: see :data:`DIAGNOSTICS`.
 * The audit trusts ``laplace_mechanism`` to draw Laplace noise of the scale it reports, and
@@ -69,6 +67,7 @@ import numpy as np
 import pandas as pd
 
 from .. import mechanisms
+from ..cluster import DPBirch, DPBirchPublicTree, DPKMeans, DPKMeansPP, DPKModes, DPQTKMeans, EUGKMeans, IDPKMeans
 
 __all__ = [
     "DIAGNOSTICS",
@@ -479,19 +478,7 @@ def _categorical_data(n=41, sizes=(3, 4, 2), seed=7):
     return np.column_stack([rng.integers(0, k, n) for k in sizes]).astype(np.int64)
 
 
-def audit_cases():
-    """The fixed cases of :func:`audit_table`: (estimator, setting, unfitted estimator, X, points).
-
-    Small data (41 records), few iterations; private settings and every documented leaky option.
-    """
-    from ..cluster import DPBirch, DPBirchPublicTree, DPKMeans, DPKMeansPP, DPKModes, DPQTKMeans, EUGKMeans, IDPKMeans
-
-    X, C = _numeric_data(), _categorical_data()
-    n, unit, sizes = X.shape[0], (0.0, 1.0), (3, 4, 2)
-    box = domain_points([0.0, 0.0], [1.0, 1.0])
-    cat = domain_points([0, 0, 0], [k - 1 for k in sizes], integer=True)
-    quick = [p for p in box if p[0].startswith(("corner", "centre"))]
-    birch = dict(threshold=0.2, branching_factor=4, n_clusters=2)
+def _kmeans_cases(X, n, unit, box, quick):
     return [
         ("DPKMeans", "private", DPKMeans(n_clusters=2, epsilon=1.0, max_iter=3, bounds=unit), X, box),
         ("DPKMeans", "bounds from data", DPKMeans(n_clusters=2, epsilon=1.0, max_iter=3, bounds=FROM_DATA), X, quick),
@@ -519,6 +506,11 @@ def audit_cases():
             X,
             quick,
         ),
+    ]
+
+
+def _dpqt_cases(X, n, unit, box, quick):
+    return [
         (
             "DPQTKMeans",
             "private",
@@ -542,6 +534,11 @@ def audit_cases():
             X,
             quick,
         ),
+    ]
+
+
+def _kmodes_cases(C, sizes, cat):
+    return [
         ("DPKModes", "private", DPKModes(n_clusters=2, epsilon=1.0, max_iter=3, domain_sizes=sizes), C, cat),
         (
             "DPKModes",
@@ -557,6 +554,11 @@ def audit_cases():
             C[C[:, 1] < 3],
             cat[:4],
         ),
+    ]
+
+
+def _birch_cases(X, unit, box, quick, birch):
+    return [
         ("DPBirchPublicTree", "private", DPBirchPublicTree(epsilon=1.0, n_skeleton=100, bounds=unit, **birch), X, box),
         (
             "DPBirchPublicTree",
@@ -567,6 +569,25 @@ def audit_cases():
         ),
         ("DPBirch", "the paper's algorithm", DPBirch(epsilon=1.0, bounds=unit, **birch), X, quick),
     ]
+
+
+def audit_cases():
+    """The fixed cases of :func:`audit_table`: (estimator, setting, unfitted estimator, X, points).
+
+    Small data (41 records), few iterations; private settings and every documented leaky option.
+    """
+    X, C = _numeric_data(), _categorical_data()
+    n, unit, sizes = X.shape[0], (0.0, 1.0), (3, 4, 2)
+    box = domain_points([0.0, 0.0], [1.0, 1.0])
+    cat = domain_points([0, 0, 0], [k - 1 for k in sizes], integer=True)
+    quick = [p for p in box if p[0].startswith(("corner", "centre"))]
+    birch = dict(threshold=0.2, branching_factor=4, n_clusters=2)
+    return (
+        _kmeans_cases(X, n, unit, box, quick)
+        + _dpqt_cases(X, n, unit, box, quick)
+        + _kmodes_cases(C, sizes, cat)
+        + _birch_cases(X, unit, box, quick, birch)
+    )
 
 
 def audit_table(cases=None, *, seeds=(0,)):

@@ -6,7 +6,7 @@ The papers' algorithms:
 ``sampling_kmodes``  SamplingLDPKModes -- LDP k-modes with attribute sampling (Zhang, Yuan, Mao & Zhu 2022)
 ``dpqt_kmeans``      DPQTKMeans -- DPQTk-means (Zhang & Cheng 2021)
 ``idp_kmeans``       IDPKMeans -- IDP k-means (Li, Hao, Wen & Xie 2013)
-``birch``            DPBirch, DPBirchPublicTree -- DPBIRCH (Wang, Zhang, Dong & Li)
+``dp_birch``         DPBirch, DPBirchPublicTree -- DPBIRCH (Wang, Zhang, Dong & Li)
 
 The shared baselines:
 
@@ -17,8 +17,20 @@ The shared baselines:
 ``birch``            Birch (BIRCH, Zhang, Ramakrishnan & Livny 1996) and its CF tree
 """
 
-from . import birch, dpkmeans_pp, dpqt_kmeans, eug_kmeans, idp_kmeans, kmeans, kmodes, ldpk_modes, sampling_kmodes
+from . import (
+    birch,
+    dp_birch,
+    dpkmeans_pp,
+    dpqt_kmeans,
+    eug_kmeans,
+    idp_kmeans,
+    kmeans,
+    kmodes,
+    ldpk_modes,
+    sampling_kmodes,
+)
 from .birch import *  # noqa: F401,F403
+from .dp_birch import *  # noqa: F401,F403
 from .dpkmeans_pp import *  # noqa: F401,F403
 from .dpqt_kmeans import *  # noqa: F401,F403
 from .eug_kmeans import *  # noqa: F401,F403
@@ -38,4 +50,5 @@ __all__ = (
     + eug_kmeans.__all__
     + dpqt_kmeans.__all__
     + birch.__all__
+    + dp_birch.__all__
 )

@@ -8,14 +8,16 @@ estimator then reports ``epsilon_guaranteed_ = inf``.
 
 from __future__ import annotations
 
+import warnings
+
+from ..noise import NOISE_KINDS
+from ..validation import FROM_DATA, PrivacyLeakWarning, check_choice, missing_public_message
+
 CENTRAL = "add/remove one record"
 """Central DP: neighbouring data sets differ by one added or removed record (replace-one costs up to 2 epsilon)."""
 
 LOCAL = "any two records of one user"
 """Local DP: any two inputs of one user give reports whose probabilities differ by at most e^epsilon."""
-
-FROM_DATA = "data"
-"""The value by which a caller asks for a public quantity to be read off the private records (leaky)."""
 
 
 def is_from_data(value):
@@ -36,8 +38,25 @@ def require_public(value, name, what):
         What to pass, e.g. ``"bounds=(lower, upper), the public domain of the data"``.
     """
     if value is None:
-        raise ValueError(
-            f"{name} is required: pass {what}; or {name}={FROM_DATA!r} to read it off the private "
-            "records (not private: epsilon_guaranteed_ becomes inf)"
-        )
+        raise ValueError(missing_public_message(name, what))
     return value
+
+
+def resolve_noise(noise, stacklevel=3):
+    """(noise, leaky): the kind of Laplace noise an estimator draws, checked.
+
+    ``"exact"`` (the default of every estimator) is exact discrete Laplace noise on a grid, whose
+    release is epsilon-DP as accounted. ``"float"`` is the papers' textbook floating-point Laplace;
+    its outputs can name the input through their low-order bits (Mironov, CCS 2012), so no finite
+    guarantee is known for them: it warns, and the estimator reports ``epsilon_guaranteed_ = inf``.
+    """
+    check_choice(noise, "noise", set(NOISE_KINDS))
+    if noise == "exact":
+        return noise, False
+    warnings.warn(
+        "noise='float' draws textbook floating-point Laplace noise, whose low-order bits can reveal the "
+        "input (Mironov, CCS 2012): epsilon_guaranteed_ = inf. noise='exact' (the default) does not leak.",
+        PrivacyLeakWarning,
+        stacklevel=stacklevel,
+    )
+    return noise, True

@@ -16,10 +16,13 @@ from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._distances import nearest
-from ..validation import PrivacyLeakWarning, check_categorical, check_domain_sizes
+from ..validation import DomainSizes, PrivacyLeakWarning, PublicInput, check_categorical, check_domain_sizes
 from ._base import is_from_data, require_public
 
 DOMAIN_SIZES_WHAT = "domain_sizes=(k_1, ..., k_m), the public number of categories of each attribute"
+
+PRIVATE_DOMAIN_SIZES = PublicInput(DOMAIN_SIZES_WHAT, DomainSizes())
+"""The constraint on ``domain_sizes`` of a private estimator: required, declared sizes >= 2, or "data"."""
 
 
 def check_records_shape(X, name="X"):

@@ -20,6 +20,21 @@ from .._distances import nearest
 from ..validation import PrivacyLeakWarning, check_array, check_bounds, check_int
 from ._base import CENTRAL, is_from_data, require_public
 
+BOUNDS_WHAT = "bounds=(lower, upper), the public domain of the data (scalars or one value per feature)"
+"""What a missing ``bounds`` asks for (the text of :func:`~dpclust_lib.validation.check_bounds`)."""
+
+
+def n_public_what(needed_for="to size the grid or tree"):
+    """What a missing ``n_public`` asks for (the text of :func:`resolve_n`)."""
+    return f"n_public=<the public number of records> (needed {needed_for})"
+
+
+def check_init_shape(init, n_clusters, n_features):
+    """An init array (already checked numeric) must have shape (n_clusters, n_features): the data-dependent step."""
+    if init.shape != (n_clusters, n_features):
+        raise ValueError(f"init array must have shape ({n_clusters}, {n_features}), got {init.shape}")
+    return init
+
 
 def numeric_input(est, X, *, reset=True):
     """X as a C-contiguous float array, checked with our messages; records n_features_in_ (reset) or checks it.
@@ -48,7 +63,7 @@ def resolve_bounds(bounds, X):
 
 def resolve_n(n_public, X, needed_for="to size the grid or tree"):
     """(N, leaky): the public record count, or the true one with ``n_public="data"`` (leaky, warns)."""
-    require_public(n_public, "n_public", f"n_public=<the public number of records> (needed {needed_for})")
+    require_public(n_public, "n_public", n_public_what(needed_for))
     if is_from_data(n_public):
         warnings.warn(
             f"n_public='data': the grid/tree is sized from the true number of records N={X.shape[0]}, "

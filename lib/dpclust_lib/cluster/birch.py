@@ -1,33 +1,36 @@
-"""BIRCH and the differentially private BIRCH of Wang, Zhang, Dong and Li.
+"""BIRCH (Zhang, Ramakrishnan & Livny, SIGMOD 1996): the CF tree, its noise-placement hook, the Ward step.
 
-:class:`Birch` -- BIRCH (Zhang, Ramakrishnan & Livny, SIGMOD 1996) as
-scikit-learn implements it: a CF tree of clustering features (N, LS, SS),
-insertion with the threshold test on the radius of the merged subcluster,
-node splits around the farthest pair, then a global step that clusters the
-leaf subcluster centroids with Ward agglomerative clustering. It reproduces
+:class:`CFTree` -- the one CF tree of the library: clustering features
+(N, LS, SS), insertion with the threshold test on the radius of the merged
+subcluster, node splits around the farthest pair. Without noise it reproduces
 ``sklearn.cluster.Birch`` operation for operation (same floating-point
-arithmetic), so both build the same tree, and its global step is scipy's
-``ward`` as in scikit-learn, so both make the same merges, ties included (up
-to ``WARD_EXACT_LIMIT`` leaf subclusters; see :func:`ward_linkage`).
+arithmetic), so both build the same tree.
 
-:class:`DPBirch` -- the paper's steps 1-2: at every insertion, Laplace noise
-is added to LS and to SS of every CF the record updates. The paper accounts
-epsilon for LS plus epsilon for SS, 2 epsilon in total; that is what
-``epsilon_spent_`` reports. The released tree carries no such guarantee (N is
-exact, and the tree's shape and the assignments depend on the exact
-records); ``epsilon_guaranteed_`` says so (``inf``). It is never DP.
+The noise-placement hook: ``CFTree(..., placement=..., noise=...)`` says where
+Laplace noise enters the tree, ``noise`` being a :class:`LaplaceRows` source of
+fresh rows of d + 1 draws (LS then SS), every row used once:
 
-:class:`DPBirchPublicTree` -- an honestly accounted variant: the tree's
-skeleton is built from points drawn uniformly from the declared domain (so
-it does not depend on the data), every record is routed to a leaf subcluster
-through that skeleton, and noise is added once to each leaf's (N, LS, SS)
-with the L1 sensitivities of the domain. Parents follow by the additivity
-theorem, as post-processing; ``epsilon_spent_`` is the whole budget.
+========================  ==========================================================================
+``placement``             where a fresh row of noise goes
+========================  ==========================================================================
+``None``                  nowhere: BIRCH (scikit-learn's tree)
+``"all"``                 LS and SS of every CF a record updates, at every insertion (DPBIRCH's
+                          literal reading, :class:`~dpclust_lib.cluster.dp_birch.DPBirch`)
+``"test"``                only the threshold test: the merged CF plus noise is tested, the stored
+                          CFs stay exact
+``"nonleaf"``             only the non-leaf CFs a record updates; the leaf CFs stay exact
+``"leaves"``              the exact tree, then one row per leaf subcluster, once, at the end
+``"leaves_accumulated"``  the exact tree, then N rows summed on each leaf subcluster of N records
+                          (the per-insertion noise of the leaf, kept on the released leaf)
+========================  ==========================================================================
 
-Neighbours differ by one added or removed record (``neighbouring_``); replacing
-a record costs up to 2 epsilon. The private estimators keep their release
-only (no labels_ of the records, no exact N): ``predict`` gives labels and
-``exact_diagnostics(X)`` the exact-data evaluation, which is NOT private.
+The global step clusters the leaf centroids with Ward's method (:func:`ward_linkage`,
+:func:`global_clustering`); :func:`cut_labels` labels records at several K on one tree.
+:class:`Birch` is the estimator: its global step is scipy's ``ward`` as in scikit-learn, so
+both make the same merges, ties included (up to ``WARD_EXACT_LIMIT`` leaf subclusters).
+
+The private estimators built on this tree, ``DPBirch`` and ``DPBirchPublicTree``, are in
+:mod:`dpclust_lib.cluster.dp_birch`.
 """
 
 from __future__ import annotations
@@ -38,36 +41,35 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
-from ..accounting import PrivacyLedger
 from ..mechanisms import laplace_mechanism, laplace_scale
+from ..noise import NOISE_KINDS
 from ..validation import (
-    PrivacyLeakWarning,
-    check_array,
-    check_epsilon,
+    Int,
+    NClusters,
+    Optional,
+    Positive,
+    RandomState,
+    check_choice,
     check_int,
     check_n_clusters,
-    check_positive,
     check_random_state,
+    validate_params,
 )
-from ._numeric import (
-    nearest_centre,
-    numeric_input,
-    predict_input,
-    record_privacy,
-    resolve_bounds,
-    weighted_means,
-)
+from ._numeric import nearest_centre, numeric_input, predict_input, weighted_means
 
 __all__ = [
     "ClusteringFeature",
+    "CFTree",
+    "LaplaceRows",
+    "PLACEMENTS",
     "Birch",
-    "DPBirch",
-    "DPBirchPublicTree",
     "BirchWarning",
     "NegativeRadiusWarning",
+    "grow_tree",
+    "leaf_noise",
+    "cut_labels",
     "global_clustering",
     "ward_linkage",
     "WARD_EXACT_LIMIT",
@@ -77,13 +79,36 @@ WARD_EXACT_LIMIT = 6000
 """Up to this many leaf subclusters the global step is scipy's ``ward`` (scikit-learn's, ties included);
 its condensed distance matrix then takes at most 144 MB. Beyond, fastcluster's vector algorithm."""
 
+PLACEMENTS = (None, "all", "test", "nonleaf", "leaves", "leaves_accumulated")
+"""Where :class:`CFTree` puts Laplace noise (see the module docstring)."""
+
 
 class BirchWarning(UserWarning):
-    """The tree has fewer leaf subclusters than the requested number of clusters."""
+    """The tree has fewer leaf subclusters than the requested number of clusters.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = Birch(n_clusters=3).fit(np.zeros((4, 2)))
+    >>> caught[0].category.__name__
+    'BirchWarning'
+    """
 
 
 class NegativeRadiusWarning(UserWarning):
-    """Noisy CFs made the squared radius of some threshold tests negative (they merged)."""
+    """Noisy CFs made the squared radius of some threshold tests negative (they merged).
+
+    Raised by :class:`~dpclust_lib.cluster.dp_birch.DPBirch`, which counts these tests in
+    ``n_negative_sq_radius_``.
+
+    Examples
+    --------
+    >>> issubclass(NegativeRadiusWarning, UserWarning)
+    True
+    """
 
 
 class ClusteringFeature:
@@ -92,6 +117,26 @@ class ClusteringFeature:
     N is the number of points, LS their sum (a vector) and SS the sum of their
     squared norms (a number). ``cf1 + cf2`` is the CF of the union of two
     disjoint sets (the additivity theorem).
+
+    Parameters
+    ----------
+    n : float
+        N, the number of points.
+    ls : array_like (d,)
+        LS, their sum.
+    ss : float
+        SS, the sum of their squared norms.
+
+    Attributes
+    ----------
+    n, ls, ss : the CF; ``centroid``, ``sq_radius`` and ``radius`` follow from it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cf = ClusteringFeature.of(np.array([[0.0, 0.0], [2.0, 0.0]])) + ClusteringFeature.of([[1.0, 3.0]])
+    >>> cf.n, cf.centroid.tolist(), round(cf.sq_radius, 6)
+    (3.0, [1.0, 1.0], 2.666667)
     """
 
     __slots__ = ("n", "ls", "ss")
@@ -112,6 +157,7 @@ class ClusteringFeature:
 
     @property
     def centroid(self):
+        """LS / N."""
         return self.ls / self.n
 
     @property
@@ -122,10 +168,93 @@ class ClusteringFeature:
 
     @property
     def radius(self):
+        """The radius, sqrt(max(sq_radius, 0))."""
         return math.sqrt(max(self.sq_radius, 0.0))
 
     def __repr__(self):
         return f"ClusteringFeature(n={self.n:g}, ls={np.array2string(self.ls, precision=4)}, ss={self.ss:.6g})"
+
+
+# ---------------------------------------------------------------------------
+# The noise source of the placement hook
+# ---------------------------------------------------------------------------
+
+
+class LaplaceRows:
+    """Fresh rows of Laplace noise for the CF tree, drawn through :func:`~dpclust_lib.mechanisms.laplace_mechanism`.
+
+    Each row holds ``width`` independent draws of scale ``sensitivity / epsilon``
+    (LS's d coordinates, then SS). Rows are drawn in blocks of ``block`` rows, each
+    block one release of the zero array by the Laplace mechanism: zero is on every
+    noise grid, so a block is pure noise of the right distribution, and the coupling
+    audit observes every block. Every row is handed out once (noise is never reused).
+    The calls' epsilon is the noise scale's, not an accounting: an estimator states
+    its own budget (DPBirch: the paper's claim).
+
+    Parameters
+    ----------
+    sensitivity : float > 0
+        The Laplace scale's numerator (DPBIRCH's Delta q).
+    epsilon : float > 0
+        The Laplace scale's denominator.
+    width : int >= 1
+        Draws per row (d + 1 for a CF's LS and SS).
+    random_state : None, int or Generator, default=None
+    noise : {"exact", "float"}, default="exact"
+        As in :func:`~dpclust_lib.mechanisms.laplace_mechanism`.
+    block : int >= 1, default=4096
+        Rows per call of the Laplace mechanism.
+
+    Attributes
+    ----------
+    scale : float, the Laplace scale sensitivity / epsilon (with ``noise="exact"`` the draws' scale is
+        larger by a relative 2^-20 at most: the grid's rounding, see :func:`dpclust_lib.noise.laplace_release`)
+    count : int, rows handed out so far
+    n_releases : int, calls of the Laplace mechanism so far
+
+    Examples
+    --------
+    >>> rows = LaplaceRows(1.0, 2.0, width=3, random_state=0)
+    >>> rows().shape, rows.take(5).shape, rows.count, rows.scale
+    ((3,), (5, 3), 6, 0.5)
+    """
+
+    def __init__(self, sensitivity, epsilon, width, random_state=None, *, noise="exact", block=4096):
+        self.scale = laplace_scale(sensitivity, epsilon)
+        self.sensitivity, self.epsilon = float(sensitivity), float(epsilon)
+        self.width = check_int(width, "width", minimum=1)
+        self.block = check_int(block, "block", minimum=1)
+        self.noise = check_choice(noise, "noise", set(NOISE_KINDS))
+        self.rng = check_random_state(random_state)
+        self.buffer, self.pos, self.count, self.n_releases = None, self.block, 0, 0
+
+    def _refill(self):
+        zeros = np.zeros((self.block, self.width))
+        self.buffer = laplace_mechanism(zeros, self.sensitivity, self.epsilon, self.rng, noise=self.noise)
+        self.pos = 0
+        self.n_releases += 1
+
+    def __call__(self):
+        """One fresh row of ``width`` draws."""
+        if self.pos == self.block:
+            self._refill()
+        self.pos += 1
+        self.count += 1
+        return self.buffer[self.pos - 1]
+
+    def take(self, m):
+        """``m`` fresh rows, an (m, width) array."""
+        out = np.empty((m, self.width))
+        filled = 0
+        while filled < m:
+            if self.pos == self.block:
+                self._refill()
+            step = min(m - filled, self.block - self.pos)
+            out[filled : filled + step] = self.buffer[self.pos : self.pos + step]
+            self.pos += step
+            filled += step
+        self.count += m
+        return out
 
 
 # ---------------------------------------------------------------------------
@@ -180,20 +309,62 @@ class _Node:
         self.live_sq_norms = self.sq_norms[: i + 1]
 
 
-class _CFTree:
-    """The CF tree with scikit-learn's insertion, threshold test and split.
+class CFTree:
+    """The CF tree with scikit-learn's insertion, threshold test and split, and a noise-placement hook.
 
-    ``noise`` (optional) is a callable returning a row of d + 1 Laplace draws
-    (LS then SS) that is added to every CF a record updates (the paper's
-    DPBIRCH steps 1-2). The arithmetic of the noise-free path is scikit-learn's,
-    operation for operation, so the same data gives the same tree.
+    Without noise the arithmetic is scikit-learn's, operation for operation, so
+    the same data gives the same tree. ``placement`` says where fresh rows of
+    ``noise`` go (see the module docstring and :data:`PLACEMENTS`); the leaf
+    placements (``"leaves"``, ``"leaves_accumulated"``) act in :meth:`noise_leaves`,
+    once the tree is built. :func:`grow_tree` inserts a data set and does both.
+
+    Parameters
+    ----------
+    threshold : float > 0
+        T, the largest radius of a merged leaf subcluster.
+    branching_factor : int >= 2
+        B, the most entries of a node (leaf or not).
+    n_features : int
+        d.
+    placement : one of :data:`PLACEMENTS`, default=None
+    noise : LaplaceRows or None, default=None
+        The source of noise rows (width d + 1); required unless placement is None.
+
+    Attributes
+    ----------
+    root, first_leaf : the root node and the first leaf of the leaf chain
+    placement, noise : as given; leaves_noised : whether :meth:`noise_leaves` has run
+    n_threshold_tests, n_negative_sq_radius (tests whose squared radius was < 0: they
+    merge, as scikit-learn's comparison does), n_splits : counters
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).random((200, 2))
+    >>> tree = grow_tree(X, threshold=0.1, branching_factor=5)
+    >>> n, ls, ss, centroids = tree.leaf_cfs()
+    >>> int(n.sum()), tree.additivity_residuals()[0]
+    (200, 0.0)
+    >>> noisy = grow_tree(X, 0.1, 5, placement="test", noise=LaplaceRows(1.0, 1.0, 3, random_state=0))
+    >>> int(noisy.leaf_cfs()[0].sum())
+    200
     """
 
-    def __init__(self, threshold, branching_factor, n_features, noise=None):
+    def __init__(self, threshold, branching_factor, n_features, *, placement=None, noise=None):
+        if placement not in PLACEMENTS:
+            raise ValueError(f"placement must be one of {PLACEMENTS}, got placement={placement!r}")
+        if placement is not None and not isinstance(noise, LaplaceRows):
+            raise TypeError(f"noise must be a LaplaceRows source when placement={placement!r}")
+        if noise is not None and noise.width != n_features + 1:
+            raise ValueError(f"noise must give rows of n_features + 1 = {n_features + 1} draws")
         self.sq_threshold = threshold**2
         self.branching_factor = branching_factor
         self.n_features = n_features
-        self.noise = noise
+        self.placement, self.noise = placement, noise
+        self._noise_leaf = placement == "all"
+        self._noise_nonleaf = placement in ("all", "nonleaf")
+        self._noise_test = placement == "test"
+        self.leaves_noised = False
         self.root = _Node(True, branching_factor + 1, n_features)
         self.first_leaf = self.root
         self.n_threshold_tests = 0
@@ -202,6 +373,7 @@ class _CFTree:
 
     # -- insertion -----------------------------------------------------------
     def insert(self, x):
+        """Insert one point x (d,): descend to the closest leaf, merge or start a subcluster, split upwards."""
         xx = np.dot(x, x)
         path = []
         node = self.root
@@ -230,16 +402,24 @@ class _CFTree:
     def _absorb(self, node, i, x, xx):
         """Add one point to entry i of a non-leaf node (scikit-learn's _CFSubcluster.update)."""
         node.n[i] += 1
-        if self.noise is None:
-            node.ls[i] += x
-            node.ss[i] += xx
-        else:
+        if self._noise_nonleaf:
             eta = self.noise()
             node.ls[i] += x + eta[:-1]
             node.ss[i] += xx + eta[-1]
+        else:
+            node.ls[i] += x
+            node.ss[i] += xx
         c = node.ls[i] / node.n[i]
         node.centroids[i] = c
         node.sq_norms[i] = np.dot(c, c)
+
+    def _sq_radius_tested(self, new_n, new_ls, new_ss, new_sq_norm):
+        """The squared radius the threshold test sees: the merged CF's, plus fresh noise under "test"."""
+        if not self._noise_test:
+            return new_ss / new_n - new_sq_norm
+        eta = self.noise()
+        centroid = (1 / new_n) * (new_ls + eta[:-1])
+        return (new_ss + eta[-1]) / new_n - np.dot(centroid, centroid)
 
     def _insert_in_leaf(self, leaf, x, xx):
         """Merge x into the closest subcluster if the merged radius is <= T, else start a new one.
@@ -253,14 +433,14 @@ class _CFTree:
             new_ss = leaf.ss[i] + xx
             new_centroid = (1 / new_n) * new_ls
             new_sq_norm = np.dot(new_centroid, new_centroid)
-            sq_radius = new_ss / new_n - new_sq_norm
+            sq_radius = self._sq_radius_tested(new_n, new_ls, new_ss, new_sq_norm)
             self.n_threshold_tests += 1
             if sq_radius < 0:
                 # Only noise (or rounding at the last bit) makes it negative: the test then
                 # treats the radius as 0, i.e. merges, as scikit-learn's comparison does.
                 self.n_negative_sq_radius += 1
             if sq_radius <= self.sq_threshold:
-                if self.noise is not None:
+                if self._noise_leaf:
                     eta = self.noise()
                     new_ls = new_ls + eta[:-1]
                     new_ss = new_ss + eta[-1]
@@ -269,13 +449,33 @@ class _CFTree:
                 leaf.n[i], leaf.ls[i], leaf.ss[i] = new_n, new_ls, new_ss
                 leaf.centroids[i], leaf.sq_norms[i] = new_centroid, new_sq_norm
                 return False
-        if self.noise is None:
-            leaf.append(1, x, xx, x, xx)
-        else:
+        if self._noise_leaf:
             eta = self.noise()
             ls = x + eta[:-1]
             leaf.append(1, ls, xx + eta[-1], ls, np.dot(ls, ls))
+        else:
+            leaf.append(1, x, xx, x, xx)
         return leaf.size > self.branching_factor
+
+    def noise_leaves(self):
+        """Add the leaf placements' noise to every leaf subcluster (once; nothing for the other placements).
+
+        The draws are :func:`leaf_noise`'s for the leaf N in leaf-chain order. N stays
+        exact; the CFs above the leaves keep their exact values (they only routed the records).
+        """
+        if self.placement not in ("leaves", "leaves_accumulated") or self.leaves_noised:
+            return
+        leaves = self.leaves()
+        eta = leaf_noise(np.concatenate([leaf.n[: leaf.size] for leaf in leaves]), self.placement, self.noise)
+        start = 0
+        for leaf in leaves:
+            m = leaf.size
+            leaf.ls[:m] += eta[start : start + m, :-1]
+            leaf.ss[:m] += eta[start : start + m, -1]
+            leaf.centroids[:m] = leaf.ls[:m] / leaf.n[:m, None]
+            leaf.sq_norms[:m] = np.einsum("ij,ij->i", leaf.centroids[:m], leaf.centroids[:m])
+            start += m
+        self.leaves_noised = True  # a second call adds nothing
 
     # -- splits --------------------------------------------------------------
     def _split(self, node):
@@ -426,6 +626,118 @@ class _CFTree:
             self._route(node.children[i], X, rows[closest == i], offsets, out)
 
 
+def leaf_noise(leaf_n, placement, noise):
+    """The noise the leaf placements add to leaf subclusters of exact counts ``leaf_n``: (m, d + 1) rows.
+
+    ``"leaves"``: one fresh row per subcluster. ``"leaves_accumulated"``: the sum of
+    N fresh rows on a subcluster of N records (N draws of Lap(b): variance 2 b^2 N).
+
+    Parameters
+    ----------
+    leaf_n : array_like (m,) of whole numbers
+    placement : {"leaves", "leaves_accumulated"}
+    noise : LaplaceRows
+
+    Returns
+    -------
+    ndarray (m, noise.width): LS's noise, then SS's in the last column.
+
+    Examples
+    --------
+    >>> rows = LaplaceRows(1.0, 1.0, width=3, random_state=0)
+    >>> leaf_noise([4, 1], "leaves_accumulated", rows).shape, rows.count
+    ((2, 3), 5)
+    """
+    counts = np.asarray(leaf_n, dtype=float).astype(np.int64)
+    if placement == "leaves":
+        return noise.take(len(counts))
+    if placement != "leaves_accumulated":
+        raise ValueError(f"placement must be 'leaves' or 'leaves_accumulated', got placement={placement!r}")
+    if len(counts) == 0:
+        return np.zeros((0, noise.width))
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    return np.add.reduceat(noise.take(int(counts.sum())), starts, axis=0)
+
+
+def grow_tree(points, threshold, branching_factor, *, placement=None, noise=None):
+    """The CF tree of ``points``, inserted one by one in row order, with noise where ``placement`` says.
+
+    Parameters
+    ----------
+    points : ndarray (n, d) of float
+    threshold : float > 0
+        T.
+    branching_factor : int >= 2
+        B.
+    placement : one of :data:`PLACEMENTS`, default=None
+    noise : LaplaceRows or None, default=None
+        Required unless placement is None.
+
+    Returns
+    -------
+    CFTree, with the leaf placements' noise already added.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> tree = grow_tree(np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0]]), threshold=0.5, branching_factor=3)
+    >>> tree.leaf_cfs()[0].tolist()
+    [2.0, 1.0]
+    """
+    tree = CFTree(threshold, branching_factor, points.shape[1], placement=placement, noise=noise)
+    for x in points:
+        tree.insert(x)
+    tree.noise_leaves()
+    return tree
+
+
+def cf_sensitivities(lower, upper):
+    """L1 sensitivities (N, LS, SS) of one CF when one record of the box [lower, upper] is added or removed.
+
+    1 for N; sum_j max|x_j| for LS; sum_j max x_j^2 for SS (d and d on [0, 1]^d).
+
+    Parameters
+    ----------
+    lower, upper : array_like (d,) or float
+        The box.
+
+    Returns
+    -------
+    (float, float, float)
+
+    Examples
+    --------
+    >>> cf_sensitivities([0.0, -2.0], [1.0, 1.0])
+    (1.0, 3.0, 5.0)
+    """
+    largest = np.maximum(np.abs(np.asarray(lower, dtype=float)), np.abs(np.asarray(upper, dtype=float)))
+    return 1.0, float(largest.sum()), float((largest**2).sum())
+
+
+def sum_cfs(index, n, ls, ss, m):
+    """The CFs of m groups, each the sum of the CFs (n, ls, ss) whose ``index`` points to it (additivity).
+
+    Parameters
+    ----------
+    index : ndarray (k,) of int in [0, m)
+    n, ls, ss : ndarrays (k,), (k, d), (k,)
+    m : int
+
+    Returns
+    -------
+    (n, ls, ss) of the m groups.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> n, ls, ss = sum_cfs(np.array([0, 1, 0]), np.ones(3), np.eye(3), np.arange(3.0), 2)
+    >>> n.tolist(), ls.tolist(), ss.tolist()
+    ([2.0, 1.0], [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]], [2.0, 1.0])
+    """
+    sums = np.column_stack([np.bincount(index, weights=column, minlength=m) for column in ls.T])
+    return np.bincount(index, weights=n, minlength=m), sums, np.bincount(index, weights=ss, minlength=m)
+
+
 # ---------------------------------------------------------------------------
 # The global step and nearest-centroid labels
 # ---------------------------------------------------------------------------
@@ -442,6 +754,20 @@ def ward_linkage(centers):
     takes 1.3 GB and scipy 5x the time); it gives the same merge heights, but
     breaks ties between equal Ward distances its own way, so with ties the
     partition can differ from scikit-learn's.
+
+    Parameters
+    ----------
+    centers : array_like (m, d), m >= 2
+
+    Returns
+    -------
+    ndarray (m - 1, 4), a scipy linkage matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ward_linkage(np.array([[0.0], [1.0], [10.0]]))[:, :2].tolist()
+    [[0.0, 1.0], [2.0, 3.0]]
     """
     centers = np.ascontiguousarray(centers, dtype=float)
     if centers.shape[0] <= WARD_EXACT_LIMIT:
@@ -459,8 +785,24 @@ def global_clustering(centers, n_clusters, linkage=None, _stacklevel=2):
     Ward agglomerative clustering of the centroids to ``n_clusters`` groups.
     With fewer centroids than ``n_clusters`` every subcluster is its own
     cluster and a :class:`BirchWarning` says so; ``n_clusters=None`` skips the
-    global step. ``linkage``: a function returning the Ward linkage of
-    ``centers`` (e.g. a cached one), called only when the cut needs it.
+    global step.
+
+    Parameters
+    ----------
+    centers : ndarray (m, d)
+    n_clusters : int >= 1 or None
+    linkage : callable or None, default=None
+        Returns the Ward linkage of ``centers`` (e.g. a cached one); called only when the cut needs it.
+
+    Returns
+    -------
+    ndarray (m,) of int, the cluster of each subcluster.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> global_clustering(np.array([[0.0], [0.1], [5.0], [5.2]]), 2).tolist()
+    [1, 1, 0, 0]
     """
     m = centers.shape[0]
     if n_clusters is None:
@@ -504,17 +846,100 @@ def _ward_cut(Z, n_clusters):
     return labels
 
 
-# ---------------------------------------------------------------------------
-# Estimators
-# ---------------------------------------------------------------------------
+def labels_from_nearest(nearest, centers, n_clusters, linkage=None):
+    """Global cluster of each record from its nearest leaf subcluster, under the global step with K = n_clusters.
+
+    When every record has the same nearest subcluster the labelling is one cluster
+    whatever the global step, so Ward is not run (an exploded noisy tree can have
+    ~18,000 leaves) and the labels are all 0; otherwise they are
+    ``global_clustering(centers, n_clusters, linkage)[nearest]``.
+
+    Parameters
+    ----------
+    nearest : ndarray (n,) of int
+        Index of each record's nearest leaf centroid.
+    centers : ndarray (m, d)
+        The leaf centroids.
+    n_clusters : int >= 1
+        K.
+    linkage : callable or None, default=None
+        As in :func:`global_clustering`.
+
+    Returns
+    -------
+    ndarray (n,) of int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> labels_from_nearest(np.array([3, 3]), np.zeros((5, 2)), 2).tolist()
+    [0, 0]
+    """
+    if len(nearest) == 0 or (nearest == nearest[0]).all():
+        return np.zeros(len(nearest), dtype=np.int64)
+    return global_clustering(centers, n_clusters, linkage, _stacklevel=3)[nearest]
 
 
-def _cluster_centres(centers, n, labels):
+def cut_labels(X, centers, ks):
+    """The global step at every K of ``ks`` on one set of leaf centroids: {K: labels of X}.
+
+    Each record takes the global cluster of its nearest centroid; the Ward linkage
+    of the centroids is computed at most once and cut at each K
+    (:func:`labels_from_nearest`: not at all when every record has the same
+    nearest centroid). With fewer centroids than K each is its own cluster
+    (:class:`BirchWarning`).
+
+    Parameters
+    ----------
+    X : array_like (n, d)
+    centers : array_like (m, d)
+    ks : iterable of int >= 1
+
+    Returns
+    -------
+    dict K -> ndarray (n,) of int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [0.2], [5.0], [5.1]])
+    >>> {k: v.tolist() for k, v in cut_labels(X, X, [1, 2]).items()}
+    {1: [0, 0, 0, 0], 2: [0, 0, 1, 1]}
+    """
+    X = np.ascontiguousarray(X, dtype=float)
+    centers = np.ascontiguousarray(centers, dtype=float)
+    nearest = nearest_centre(X, centers, np.einsum("ij,ij->i", centers, centers))
+    cache = []
+
+    def linkage():
+        if not cache:
+            cache.append(ward_linkage(centers))
+        return cache[0]
+
+    return {k: labels_from_nearest(nearest, centers, check_n_clusters(k), linkage) for k in ks}
+
+
+def cluster_centres_from_cfs(centers, n, labels):
     """Centroid of each global cluster from its subclusters' CFs: sum of LS over sum of N.
 
-    (The additivity theorem; N-weighted means of the subcluster centroids. A
-    noisy N below 0 counts as 0, and a cluster whose N all vanish takes the
-    plain mean of its centroids.)
+    The additivity theorem: N-weighted means of the subcluster centroids. A noisy
+    N below 0 counts as 0, and a cluster whose N all vanish takes the plain mean
+    of its centroids.
+
+    Parameters
+    ----------
+    centers : ndarray (m, d), n : ndarray (m,), labels : ndarray (m,) of int
+
+    Returns
+    -------
+    ndarray (K, d)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cluster_centres_from_cfs(np.array([[0.0], [3.0], [9.0]]), np.array([2.0, 1.0, 5.0]), np.array([0, 0, 1]))
+    array([[1.],
+           [9.]])
     """
     weights = np.clip(np.asarray(n, dtype=float), 0.0, None)
     k = int(labels.max()) + 1
@@ -523,40 +948,35 @@ def _cluster_centres(centers, n, labels):
     return weighted_means(centers, labels, weights, k, previous=np.zeros((k, centers.shape[1])))
 
 
-def _sum_cfs(index, n, ls, ss, m):
-    """The CFs of m groups, each the sum of the CFs (n, ls, ss) whose ``index`` points to it (additivity)."""
-    sums = np.column_stack([np.bincount(index, weights=column, minlength=m) for column in ls.T])
-    return np.bincount(index, weights=n, minlength=m), sums, np.bincount(index, weights=ss, minlength=m)
+# ---------------------------------------------------------------------------
+# Estimators
+# ---------------------------------------------------------------------------
 
 
-def cf_sensitivities(lower, upper):
-    """L1 sensitivities (N, LS, SS) of one CF when one record of the box [lower, upper] is added or removed.
+class BirchBase(ClusterMixin, BaseEstimator):
+    """What the BIRCH estimators share: parameter checks, the global step, predict and relabel.
 
-    1 for N; sum_j max|x_j| for LS; sum_j max x_j^2 for SS (d and d on [0, 1]^d).
+    The global step is lazy: ``subcluster_labels_`` and ``cluster_centers_`` are
+    computed on first use (then kept), so a fit whose Ward cut nobody reads (a
+    sweep that calls :meth:`relabel`, which skips Ward when every record has the
+    same nearest leaf) never runs it. The values do not depend on when they are
+    computed. Subclasses set ``_private`` and call :meth:`_keep_tree` and
+    :meth:`_finish`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> est = Birch(n_clusters=2, threshold=0.5).fit(np.array([[0.0], [0.1], [5.0]]))
+    >>> isinstance(est, BirchBase), est.relabel(1).tolist()
+    (True, [0, 0, 0])
     """
-    largest = np.maximum(np.abs(np.asarray(lower, dtype=float)), np.abs(np.asarray(upper, dtype=float)))
-    return 1.0, float(largest.sum()), float((largest**2).sum())
-
-
-def _grow_tree(points, threshold, branching_factor, noise=None):
-    """The CF tree of ``points``, inserted one by one in row order."""
-    tree = _CFTree(threshold, branching_factor, points.shape[1], noise=noise)
-    for x in points:
-        tree.insert(x)
-    return tree
-
-
-class _BirchBase(ClusterMixin, BaseEstimator):
-    """Shared parameter checks, global step and predict."""
 
     _private = False
 
     def _check_tree_params(self):
-        threshold = check_positive(self.threshold, "threshold")
-        branching_factor = check_int(self.branching_factor, "branching_factor", minimum=2)
-        if self.n_clusters is not None:
-            check_n_clusters(self.n_clusters)
-        return threshold, branching_factor
+        """Check the constructor parameters against the class's table; (threshold, branching_factor)."""
+        params = validate_params(self)
+        return params["threshold"], params["branching_factor"]
 
     def _keep_tree(self, tree):
         """Record the fitted tree, its leaf CFs and its counters; return (leaf centroids, leaf N)."""
@@ -570,16 +990,39 @@ class _BirchBase(ClusterMixin, BaseEstimator):
         return centers, n
 
     def _finish(self, X, centers, weights):
-        """The global step on the leaf centroids; labels_ of the records for the non-private Birch only."""
-        self._ward_linkage = None
+        """Keep the leaf centroids; the global step now if it needs no Ward, else on first use."""
+        # Filled on first use (one dict, so that predict leaves the estimator's __dict__ as it was).
+        self._cache = {"linkage": None, "global_step": None}
+        self._weights = weights
         self.subcluster_centers_ = centers
         self.n_subclusters_ = centers.shape[0]
         self._sq_norms = np.einsum("ij,ij->i", centers, centers)
-        self.subcluster_labels_ = self._subcluster_labels(self.n_clusters, _stacklevel=4)
-        self.cluster_centers_ = _cluster_centres(centers, weights, self.subcluster_labels_)
+        k = self.n_clusters
+        if k is None or self.n_subclusters_ <= max(k, 1):  # no Ward needed; warns now if m < K
+            self._set_global_step(self._subcluster_labels(k, _stacklevel=4))
         if not self._private:
             self.nearest_subcluster_ = nearest_centre(X, centers, self._sq_norms)
             self.labels_ = self.subcluster_labels_[self.nearest_subcluster_]
+
+    def _set_global_step(self, labels):
+        self._cache["global_step"] = (labels, cluster_centres_from_cfs(self.subcluster_centers_, self._weights, labels))
+
+    def _global(self):
+        if "_cache" not in vars(self):
+            raise AttributeError("the estimator is not fitted: no global step yet")
+        if self._cache["global_step"] is None:
+            self._set_global_step(self._subcluster_labels(self.n_clusters, _stacklevel=4))
+        return self._cache["global_step"]
+
+    @property
+    def subcluster_labels_(self):
+        """(m,) the global cluster of each leaf subcluster (Ward's cut, computed on first use)."""
+        return self._global()[0]
+
+    @property
+    def cluster_centers_(self):
+        """(K, d) the centroid of each global cluster from its subclusters' CFs (computed on first use)."""
+        return self._global()[1]
 
     def predict(self, X):
         """The global cluster of the nearest leaf subcluster centroid of each row of X.
@@ -605,13 +1048,19 @@ class _BirchBase(ClusterMixin, BaseEstimator):
         The Ward linkage of the leaf centroids is computed once per tree and
         cut at each K, which is the cut scikit-learn makes: the partition
         is the one ``fit`` with that K gives; the cluster numbers may differ.
+        When every record has the same nearest leaf, Ward is skipped (one cluster).
 
         Parameters
         ----------
-        n_clusters : int >= 1 or None (None: the nearest leaf subcluster of each record)
-        X : array_like (n, d) or None
+        n_clusters : int >= 1 or None
+            None: the nearest leaf subcluster of each record.
+        X : array_like (n, d) or None, default=None
             The records to label. None: the fitted records, which only the
             non-private :class:`Birch` keeps (a private estimator needs X).
+
+        Returns
+        -------
+        ndarray (n,) of int
         """
         if X is None:
             if self._private:
@@ -626,70 +1075,39 @@ class _BirchBase(ClusterMixin, BaseEstimator):
         if n_clusters is None:
             return nearest.copy()
         k = check_n_clusters(n_clusters)
-        if (nearest == nearest[0]).all():
-            # Every record has the same nearest leaf, so one cluster whatever the global step: Ward is skipped
-            # (an exploded noisy tree can have ~18,000 leaves).
-            return np.zeros_like(nearest)
-        return self._subcluster_labels(k, _stacklevel=3)[nearest]
+        return labels_from_nearest(nearest, self.subcluster_centers_, k, self._cached_linkage)
 
     def _subcluster_labels(self, n_clusters, _stacklevel):
         return global_clustering(self.subcluster_centers_, n_clusters, self._cached_linkage, _stacklevel + 1)
 
     def _cached_linkage(self):
         # Built once per tree and cut at each K (fit, then relabel in a sweep over K).
-        if self._ward_linkage is None:
-            self._ward_linkage = ward_linkage(self.subcluster_centers_)
-        return self._ward_linkage
+        if self._cache["linkage"] is None:
+            self._cache["linkage"] = ward_linkage(self.subcluster_centers_)
+        return self._cache["linkage"]
 
 
-class _PrivateBirch(_BirchBase):
-    """fit_predict and exact_diagnostics of the private BIRCH estimators (which keep no labels_)."""
-
-    _private = True
-
-    def fit_predict(self, X, y=None):
-        """fit(X), then predict(X). The labels are computed from the private records: not a private output."""
-        return self.fit(X).predict(X)
-
-    def exact_diagnostics(self, X):
-        """Exact-data evaluation on X: NOT private (reads every record outside the budget).
-
-        Returns
-        -------
-        sklearn.utils.Bunch with ``labels`` (as predict), ``nearest_subcluster``
-        (index of each record's nearest leaf centroid) and ``subcluster_n``
-        (the exact number of records of each leaf subcluster: the tree's own
-        exact N for :class:`DPBirch`, the records routed to each skeleton leaf
-        for :class:`DPBirchPublicTree`).
-        """
-        nearest = self._nearest(X)
-        return Bunch(
-            labels=self.subcluster_labels_[nearest],
-            nearest_subcluster=nearest,
-            subcluster_n=self._exact_subcluster_n(numeric_input(self, X, reset=False)),
-        )
-
-
-class Birch(_BirchBase):
+class Birch(BirchBase):
     """BIRCH: a CF tree, then Ward clustering of its leaf subclusters (scikit-learn's algorithm).
 
     Parameters
     ----------
-    n_clusters : int >= 1 or None
+    n_clusters : int >= 1 or None, default=3
         K of the global step; None keeps every leaf subcluster as a cluster.
-    threshold : float > 0
+    threshold : float > 0, default=0.5
         T: a record joins its closest leaf subcluster only if the radius of the
         merged subcluster is <= T (scikit-learn tests the radius; the BIRCH
         paper and Wang et al. speak of a diameter).
-    branching_factor : int >= 2
+    branching_factor : int >= 2, default=50
         B: the most entries of any node, leaf or not (L = B, as in scikit-learn).
-    random_state : None, int or Generator
+    random_state : None, int or Generator, default=None
         Unused (BIRCH is deterministic); kept for a uniform interface.
 
     Attributes
     ----------
+    tree_ : the fitted :class:`CFTree`
     subcluster_centers_ : (m, d) centroids of the leaf subclusters, in leaf order
-    subcluster_n_ : (m,) their N
+    subcluster_n_, subcluster_ls_, subcluster_ss_ : (m,), (m, d), (m,) their CFs
     subcluster_labels_ : (m,) their global cluster
     cluster_centers_ : centroid of each global cluster from its subclusters' CFs (sum LS / sum N)
     labels_ : global cluster of each fitted record (via its nearest leaf centroid)
@@ -701,7 +1119,21 @@ class Birch(_BirchBase):
     The global step is scipy's ``ward``, as scikit-learn's, so the labels are
     scikit-learn's, ties between equal Ward distances included, for up to
     ``WARD_EXACT_LIMIT`` leaf subclusters (see :func:`ward_linkage`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [4.0, 4.0], [4.1, 4.0]])
+    >>> Birch(n_clusters=2, threshold=0.5).fit(X).labels_.tolist()
+    [1, 1, 0, 0]
     """
+
+    _parameter_constraints = {
+        "n_clusters": Optional(NClusters()),
+        "threshold": Positive(),
+        "branching_factor": Int(minimum=2),
+        "random_state": RandomState(),
+    }
 
     def __init__(self, n_clusters=3, *, threshold=0.5, branching_factor=50, random_state=None):
         self.n_clusters = n_clusters
@@ -714,287 +1146,10 @@ class Birch(_BirchBase):
         threshold, branching_factor = self._check_tree_params()
         X = numeric_input(self, X)
         check_random_state(self.random_state)
-        centers, n = self._keep_tree(_grow_tree(X, threshold, branching_factor))
+        centers, n = self._keep_tree(grow_tree(X, threshold, branching_factor))
         self._finish(X, centers, n)
         return self
 
     def fit_predict(self, X, y=None):
         """fit(X), then the labels of the fitted records (``labels_``)."""
         return self.fit(X).labels_
-
-
-class _NoiseStream:
-    """Rows of d + 1 Laplace draws, drawn in blocks (fewer calls into numpy)."""
-
-    def __init__(self, rng, scale, width, block=4096):
-        self.rng, self.scale, self.width, self.block = rng, scale, width, block
-        self.buffer, self.pos, self.count = None, block, 0
-
-    def __call__(self):
-        self.count += 1
-        if self.pos == self.block:
-            self.buffer = self.rng.laplace(0.0, self.scale, size=(self.block, self.width))
-            self.pos = 0
-        self.pos += 1
-        return self.buffer[self.pos - 1]
-
-
-class DPBirch(_PrivateBirch):
-    """DPBIRCH as the paper specifies it (steps 1-2 of Algorithm 1).
-
-    At every insertion, each CF the record updates (the leaf subcluster that
-    absorbs it, or the new one it starts, and every CF on the path above it)
-    gets Laplace noise of scale Delta / epsilon added to each coordinate of LS
-    and to SS. Delta is the paper's sensitivity: 1 on data scaled to [0, 1]
-    (in general the largest absolute value the bounds allow). The threshold
-    tests, routing and splits then work on the noisy CFs; N stays exact.
-
-    Privacy: the paper accounts epsilon for LS plus epsilon for SS, so
-    ``epsilon_spent_ = 2 * epsilon`` (the paper's claim; it exceeds the
-    ``epsilon`` parameter, which is the paper's per-part epsilon). The
-    released tree guarantees no finite epsilon: N is released exactly, and the
-    shape of the tree and which subcluster absorbs which record depend on the
-    exact records. ``epsilon_guaranteed_ = inf`` says so. Even if N and the
-    shape were public, a record moves LS by up to sum_j max|x_j| in L1 (d on
-    [0, 1]^d, not 1) and SS by up to sum_j max x_j^2 (d again), in one CF per
-    level of the tree; ``epsilon_if_shape_public_`` is what the noisy LS and SS
-    would then cost: height * (sum_j max|x_j| + sum_j max x_j^2) / scale,
-    that is 2 * height * d * epsilon on [0, 1]^d.
-    Noisy SS can make the squared radius of the merge test negative; the test
-    then treats the radius as 0 and merges. ``n_negative_sq_radius_`` counts
-    these among ``n_threshold_tests_``.
-
-    Parameters
-    ----------
-    n_clusters, threshold, branching_factor : as in :class:`Birch`
-    epsilon : float > 0, the paper's epsilon (for LS, and again for SS)
-    bounds : (lower, upper) or "data", required: the declared data domain
-        ((0, 1) on data scaled as the paper's); records outside it are an
-        error. "data" reads it off the records (PrivacyLeakWarning).
-    random_state : None, int or Generator
-
-    Attributes
-    ----------
-    as :class:`Birch` without labels_, nearest_subcluster_ and subcluster_n_;
-    tree_ is the paper's release (noisy LS and SS, exact N: why it is not DP).
-    Plus epsilon_spent_ (2 epsilon, the paper's accounting), epsilon_guaranteed_
-    (always inf), neighbouring_, epsilon_if_shape_public_, ledger_,
-    noise_scale_, n_noise_draws_. Labels come from predict;
-    exact_diagnostics(X) (NOT private) gives the exact N of each leaf.
-    """
-
-    def __init__(
-        self, n_clusters=3, *, epsilon=1.0, threshold=0.5, branching_factor=50, bounds=None, random_state=None
-    ):
-        self.n_clusters = n_clusters
-        self.epsilon = epsilon
-        self.threshold = threshold
-        self.branching_factor = branching_factor
-        self.bounds = bounds
-        self.random_state = random_state
-
-    def fit(self, X, y=None):
-        """Build the noisy CF tree of X (n, d) (the paper's steps 1-2) and cluster its leaves."""
-        eps = check_epsilon(self.epsilon)
-        threshold, branching_factor = self._check_tree_params()
-        X = numeric_input(self, X)
-        lower, upper, _ = resolve_bounds(self.bounds, X)
-        rng = check_random_state(self.random_state)
-        delta = float(np.maximum(np.abs(lower), np.abs(upper)).max())  # the paper's Delta q: 1 on [0, 1]
-        scale = laplace_scale(delta, eps)
-        noise = _NoiseStream(rng, scale, X.shape[1] + 1)
-        tree = _grow_tree(X, threshold, branching_factor, noise=noise)
-        centers, n = self._keep_tree(tree)
-        ledger = PrivacyLedger(2 * eps)
-        ledger.spend(eps, f"Laplace noise of scale {scale:.4g} on LS at every CF update (the paper's accounting)")
-        ledger.spend(eps, f"Laplace noise of scale {scale:.4g} on SS at every CF update (the paper's accounting)")
-        self.n_noise_draws_ = noise.count
-        self.noise_scale_ = scale
-        self.ledger_ = ledger
-        record_privacy(self, ledger.spent, leaky=True)  # the paper's algorithm is never DP (see above)
-        # LS and SS of one CF per level move by their L1 sensitivities; each gets noise of this scale.
-        _, delta_ls, delta_ss = cf_sensitivities(lower, upper)
-        self.epsilon_if_shape_public_ = self.height_ * (delta_ls + delta_ss) / scale
-        if tree.n_negative_sq_radius:
-            warnings.warn(
-                f"{tree.n_negative_sq_radius} of {tree.n_threshold_tests} threshold tests had a negative "
-                "noisy squared radius; each was taken as radius 0 and merged (n_negative_sq_radius_)",
-                NegativeRadiusWarning,
-                stacklevel=2,
-            )
-        self._finish(X, centers, n)
-        return self
-
-    def _exact_subcluster_n(self, X):
-        return self.tree_.leaf_cfs()[0]
-
-
-class DPBirchPublicTree(_PrivateBirch):
-    """An honestly accounted DP BIRCH: a public tree skeleton, noise once on the leaf CFs.
-
-    1. Skeleton: the CF tree (threshold T, branching factor B) built from
-       ``n_skeleton`` points drawn uniformly from the declared bounds. It does
-       not depend on the data, so it costs no budget.
-    2. Every record descends the skeleton to one leaf subcluster (closest
-       centroid at each level): a partition of the domain fixed before the
-       data is read. Adding or removing one record x changes the CF of one
-       leaf only, by (1, x, ||x||^2).
-    3. Each leaf's N, LS and SS get Laplace noise once, with the L1
-       sensitivities of the bounds: 1 for N, sum_j max|x_j| for LS,
-       sum_j max x_j^2 for SS (d and d on [0, 1]^d), and the budget shares
-       ``budget_split``. The leaves are disjoint (parallel composition), so
-       the release is epsilon-DP. Parents are sums of their noisy children
-       (the additivity theorem), which is post-processing: noising every level
-       separately would cost epsilon per level instead.
-    4. Global step: the leaves whose noisy N reaches ``min_count`` keep their
-       centroid LS/N (clipped to the bounds); Ward clustering to K.
-
-    ``skeleton="data"`` builds the skeleton from the private records instead
-    (what a non-private BIRCH would do): the tree's shape then depends on the
-    data and the release has no DP guarantee; a PrivacyLeakWarning says so and
-    ``epsilon_guaranteed_`` is inf. An array gives public points of one's own.
-
-    Parameters
-    ----------
-    n_clusters, threshold, branching_factor : as in :class:`Birch`
-    epsilon : float > 0, the total budget
-    skeleton : "uniform" (default), "data" or an (m, d) array of public points
-    n_skeleton : int >= 1, points drawn for the uniform skeleton
-    budget_split : three positive shares (N, LS, SS), normalised to sum to 1
-    min_count : float or None; None = sqrt(2) * (LS noise scale) / T, the noisy
-        N from which the centroid's noise s.d. per coordinate is at most T
-    bounds : (lower, upper) or "data", required: the declared domain; "data"
-        reads it off the records (PrivacyLeakWarning, epsilon_guaranteed_ = inf)
-    random_state : None, int or Generator
-
-    Attributes
-    ----------
-    subcluster_centers_, subcluster_labels_, cluster_centers_, n_subclusters_,
-    height_ for the kept leaves, plus leaf_n_, leaf_ls_, leaf_ss_ (noisy CFs
-    of every skeleton leaf; :meth:`level_cfs` gives the whole released
-    tree), kept_ (mask), min_count_ (the noisy N a leaf needs to be kept),
-    epsilon_spent_, epsilon_guaranteed_, neighbouring_ (add/remove one
-    record; replace-one costs up to 2 epsilon), ledger_, noise_scales_ (N,
-    LS, SS), skeleton_tree_ (the public tree). No labels_: use predict, or
-    exact_diagnostics(X) (NOT private) for the exact count of each leaf.
-    """
-
-    def __init__(
-        self,
-        n_clusters=3,
-        *,
-        epsilon=1.0,
-        threshold=0.5,
-        branching_factor=50,
-        skeleton="uniform",
-        n_skeleton=2000,
-        budget_split=(0.25, 0.5, 0.25),
-        min_count=None,
-        bounds=None,
-        random_state=None,
-    ):
-        self.n_clusters = n_clusters
-        self.epsilon = epsilon
-        self.threshold = threshold
-        self.branching_factor = branching_factor
-        self.skeleton = skeleton
-        self.n_skeleton = n_skeleton
-        self.budget_split = budget_split
-        self.min_count = min_count
-        self.bounds = bounds
-        self.random_state = random_state
-
-    def _skeleton_points(self, X, lower, upper, rng):
-        if isinstance(self.skeleton, str):
-            if self.skeleton == "uniform":
-                m = check_int(self.n_skeleton, "n_skeleton", minimum=1)
-                return lower + (upper - lower) * rng.random((m, X.shape[1])), True
-            if self.skeleton == "data":
-                warnings.warn(
-                    "skeleton='data' builds the tree from the private records: its shape is not covered "
-                    "by epsilon, and the release has no DP guarantee.",
-                    PrivacyLeakWarning,
-                    stacklevel=3,
-                )
-                return X, False
-            raise ValueError(
-                f"skeleton must be 'uniform', 'data' or an array of public points, got skeleton={self.skeleton!r}"
-            )
-        P = check_array(self.skeleton, "skeleton").astype(float, copy=False)
-        if P.shape[1] != X.shape[1]:
-            raise ValueError(f"skeleton has {P.shape[1]} features but X has {X.shape[1]}")
-        return P, True
-
-    def _shares(self):
-        split = self.budget_split
-        if not isinstance(split, (tuple, list, np.ndarray)) or len(split) != 3:
-            raise ValueError(f"budget_split must be three shares (N, LS, SS), got budget_split={split!r}")
-        shares = np.array([check_positive(s, "budget_split") for s in split])
-        return shares / shares.sum()
-
-    def fit(self, X, y=None):
-        """Route X (n, d) through the skeleton, release the noisy leaf CFs, cluster the kept leaves."""
-        eps = check_epsilon(self.epsilon)
-        threshold, branching_factor = self._check_tree_params()
-        shares = self._shares()
-        if self.min_count is not None:
-            check_positive(self.min_count, "min_count")
-        X = numeric_input(self, X)
-        lower, upper, leaky = resolve_bounds(self.bounds, X)
-        rng = check_random_state(self.random_state)
-        points, public = self._skeleton_points(X, lower, upper, rng)
-        tree = _grow_tree(points, threshold, branching_factor)
-        if public:
-            # Route every record down the public skeleton: its leaf depends on the record alone.
-            leaf = tree.route(X)
-            cfs = _sum_cfs(leaf, np.ones(len(X)), X, np.einsum("ij,ij->i", X, X), tree.n_leaf_subclusters())
-        else:
-            cfs = tree.leaf_cfs()[:3]  # the exact tree's own leaf CFs
-        ledger = PrivacyLedger(eps)
-        scales, noisy = [], []
-        for what, share, delta, exact in zip(("N", "LS", "SS"), shares, cf_sensitivities(lower, upper), cfs):
-            part = eps * share
-            scales.append(laplace_scale(delta, part))
-            ledger.spend(
-                part, f"Laplace noise on {what} of every leaf (L1 sensitivity {delta:g}, scale {scales[-1]:.4g})"
-            )
-            noisy.append(laplace_mechanism(exact, delta, part, rng))
-        n_noisy, ls_noisy, ss_noisy = noisy
-        # Post-processing from here on: which leaves to trust, their centroids, the global step.
-        min_count = math.sqrt(2.0) * scales[1] / threshold if self.min_count is None else float(self.min_count)
-        kept = n_noisy >= min_count
-        if not kept.any():
-            kept[np.argmax(n_noisy)] = True
-        centers = np.clip(ls_noisy[kept] / np.maximum(n_noisy[kept], 1.0)[:, None], lower, upper)
-        self.skeleton_tree_ = tree
-        self.leaf_n_, self.leaf_ls_, self.leaf_ss_ = n_noisy, ls_noisy, ss_noisy
-        self.kept_ = kept
-        self.min_count_ = min_count
-        self.height_ = tree.height()
-        self.noise_scales_ = tuple(scales)
-        self.ledger_ = ledger
-        record_privacy(self, ledger.spent, leaky or not public)
-        self._finish(X, centers, n_noisy[kept])
-        return self
-
-    def _exact_subcluster_n(self, X):
-        """Exact records per skeleton leaf (all leaves, kept or not, in leaf order)."""
-        tree = self.skeleton_tree_
-        if isinstance(self.skeleton, str) and self.skeleton == "data":
-            return tree.leaf_cfs()[0]
-        return np.bincount(tree.route(X), minlength=tree.n_leaf_subclusters()).astype(float)
-
-    def level_cfs(self):
-        """The released tree, level by level from the root: (n, ls, ss) of every entry.
-
-        Only the leaves carry noise; each parent is the sum of the noisy CFs
-        below it (the additivity theorem), which is post-processing and costs
-        no budget. The last item is the leaves themselves.
-        """
-        check_is_fitted(self)
-        out = [
-            _sum_cfs(parents, self.leaf_n_, self.leaf_ls_, self.leaf_ss_, int(parents.max()) + 1)
-            for parents in self.skeleton_tree_.ancestry()
-        ]
-        out.append((self.leaf_n_, self.leaf_ls_, self.leaf_ss_))
-        return out

@@ -9,14 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..mechanisms import laplace_mechanism, laplace_scale
-from ..validation import (
-    check_fraction,
-)
-from ._numeric import (
-    resolve_n,
-)
+from ..validation import Fraction, Int, PublicInput
+from ._numeric import n_public_what, resolve_n
 from .eug_kmeans import eug_grid_size
 from .kmeans import (
+    LLOYD_CONSTRAINTS,
     DPLloyd,
     budget_shares,
     grid_histogram,
@@ -43,15 +40,78 @@ class DPKMeansPP(DPLloyd):
 
     Parameters
     ----------
-    n_clusters, epsilon, max_iter, schedule, random_state, bounds : as :class:`DPKMeans`
-    seeding_share : float in (0, 1), the part of epsilon spent on the seeding histogram
-    n_public : int or "data", required: the public record count that sizes the grid
-        ("data": the true N, not private: PrivacyLeakWarning, epsilon_guaranteed_ = inf)
+    n_clusters : int, default=8
+        K, the number of clusters (>= 1, at most the number of records).
+    epsilon : float, default=1.0
+        The total privacy budget (> 0).
+    max_iter : int, default=5
+        The number of SuLQ iterations after the seeding (>= 1).
+    schedule : {"fixed", "halving"}, default="fixed"
+        The budgets of the releases (:func:`~dpclust_lib.cluster.kmeans.budget_shares`), as :class:`DPKMeans`.
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        The randomness of the noise and of the draws; an int gives the same release every time.
+    bounds : (lower, upper) or "data", required
+        The public data domain (scalars or length-d arrays). "data" reads it
+        off the records: not private (PrivacyLeakWarning, epsilon_guaranteed_ = inf).
+    seeding_share : float, default=0.5
+        The part of epsilon spent on the seeding histogram, in (0, 1).
+    n_public : int or "data", required
+        The public record count that sizes the grid ("data": the true N, not
+        private: PrivacyLeakWarning, epsilon_guaranteed_ = inf).
+    noise : {"exact", "float"}, default="exact"
+        The Laplace noise drawn: exact discrete Laplace on a grid, or textbook
+        floating-point Laplace (leaks through its low bits: PrivacyLeakWarning,
+        epsilon_guaranteed_ = inf).
 
     Attributes
     ----------
-    as :class:`DPKMeans`, plus ``grid_size_`` (cells per dimension).
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        The released centres.
+    initial_centers_ : ndarray of shape (n_clusters, n_features)
+        The centres the Lloyd iterations started from.
+    n_iter_ : int
+        The number of noisy Lloyd iterations run.
+    noise_scales_ : list of float
+        The Laplace scale of each Lloyd iteration's release.
+    sensitivity_ : float
+        The L1 sensitivity d + 1 of one release.
+    bounds_ : tuple of two ndarrays of shape (n_features,)
+        The domain (lower, upper) used.
+    grid_size_ : int
+        Cells per dimension of the seeding histogram.
+    ledger_ : PrivacyLedger
+        One entry per release.
+    epsilon_spent_ : float
+        The budget arithmetic: the sum of the releases' budgets.
+    epsilon_guaranteed_ : float
+        What the release guarantees: epsilon_spent_, or inf with a leaky option.
+    neighbouring_ : str
+        "add/remove one record" (replacing one record costs up to 2 epsilon).
+    n_features_in_ : int
+        The number of features seen in fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        The column names, when X is a DataFrame with string column names.
+
+    Notes
+    -----
+    No ``labels_``: labels of the private records are not a release. Use
+    ``predict``, or ``exact_diagnostics(X)`` (NOT private).
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).random((200, 2))
+    >>> est = DPKMeansPP(2, epsilon=1.0, bounds=(0, 1), n_public=200, random_state=0).fit(X)
+    >>> est.cluster_centers_.shape, est.grid_size_, round(est.epsilon_spent_, 6)
+    ((2, 2), 3, 1.0)
     """
+
+    # Checked by validate_params at the start of fit; with the data, fit then checks
+    # n_clusters <= n_samples and bounds against X, and reads N with n_public="data".
+    _parameter_constraints = {
+        **LLOYD_CONSTRAINTS,
+        "seeding_share": Fraction(),
+        "n_public": PublicInput(n_public_what(), Int(minimum=1)),
+    }
 
     def __init__(
         self,
@@ -64,6 +124,7 @@ class DPKMeansPP(DPLloyd):
         bounds=None,
         seeding_share=0.5,
         n_public=None,
+        noise="exact",
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -73,10 +134,10 @@ class DPKMeansPP(DPLloyd):
         self.bounds = bounds
         self.seeding_share = seeding_share
         self.n_public = n_public
+        self.noise = noise
 
-    def _start(self, X, k, lower, upper, eps, rng, ledger):
-        share = check_fraction(self.seeding_share, "seeding_share")
-        eps_seed = share * eps
+    def _start(self, X, k, lower, upper, eps, rng, ledger, noise):
+        eps_seed = float(self.seeding_share) * eps  # checked by the table
         n, leaky = resolve_n(self.n_public, X)
         m = eug_grid_size(n, eps_seed, X.shape[1])
         cells, counts = grid_histogram(X, lower, upper, m)
@@ -85,7 +146,7 @@ class DPKMeansPP(DPLloyd):
             f"seeding: grid histogram of {m}^{X.shape[1]} cells, L1 sensitivity 1, "
             f"Laplace scale {laplace_scale(1.0, eps_seed):.4g}",
         )
-        noisy = laplace_mechanism(counts, 1.0, eps_seed, rng)
+        noisy = laplace_mechanism(counts, 1.0, eps_seed, rng, noise=noise)
         self.grid_size_ = m
         centres = kmeans_plusplus(cells, k, rng, np.maximum(noisy, 0.0))
         return centres, budget_shares(self.schedule, eps - eps_seed, self.max_iter), leaky

@@ -5,6 +5,18 @@ data is dense and large where it is sparse (Alg. 2-3); its leaves become
 buckets at their cell centres, weighted by noisy counts, and weighted k-means
 runs on the buckets (Alg. 1).
 
+Where the listings' lines are (the numbering of the listing cells of notebook 03):
+
+* Alg. 1 line 1, the budget split epsilon_1 = gamma epsilon, epsilon_2 = (1 - gamma) epsilon:
+  :meth:`DPQTKMeans.fit`. Line 2 reads the domain from the data: here ``bounds`` is a
+  required public input. Lines 3-4, the tree: :func:`build_dp_quadtree`. Lines 7-9, a bucket
+  at every leaf centre, and line 11, the leaves' noisy counts: ``_release``. Line 13, the
+  k-means on the buckets, seeded by k-means on the data in the paper: ``init``.
+* Alg. 2 line 1 (missing from our copy; the prose gives epsilon_1 / maxH per level), lines
+  2-4 (the noisy count) and line 5 (stop at maxH or when the noisy count is <= T):
+  ``_decide_level``, one level at a time. Line 11 (computePivot, the cell's midpoint) and
+  lines 12-16 (each record to its child), with Alg. 3's child codes: ``_split_level``.
+
 Budget. epsilon_1 = gamma epsilon builds the tree: each of the maxH levels
 at which a split is decided gets epsilon_1 / maxH, and every node of the
 level releases count + Lap(maxH / epsilon_1). epsilon_2 = (1 - gamma) epsilon
@@ -32,7 +44,6 @@ a record costs up to 2 epsilon.
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from dataclasses import dataclass, replace
 
@@ -41,16 +52,36 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..accounting import PrivacyLedger
 from ..mechanisms import laplace_mechanism, laplace_scale
+from ..noise import NOISE_KINDS
 from ..validation import (
+    Choice,
+    ChoiceOrArray,
+    Epsilon,
+    Fraction,
+    Int,
+    NClusters,
+    NonNegative,
+    Optional,
     PrivacyLeakWarning,
-    check_array,
+    PublicInput,
+    RandomState,
     check_epsilon,
-    check_fraction,
     check_int,
     check_n_clusters,
     check_random_state,
+    validate_params,
 )
-from ._numeric import PrivateCentroidMixin, numeric_input, record_privacy, resolve_bounds, resolve_n
+from ._base import resolve_noise
+from ._numeric import (
+    BOUNDS_WHAT,
+    PrivateCentroidMixin,
+    check_init_shape,
+    n_public_what,
+    numeric_input,
+    record_privacy,
+    resolve_bounds,
+    resolve_n,
+)
 from .kmeans import KMeans, fit_buckets, kmeans_plusplus
 
 __all__ = [
@@ -61,6 +92,9 @@ __all__ = [
     "default_threshold",
     "MAX_HEIGHT",
     "MAX_NODES",
+    "MAX_TREE_BYTES",
+    "node_bytes",
+    "check_split_fits",
 ]
 
 MAX_HEIGHT = 40
@@ -69,6 +103,11 @@ resolution, and a deeper tree would cost more noise per level than its cells cou
 
 MAX_NODES = 10_000_000
 """The most nodes a tree may have; a level that would exceed it is refused before it is allocated."""
+
+MAX_TREE_BYTES = 2**30
+"""The most memory (1 GiB) a tree may take while it is built (:func:`node_bytes` per node). The node
+count alone let a 12-dimensional tree allocate about 2 GB before MAX_NODES refused it: a node's
+size grows with the dimension."""
 
 
 @dataclass
@@ -85,6 +124,15 @@ class QuadTree:
     point_node : (n,) the leaf node of each record (exact data: None on a fitted
         DPQTKMeans' ``tree_``; :meth:`locate` finds the leaves of given records)
     levels_released : the number of levels whose counts were released (<= max_height)
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).random((100, 2))
+    >>> tree = build_dp_quadtree(X, np.zeros(2), np.ones(2), 1.0, 2, 10.0, random_state=0)
+    >>> bool(np.array_equal(tree.locate(X), tree.point_node))
+    True
+    >>> int(tree.leaf_counts().sum())
+    100
     """
 
     lower: np.ndarray
@@ -134,24 +182,52 @@ class QuadTree:
 
 
 def default_max_height(n, n_features):
-    """maxH = ln(N) / d of the paper, rounded down to an integer, at least 1."""
+    """maxH = ln(N) / d of the paper, rounded down to an integer, at least 1.
+
+    Parameters
+    ----------
+    n : int
+        N, the public number of records.
+    n_features : int
+        d.
+
+    Returns
+    -------
+    int
+        floor(ln(N) / d), at least 1.
+
+    Examples
+    --------
+    >>> default_max_height(100_000, 2)
+    5
+    >>> default_max_height(10, 5)
+    1
+    """
     return max(1, int(math.floor(math.log(n) / n_features)))
 
 
 def default_threshold(n):
-    """T = N / 1000 of the paper."""
+    """T = N / 1000 of the paper.
+
+    Parameters
+    ----------
+    n : int
+        N, the public number of records.
+
+    Returns
+    -------
+    float
+        N / 1000.
+
+    Examples
+    --------
+    >>> default_threshold(50_000)
+    50.0
+    """
     return n / 1000.0
 
 
-def _check_threshold(value):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"threshold must be a real number, got {value!r} of type {type(value).__name__}")
-    if not math.isfinite(float(value)) or float(value) < 0:
-        raise ValueError(f"threshold must be a finite number >= 0, got threshold={value!r}")
-    return float(value)
-
-
-def build_dp_quadtree(X, lower, upper, epsilon_tree, max_height, threshold, random_state=None):
+def build_dp_quadtree(X, lower, upper, epsilon_tree, max_height, threshold, random_state=None, noise="exact"):
     """Alg. 2-3 of Zhang & Cheng, built level by level on arrays.
 
     At each depth h < ``max_height`` every node of the level releases
@@ -162,81 +238,219 @@ def build_dp_quadtree(X, lower, upper, epsilon_tree, max_height, threshold, rand
     dimension i when bit i of j is set (Alg. 3); a record on a midpoint goes
     to the upper half.
 
+    The tree's memory is capped (:data:`MAX_TREE_BYTES`, :data:`MAX_NODES`): a dimension too high for
+    one split is refused before anything is built, and a level that would pass the cap is refused
+    before it is allocated.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), inside [lower, upper]
+    lower, upper : ndarray of shape (n_features,), the public domain (the root cell)
+    epsilon_tree : float > 0, the budget of all the levels' counts together (epsilon_1)
+    max_height : int in [1, MAX_HEIGHT], maxH: the number of levels whose counts decide a split
+    threshold : float, T: a node splits when its noisy count exceeds it
+    random_state : None, int or Generator, default None
+    noise : {"exact", "float"}, default "exact", the Laplace noise drawn (see :mod:`dpclust_lib.noise`)
+
     Returns
     -------
     QuadTree
+        The tree, with ``point_node`` the leaf of each record of ``X`` (exact data).
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).random((200, 2))
+    >>> tree = build_dp_quadtree(X, np.zeros(2), np.ones(2), 1.0, 3, 20.0, random_state=0)
+    >>> bool(tree.depth.max() <= 3), tree.levels_released <= 3
+    (True, True)
+    >>> int(tree.leaf_counts().sum())
+    200
     """
     X = np.asarray(X, dtype=float)
-    n, d = X.shape
     rng = check_random_state(random_state)
-    eps_level = check_epsilon(epsilon_tree, "epsilon_tree") / check_int(
-        max_height, "max_height", minimum=1, maximum=MAX_HEIGHT
-    )
-    n_children = 2**d
-    bits = ((np.arange(n_children)[:, None] >> np.arange(d)) & 1).astype(bool)  # (2^d, d)
-    powers = 1 << np.arange(d)
-    f_lower, f_upper = np.asarray(lower, float)[None].copy(), np.asarray(upper, float)[None].copy()
-    f_parent = np.array([-1])
-    point_idx = np.arange(n)  # records still in the frontier ...
-    point_front = np.zeros(n, dtype=np.int64)  # ... and their frontier node
-    point_node = np.empty(n, dtype=np.int64)
-    parts = {k: [] for k in ("lower", "upper", "depth", "parent", "noisy", "split")}
-    next_id = 0
-    levels = 0
-    for h in range(max_height + 1):
-        F = f_lower.shape[0]
-        ids = next_id + np.arange(F)
-        next_id += F
-        if h < max_height:
-            counts = np.bincount(point_front, minlength=F).astype(float)
-            noisy = laplace_mechanism(counts, 1.0, eps_level, rng)
-            split = noisy > threshold
-            levels += 1
-        else:
-            noisy, split = np.full(F, np.nan), np.zeros(F, dtype=bool)
-        for key, value in (
-            ("lower", f_lower),
-            ("upper", f_upper),
-            ("depth", np.full(F, h)),
-            ("parent", f_parent),
-            ("noisy", noisy),
-            ("split", split),
-        ):
-            parts[key].append(value)
-        stays = split[point_front]
-        point_node[point_idx[~stays]] = ids[point_front[~stays]]
-        if not split.any():
-            break
-        splitting = np.flatnonzero(split)
-        if next_id + splitting.size * n_children > MAX_NODES:  # refuse before allocating the next level
-            raise ValueError(
-                f"the quadtree would exceed {MAX_NODES:,} nodes at depth {h + 1} "
-                f"({splitting.size:,} nodes split into 2^{d} children each); raise threshold or "
-                "lower max_height"
-            )
-        rank = np.full(F, -1)
-        rank[splitting] = np.arange(splitting.size)
-        lo, hi = f_lower[splitting], f_upper[splitting]
-        mid = (lo + hi) / 2.0
-        f_lower = np.where(bits[None], mid[:, None], lo[:, None]).reshape(-1, d)
-        f_upper = np.where(bits[None], hi[:, None], mid[:, None]).reshape(-1, d)
-        f_parent = np.repeat(ids[splitting], n_children)
-        point_idx, front = point_idx[stays], rank[point_front[stays]]
-        code = (
-            np.take(X, point_idx, axis=0) >= np.take(mid, front, axis=0)
-        ) @ powers  # take: faster than fancy indexing
-        point_front = front * n_children + code
+    eps_tree = check_epsilon(epsilon_tree, "epsilon_tree")
+    max_height = check_int(max_height, "max_height", minimum=1, maximum=MAX_HEIGHT)
+    check_split_fits(X.shape[1], max_height)  # before the (2^d, d) table of child codes is allocated
+    parts, point_node, levels = _grow(X, lower, upper, eps_tree / max_height, max_height, threshold, rng, noise)
     split = np.concatenate(parts["split"])
     return QuadTree(
-        np.concatenate(parts["lower"]),
-        np.concatenate(parts["upper"]),
-        np.concatenate(parts["depth"]),
-        np.concatenate(parts["parent"]),
-        np.concatenate(parts["noisy"]),
+        *(np.concatenate(parts[key]) for key in ("lower", "upper", "depth", "parent", "noisy")),
         ~split,
         point_node,
         levels,
     )
+
+
+def _grow(X, lower, upper, eps_level, max_height, threshold, rng, noise):
+    """(the levels' arrays, each record's leaf, levels released): the tree grown level by level from the root."""
+    n, d = X.shape
+    bits = ((np.arange(2**d)[:, None] >> np.arange(d)) & 1).astype(bool)  # (2^d, d): child j's upper halves
+    front = _Frontier(
+        np.asarray(lower, float)[None].copy(),
+        np.asarray(upper, float)[None].copy(),
+        np.array([-1]),
+        np.arange(n),
+        np.zeros(n, dtype=np.int64),
+    )
+    point_node = np.empty(n, dtype=np.int64)
+    parts = {k: [] for k in ("lower", "upper", "depth", "parent", "noisy", "split")}
+    next_id = levels = 0
+    for h in range(max_height + 1):
+        ids = next_id + np.arange(front.parent.size)
+        next_id += front.parent.size
+        noisy, split = _decide_level(front, h < max_height, eps_level, threshold, rng, noise)
+        levels += int(h < max_height)
+        for key, value in zip(parts, (front.lower, front.upper, np.full(ids.size, h), front.parent, noisy, split)):
+            parts[key].append(value)
+        stays = split[front.point_front]
+        point_node[front.point_idx[~stays]] = ids[front.point_front[~stays]]
+        if not split.any():
+            break
+        _check_next_level(next_id, int(split.sum()), d, h)  # refuse before allocating the next level
+        front = _split_level(X, front, ids, split, stays, bits)
+    return parts, point_node, levels
+
+
+@dataclass
+class _Frontier:
+    """The nodes of the level being decided (cells and parents), and the records still inside them."""
+
+    lower: np.ndarray  # (F, d)
+    upper: np.ndarray  # (F, d)
+    parent: np.ndarray  # (F,)
+    point_idx: np.ndarray  # the records still in the frontier ...
+    point_front: np.ndarray  # ... and their frontier node
+
+
+def _decide_level(front, decide, eps_level, threshold, rng, noise):
+    """(noisy counts, split flags) of a level: Alg. 2's noisy count and test, or none at depth max_height."""
+    F = front.parent.size
+    if not decide:
+        return np.full(F, np.nan), np.zeros(F, dtype=bool)
+    counts = np.bincount(front.point_front, minlength=F).astype(float)
+    noisy = laplace_mechanism(counts, 1.0, eps_level, rng, noise=noise)
+    return noisy, noisy > threshold
+
+
+def _split_level(X, front, ids, split, stays, bits):
+    """The next level: 2^d children per splitting node (Alg. 3), and each remaining record's child."""
+    n_children, d = bits.shape
+    splitting = np.flatnonzero(split)
+    rank = np.full(split.size, -1)
+    rank[splitting] = np.arange(splitting.size)
+    lo, hi = front.lower[splitting], front.upper[splitting]
+    mid = (lo + hi) / 2.0
+    point_idx, at = front.point_idx[stays], rank[front.point_front[stays]]
+    code = (np.take(X, point_idx, axis=0) >= np.take(mid, at, axis=0)) @ (1 << np.arange(d))  # take: faster
+    return _Frontier(
+        np.where(bits[None], mid[:, None], lo[:, None]).reshape(-1, d),
+        np.where(bits[None], hi[:, None], mid[:, None]).reshape(-1, d),
+        np.repeat(ids[splitting], n_children),
+        point_idx,
+        at * n_children + code,
+    )
+
+
+def node_bytes(n_features):
+    """Bytes one node of a tree in ``n_features`` dimensions takes at the peak of :func:`build_dp_quadtree`.
+
+    A node holds two d-vectors of float cell bounds and its depth, parent, noisy count (8 bytes each)
+    and split flag (1 byte); at the end every level's arrays and the joined ones coexist: twice that.
+
+    Parameters
+    ----------
+    n_features : int
+        d.
+
+    Returns
+    -------
+    int
+        Bytes per node.
+
+    Examples
+    --------
+    >>> node_bytes(2), node_bytes(12)
+    (114, 434)
+    """
+    return 2 * (2 * 8 * n_features + 3 * 8 + 1)
+
+
+def check_split_fits(n_features, max_height):
+    """Refuse, from public quantities alone, a dimension in which one split already passes the tree's cap.
+
+    One split makes 2^d children: in 30 dimensions that is 10^9 nodes, however few records there are.
+
+    Parameters
+    ----------
+    n_features : int
+        d: one split makes 2^d children.
+    max_height : int
+        maxH, named in the message.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        When one split's 2^d children alone pass MAX_NODES or MAX_TREE_BYTES.
+
+    Examples
+    --------
+    >>> check_split_fits(2, 5)
+    >>> check_split_fits(30, 5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the quadtree cannot split even once in 30 dimensions: 2^30 children of about 1010 bytes ...
+    """
+    n_nodes = 1 + 2**n_features
+    if n_nodes > MAX_NODES or n_nodes * node_bytes(n_features) > MAX_TREE_BYTES:
+        raise ValueError(
+            f"the quadtree cannot split even once in {n_features} dimensions: 2^{n_features} children of about "
+            f"{node_bytes(n_features)} bytes each pass its cap of MAX_TREE_BYTES={MAX_TREE_BYTES:,} bytes "
+            f"(MAX_NODES={MAX_NODES:,} nodes) whatever max_height and threshold are (max_height={max_height}); "
+            "DPQTKMeans is for low-dimensional data"
+        )
+
+
+def _check_next_level(n_nodes, n_splitting, d, h):
+    """Refuse a next level that would take the tree past its cap, before it is allocated.
+
+    The number of splitting nodes is a function of the released noisy counts (post-processing), and
+    the bytes per node of the public dimension: the refusal reveals nothing more than the release.
+    """
+    total = n_nodes + n_splitting * 2**d
+    need = total * node_bytes(d)
+    if total > MAX_NODES or need > MAX_TREE_BYTES:
+        raise ValueError(
+            f"the quadtree would exceed its cap at depth {h + 1}: {n_splitting:,} nodes split into 2^{d} "
+            f"children each make {total:,} nodes, about {need:,} bytes, more than MAX_TREE_BYTES="
+            f"{MAX_TREE_BYTES:,} bytes or MAX_NODES={MAX_NODES:,} nodes; raise threshold or lower max_height"
+        )
+
+
+def _release(X, lower, upper, eps_tree, eps_leaves, max_height, threshold, rng, noise, ledger):
+    """(tree without records, bucket centres, noisy leaf counts): Alg. 2-3's tree, then the leaf counts."""
+    tree = build_dp_quadtree(X, lower, upper, eps_tree, max_height, threshold, rng, noise)
+    scale = laplace_scale(1.0, eps_tree / max_height)
+    for h in range(tree.levels_released):
+        ledger.spend(
+            eps_tree / max_height,
+            f"tree depth {h}: noisy counts of its {int(np.sum(tree.depth == h))} "
+            f"nodes (disjoint cells), Laplace scale {scale:.4g}",
+        )
+    leaves = tree.leaves
+    buckets = (tree.lower[leaves] + tree.upper[leaves]) / 2.0
+    ledger.spend(
+        eps_leaves,
+        f"leaf counts: {leaves.size} leaves partition the domain, Laplace scale {laplace_scale(1.0, eps_leaves):.4g}",
+    )
+    noisy = laplace_mechanism(tree.leaf_counts(), 1.0, eps_leaves, rng, noise=noise)
+    return replace(tree, point_node=None), buckets, noisy  # the records' leaves are exact data: not kept
+
+
+NEEDED_FOR = "for the default max_height and threshold; or give both"
 
 
 class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
@@ -244,36 +458,101 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int >= 1
-    epsilon : float > 0, the total budget
-    gamma : float in (0, 1), the share of epsilon for the tree (paper: 0.3)
-    max_height : int in [1, MAX_HEIGHT] or None; None: floor(ln(N) / d) (the paper's ln(N)/d, made an integer)
-    threshold : float >= 0 or None, the split threshold T; None: N / 1000
-    random_state : None, int or Generator
-    bounds : (lower, upper) or "data", required: the public domain. "data" reads it
-        off the records, as Alg. 1 line 2 does: not private (PrivacyLeakWarning,
-        epsilon_guaranteed_ = inf)
-    n_public : int or "data", the N of the two defaults; required unless
-        max_height and threshold are given ("data": the true N, not private)
-    init : "k-means++" (default), "kmeans-on-data" or an array (n_clusters, d)
+    n_clusters : int, default=8
+        K, the number of clusters (>= 1, at most the number of records).
+    epsilon : float, default=1.0
+        The total privacy budget (> 0).
+    gamma : float, default=0.3
+        The share of epsilon spent on the tree, in (0, 1) (the paper: 0.3).
+    max_height : int or None, default=None
+        maxH, in [1, MAX_HEIGHT]; None: floor(ln(N) / d) (the paper's ln(N)/d, made an integer).
+    threshold : float or None, default=None
+        T >= 0, the split threshold; None: N / 1000.
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        The randomness of the noise and of the draws; an int gives the same release every time.
+    bounds : (lower, upper) or "data", required
+        The public domain. "data" reads it off the records, as Alg. 1 line 2
+        does: not private (PrivacyLeakWarning, epsilon_guaranteed_ = inf).
+    n_public : int or "data", default=None
+        The N of the two defaults; required unless max_height and threshold are
+        given ("data": the true N, not private).
+    init : {"k-means++", "kmeans-on-data"} or array_like of shape (n_clusters, n_features), default="k-means++"
         The initial centres of the k-means on the buckets. "k-means++": drawn
         among the buckets weighted by their noisy counts (post-processing, no
         budget). "kmeans-on-data": the paper's "initial centres from k-means
         run on the data set", which reads the private data outside the
         budget (PrivacyLeakWarning, epsilon_guaranteed_ = inf). An array must
         not depend on the data for the guarantee to hold.
-    max_iter : int >= 1, Lloyd updates on the buckets (post-processing)
+    max_iter : int, default=300
+        The most Lloyd updates on the buckets (>= 1; post-processing).
+    noise : {"exact", "float"}, default="exact"
+        The Laplace noise drawn: exact discrete Laplace on a grid, or textbook
+        floating-point Laplace (leaks through its low bits: PrivacyLeakWarning,
+        epsilon_guaranteed_ = inf).
 
     Attributes
     ----------
-    cluster_centers_, n_iter_, ledger_, tree_ (:class:`QuadTree`, the released
-    tree: cells and noisy counts, no records), bucket_centers_, bucket_counts_
-    (noisy), max_height_, threshold_, bounds_, n_features_in_, epsilon_spent_,
-    epsilon_guaranteed_, neighbouring_ (add/remove one record; replace-one
-    costs up to 2 epsilon). No labels_ and no exact leaf counts: use predict,
-    or exact_diagnostics(X) (NOT private), whose ``leaf_counts`` are the true
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        The centres fitted to the buckets.
+    n_iter_ : int
+        Lloyd updates run on the buckets.
+    tree_ : QuadTree
+        The released tree: cells and noisy counts, no records (``point_node`` is None).
+    bucket_centers_ : ndarray of shape (n_leaves, n_features)
+        The centre of every leaf.
+    bucket_counts_ : ndarray of shape (n_leaves,)
+        The noisy count of every leaf.
+    max_height_ : int
+        The maxH used.
+    threshold_ : float
+        The T used.
+    bounds_ : tuple of two ndarrays of shape (n_features,)
+        The domain (lower, upper) used.
+    ledger_ : PrivacyLedger
+        One entry per release.
+    epsilon_spent_ : float
+        The budget arithmetic: the sum of the releases' budgets.
+    epsilon_guaranteed_ : float
+        What the release guarantees: epsilon_spent_, or inf with a leaky option.
+    neighbouring_ : str
+        "add/remove one record" (replacing one record costs up to 2 epsilon).
+    n_features_in_ : int
+        The number of features seen in fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        The column names, when X is a DataFrame with string column names.
+
+    Notes
+    -----
+    No ``labels_`` and no exact leaf counts: use ``predict``, or
+    ``exact_diagnostics(X)`` (NOT private), whose ``leaf_counts`` are the true
     counts of the leaves.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).random((500, 2))
+    >>> est = DPQTKMeans(3, epsilon=1.0, bounds=(0, 1), n_public=500, random_state=0).fit(X)
+    >>> est.cluster_centers_.shape, est.max_height_, est.threshold_
+    ((3, 2), 3, 0.5)
+    >>> est.tree_.point_node is None, est.epsilon_guaranteed_
+    (True, 1.0)
     """
+
+    # Checked by validate_params at the start of fit; with the data, fit then checks
+    # n_clusters <= n_samples, bounds against X and the shape of an init array, and reads N with
+    # n_public="data". The tree's size cap is checked as the tree grows (build_dp_quadtree).
+    _parameter_constraints = {
+        "n_clusters": NClusters(),
+        "epsilon": Epsilon(),
+        "gamma": Fraction(),
+        "max_height": Optional(Int(minimum=1, maximum=MAX_HEIGHT)),
+        "threshold": Optional(NonNegative()),
+        "random_state": RandomState(),
+        "bounds": PublicInput(BOUNDS_WHAT),
+        "n_public": PublicInput(n_public_what(NEEDED_FOR), Int(minimum=1), unless=("max_height", "threshold")),
+        "init": ChoiceOrArray("k-means++", "kmeans-on-data", or_array=True),
+        "max_iter": Int(minimum=1),
+        "noise": Choice(*NOISE_KINDS),
+    }
 
     def __init__(
         self,
@@ -288,6 +567,7 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         n_public=None,
         init="k-means++",
         max_iter=300,
+        noise="exact",
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -299,78 +579,69 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         self.n_public = n_public
         self.init = init
         self.max_iter = max_iter
+        self.noise = noise
 
     def fit(self, X, y=None):
-        eps = check_epsilon(self.epsilon)
-        gamma = check_fraction(self.gamma, "gamma")
-        max_iter = check_int(self.max_iter, "max_iter", minimum=1)
-        given_init = None
-        if isinstance(self.init, str):
-            if self.init not in ("k-means++", "kmeans-on-data"):
-                raise ValueError(
-                    f"init must be one of ['k-means++', 'kmeans-on-data'] or an array, got init={self.init!r}"
-                )
-        else:
-            given_init = check_array(self.init, "init").astype(float)
-        max_height = (
-            None if self.max_height is None else check_int(self.max_height, "max_height", minimum=1, maximum=MAX_HEIGHT)
-        )
-        threshold = None if self.threshold is None else _check_threshold(self.threshold)
+        """Fit to X (n, d): build the noisy tree, release its leaf counts, fit k-means to the buckets.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features), inside ``bounds``
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        params = validate_params(self)
         X = numeric_input(self, X)
+        noise, leaky_noise = resolve_noise(self.noise)
         lower, upper, leaky = resolve_bounds(self.bounds, X)
-        k = check_n_clusters(self.n_clusters, X.shape[0])
-        if given_init is not None and given_init.shape != (k, X.shape[1]):
-            raise ValueError(f"init array must have shape ({k}, {X.shape[1]}), got {given_init.shape}")
-        if max_height is None or threshold is None:
-            n, leaky_n = resolve_n(self.n_public, X, "for the default max_height and threshold; or give both")
-            leaky = leaky or leaky_n
-            max_height = min(MAX_HEIGHT, default_max_height(n, X.shape[1])) if max_height is None else max_height
-            threshold = default_threshold(n) if threshold is None else threshold
+        k = check_n_clusters(params["n_clusters"], X.shape[0])
+        given_init = None if isinstance(params["init"], str) else check_init_shape(params["init"], k, X.shape[1])
+        max_height, threshold, leaky_n = self._tree_parameters(params, X)
         rng = check_random_state(self.random_state)
-        eps_tree, eps_leaves = gamma * eps, (1.0 - gamma) * eps
+        eps = params["epsilon"]
         ledger = PrivacyLedger(eps)
-
-        tree = build_dp_quadtree(X, lower, upper, eps_tree, max_height, threshold, rng)
-        scale = laplace_scale(1.0, eps_tree / max_height)
-        for h in range(tree.levels_released):
-            ledger.spend(
-                eps_tree / max_height,
-                f"tree depth {h}: noisy counts of its {int(np.sum(tree.depth == h))} "
-                f"nodes (disjoint cells), Laplace scale {scale:.4g}",
-            )
-        leaves = tree.leaves
-        buckets = (tree.lower[leaves] + tree.upper[leaves]) / 2.0
-        ledger.spend(
-            eps_leaves,
-            f"leaf counts: {leaves.size} leaves partition the domain, "
-            f"Laplace scale {laplace_scale(1.0, eps_leaves):.4g}",
+        eps_tree, eps_leaves = params["gamma"] * eps, (1.0 - params["gamma"]) * eps
+        tree, buckets, noisy = _release(
+            X, lower, upper, eps_tree, eps_leaves, max_height, threshold, rng, noise, ledger
         )
-        noisy = laplace_mechanism(tree.leaf_counts(), 1.0, eps_leaves, rng)
-        tree = replace(tree, point_node=None)  # the records' leaves are exact data: not kept
-
-        if given_init is not None:
-            start = given_init
-        elif self.init == "kmeans-on-data":
-            warnings.warn(
-                "init='kmeans-on-data' seeds the bucket k-means with k-means run on the private data "
-                "(as the paper does); that is not covered by epsilon. init='k-means++' seeds it from "
-                "the noisy buckets instead.",
-                PrivacyLeakWarning,
-                stacklevel=2,
-            )
-            start = KMeans(k, max_iter=max_iter, random_state=rng).fit(X).cluster_centers_
-            leaky = True
-        else:
-            start = kmeans_plusplus(buckets, k, rng, np.maximum(noisy, 0.0))
-        self.cluster_centers_, self.n_iter_ = fit_buckets(buckets, noisy, start, max_iter)
+        start, leaky_init = self._start(X, k, buckets, noisy, given_init, params["max_iter"], rng)
+        self.cluster_centers_, self.n_iter_ = fit_buckets(buckets, noisy, start, params["max_iter"])
         self.bucket_centers_, self.bucket_counts_ = buckets, noisy
         self.tree_ = tree
         self.max_height_ = max_height
         self.threshold_ = threshold
         self.ledger_ = ledger
         self.bounds_ = (lower, upper)
-        record_privacy(self, ledger.spent, leaky)
+        record_privacy(self, ledger.spent, leaky or leaky_noise or leaky_n or leaky_init)
         return self
+
+    def _tree_parameters(self, params, X):
+        """(max_height, threshold, leaky): as given, or the paper's defaults from N (read off X with "data")."""
+        max_height, threshold = params["max_height"], params["threshold"]
+        if max_height is not None and threshold is not None:
+            return max_height, threshold, False
+        n, leaky = resolve_n(self.n_public, X, NEEDED_FOR)
+        max_height = min(MAX_HEIGHT, default_max_height(n, X.shape[1])) if max_height is None else max_height
+        threshold = default_threshold(n) if threshold is None else threshold
+        return max_height, threshold, leaky
+
+    def _start(self, X, k, buckets, noisy, given_init, max_iter, rng):
+        """(initial centres of the bucket k-means, leaky): the init array, k-means++ on the buckets, or k-means on X."""
+        if given_init is not None:
+            return given_init, False
+        if self.init == "kmeans-on-data":
+            warnings.warn(
+                "init='kmeans-on-data' seeds the bucket k-means with k-means run on the private data "
+                "(as the paper does); that is not covered by epsilon. init='k-means++' seeds it from "
+                "the noisy buckets instead.",
+                PrivacyLeakWarning,
+                stacklevel=3,  # the caller of fit
+            )
+            return KMeans(k, max_iter=max_iter, random_state=rng).fit(X).cluster_centers_, True
+        return kmeans_plusplus(buckets, k, rng, np.maximum(noisy, 0.0)), False
 
     def _exact_extra(self, X):
         return {"leaf_counts": self.tree_.leaf_counts(X)}

@@ -15,14 +15,26 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..accounting import PrivacyLedger
 from ..mechanisms import laplace_mechanism
+from ..noise import NOISE_KINDS
 from ..validation import (
+    Choice,
+    Epsilon,
+    Int,
+    NClusters,
+    Optional,
+    PublicInput,
+    RandomState,
     check_epsilon,
     check_int,
     check_n_clusters,
     check_random_state,
+    validate_params,
 )
+from ._base import resolve_noise
 from ._numeric import (
+    BOUNDS_WHAT,
     PrivateCentroidMixin,
+    n_public_what,
     numeric_input,
     record_privacy,
     resolve_bounds,
@@ -36,12 +48,37 @@ from .kmeans import (
 
 __all__ = ["EUGKMeans", "eug_grid_size"]
 
+NEEDED_FOR = "to size the grid; or give grid_size"
+
 
 def eug_grid_size(n, epsilon, n_features, theta=10.0):
     """Cells per dimension of Su et al.'s grid: m = (N epsilon / theta)^(2 / (d + 2)), rounded, at least 1.
 
     The grid then has M = m^d ~ (N epsilon / theta)^(2d / (d + 2)) cells
     (theta = 10 in Su et al.). Rounding to the nearest integer is our choice.
+
+    Parameters
+    ----------
+    n : int
+        N, the (public) number of records (>= 1).
+    epsilon : float
+        The budget of the histogram (> 0).
+    n_features : int
+        d (>= 1).
+    theta : float, default=10.0
+        Su et al.'s constant.
+
+    Returns
+    -------
+    int
+        m, the cells per dimension (>= 1).
+
+    Examples
+    --------
+    >>> eug_grid_size(10_000, 1.0, 2)
+    32
+    >>> eug_grid_size(100, 0.1, 5)
+    1
     """
     n = check_int(n, "n", minimum=1)
     eps = check_epsilon(epsilon)
@@ -66,24 +103,92 @@ class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int >= 1
-    epsilon : float > 0
-    max_iter : int >= 1, Lloyd updates on the grid (post-processing)
-    random_state : None, int or Generator
-    bounds : (lower, upper) or "data", required; as :class:`DPKMeans`
-    n_public : int or "data"; required unless ``grid_size`` is given
-    grid_size : int >= 1 or None, cells per dimension
+    n_clusters : int, default=8
+        K, the number of clusters (>= 1, at most the number of records).
+    epsilon : float, default=1.0
+        The total privacy budget (> 0).
+    max_iter : int, default=300
+        The most Lloyd updates on the grid (>= 1; post-processing).
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        The randomness of the noise and of the draws; an int gives the same release every time.
+    bounds : (lower, upper) or "data", required
+        The public data domain (scalars or length-d arrays). "data" reads it
+        off the records: not private (PrivacyLeakWarning, epsilon_guaranteed_ = inf).
+    n_public : int or "data", default=None
+        The public record count that sizes the grid; required unless ``grid_size`` is given.
+    grid_size : int or None, default=None
+        Cells per dimension (>= 1); None: :func:`eug_grid_size` of n_public.
+    noise : {"exact", "float"}, default="exact"
+        The Laplace noise drawn: exact discrete Laplace on a grid, or textbook
+        floating-point Laplace (leaks through its low bits: PrivacyLeakWarning,
+        epsilon_guaranteed_ = inf).
 
     Attributes
     ----------
-    cluster_centers_, n_iter_, ledger_, grid_size_, bucket_centers_,
-    bucket_counts_ (noisy), bounds_, n_features_in_, epsilon_spent_,
-    epsilon_guaranteed_, neighbouring_ (add/remove one record; replace-one
-    costs up to 2 epsilon). No labels_: use predict, or exact_diagnostics(X) (NOT private).
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        The centres fitted to the noisy grid.
+    n_iter_ : int
+        Lloyd updates run on the grid.
+    grid_size_ : int
+        Cells per dimension.
+    bucket_centers_ : ndarray of shape (grid_size_ ** n_features, n_features)
+        The centre of every cell.
+    bucket_counts_ : ndarray of shape (grid_size_ ** n_features,)
+        The noisy count of every cell (the release).
+    bounds_ : tuple of two ndarrays of shape (n_features,)
+        The domain (lower, upper) used.
+    ledger_ : PrivacyLedger
+        One entry per release.
+    epsilon_spent_ : float
+        The budget arithmetic: the sum of the releases' budgets.
+    epsilon_guaranteed_ : float
+        What the release guarantees: epsilon_spent_, or inf with a leaky option.
+    neighbouring_ : str
+        "add/remove one record" (replacing one record costs up to 2 epsilon).
+    n_features_in_ : int
+        The number of features seen in fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        The column names, when X is a DataFrame with string column names.
+
+    Notes
+    -----
+    No ``labels_``: labels of the private records are not a release. Use
+    ``predict``, or ``exact_diagnostics(X)`` (NOT private).
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).random((200, 2))
+    >>> est = EUGKMeans(2, epsilon=1.0, bounds=(0, 1), n_public=200, random_state=0).fit(X)
+    >>> est.cluster_centers_.shape, est.grid_size_, est.bucket_counts_.shape
+    ((2, 2), 4, (16,))
+    >>> est.epsilon_guaranteed_
+    1.0
     """
 
+    # Checked by validate_params at the start of fit; with the data, fit then checks
+    # n_clusters <= n_samples and bounds against X, and reads N with n_public="data".
+    _parameter_constraints = {
+        "n_clusters": NClusters(),
+        "epsilon": Epsilon(),
+        "max_iter": Int(minimum=1),
+        "random_state": RandomState(),
+        "bounds": PublicInput(BOUNDS_WHAT),
+        "n_public": PublicInput(n_public_what(NEEDED_FOR), Int(minimum=1), unless=("grid_size",)),
+        "grid_size": Optional(Int(minimum=1)),
+        "noise": Choice(*NOISE_KINDS),
+    }
+
     def __init__(
-        self, n_clusters=8, *, epsilon=1.0, max_iter=300, random_state=None, bounds=None, n_public=None, grid_size=None
+        self,
+        n_clusters=8,
+        *,
+        epsilon=1.0,
+        max_iter=300,
+        random_state=None,
+        bounds=None,
+        n_public=None,
+        grid_size=None,
+        noise="exact",
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -92,24 +197,37 @@ class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         self.bounds = bounds
         self.n_public = n_public
         self.grid_size = grid_size
+        self.noise = noise
 
     def fit(self, X, y=None):
-        eps = check_epsilon(self.epsilon)
-        max_iter = check_int(self.max_iter, "max_iter", minimum=1)
+        """Fit to X (n, d); the release is the noisy grid and the centres fitted to it.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features), inside ``bounds``
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        params = validate_params(self)
+        eps, max_iter = params["epsilon"], params["max_iter"]
         X = numeric_input(self, X)
+        noise, leaky_noise = resolve_noise(self.noise)
         lower, upper, leaky = resolve_bounds(self.bounds, X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
-        if self.grid_size is not None:
-            m = check_int(self.grid_size, "grid_size", minimum=1)
+        if params["grid_size"] is not None:
+            m = params["grid_size"]
         else:
-            n, leaky_n = resolve_n(self.n_public, X, "to size the grid; or give grid_size")
+            n, leaky_n = resolve_n(self.n_public, X, NEEDED_FOR)
             leaky = leaky or leaky_n
             m = eug_grid_size(n, eps, X.shape[1])
         rng = check_random_state(self.random_state)
         ledger = PrivacyLedger(eps)
         cells, counts = grid_histogram(X, lower, upper, m)
         ledger.spend(eps, f"grid histogram of {m}^{X.shape[1]} cells, L1 sensitivity 1, Laplace scale {1 / eps:.4g}")
-        noisy = laplace_mechanism(counts, 1.0, eps, rng)
+        noisy = laplace_mechanism(counts, 1.0, eps, rng, noise=noise)
         self.cluster_centers_, self.n_iter_ = fit_buckets(
             cells, noisy, kmeans_plusplus(cells, k, rng, np.maximum(noisy, 0.0)), max_iter
         )
@@ -117,5 +235,5 @@ class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         self.grid_size_ = m
         self.ledger_ = ledger
         self.bounds_ = (lower, upper)
-        record_privacy(self, ledger.spent, leaky)
+        record_privacy(self, ledger.spent, leaky or leaky_noise)
         return self

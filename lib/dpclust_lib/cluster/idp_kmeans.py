@@ -14,11 +14,12 @@ import numpy as np
 
 from ..mechanisms import laplace_scale
 from ..validation import (
+    Choice,
     PrivacyLeakWarning,
-    check_choice,
     check_random_state,
 )
 from .kmeans import (
+    LLOYD_CONSTRAINTS,
     DPLloyd,
     budget_shares,
     noisy_centres,
@@ -55,19 +56,86 @@ class IDPKMeans(DPLloyd):
 
     Parameters
     ----------
-    n_clusters, epsilon, max_iter, schedule, random_state, bounds : as :class:`DPKMeans`;
-        ``max_iter`` counts the initial release (>= 1; 1 = the initial step only)
-    split : "random" (default) or "order"
+    n_clusters : int, default=8
+        K, the number of clusters (>= 1, at most the number of records).
+    epsilon : float, default=1.0
+        The total privacy budget (> 0).
+    max_iter : int, default=5
+        N, the number of releases (>= 1), the initial one included (1 = the initial step only).
+    schedule : {"fixed", "halving"}, default="fixed"
+        The budgets of the releases (:func:`~dpclust_lib.cluster.kmeans.budget_shares`), as :class:`DPKMeans`.
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        The randomness of the noise and of the draws; an int gives the same release every time.
+    bounds : (lower, upper) or "data", required
+        The public data domain (scalars or length-d arrays). "data" reads it
+        off the records: not private (PrivacyLeakWarning, epsilon_guaranteed_ = inf).
+    split : {"random", "order"}, default="random"
+        How the records are cut into K parts (see above; "order" is leaky).
+    noise : {"exact", "float"}, default="exact"
+        The Laplace noise drawn: exact discrete Laplace on a grid, or textbook
+        floating-point Laplace (leaks through its low bits: PrivacyLeakWarning,
+        epsilon_guaranteed_ = inf).
 
     Attributes
     ----------
-    as :class:`DPKMeans`; ``n_iter_`` = ``max_iter - 1`` Lloyd iterations after the
-    initial step. The true part sizes are exact data: ``exact_diagnostics(X).part_sizes``
-    (NOT private; replayed from an int ``random_state``, or with split="order").
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        The released centres.
+    initial_centers_ : ndarray of shape (n_clusters, n_features)
+        The centres the Lloyd iterations started from.
+    n_iter_ : int
+        max_iter - 1, the Lloyd iterations after the initial step.
+    noise_scales_ : list of float
+        The Laplace scale of each Lloyd iteration's release.
+    sensitivity_ : float
+        The L1 sensitivity d + 1 of one release.
+    bounds_ : tuple of two ndarrays of shape (n_features,)
+        The domain (lower, upper) used.
+    initial_noise_scale_ : float
+        The Laplace scale of the initial release.
+    ledger_ : PrivacyLedger
+        One entry per release.
+    epsilon_spent_ : float
+        The budget arithmetic: the sum of the releases' budgets.
+    epsilon_guaranteed_ : float
+        What the release guarantees: epsilon_spent_, or inf with a leaky option.
+    neighbouring_ : str
+        "add/remove one record" (replacing one record costs up to 2 epsilon).
+    n_features_in_ : int
+        The number of features seen in fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        The column names, when X is a DataFrame with string column names.
+
+    Notes
+    -----
+    No ``labels_``: use ``predict``. The true part sizes are exact data:
+    ``exact_diagnostics(X).part_sizes`` (NOT private; replayed from an int
+    ``random_state``, or with split="order").
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).random((200, 2))
+    >>> est = IDPKMeans(2, epsilon=1.0, max_iter=3, bounds=(0, 1), random_state=0).fit(X)
+    >>> est.cluster_centers_.shape, est.n_iter_, est.epsilon_spent_
+    ((2, 2), 2, 1.0)
+    >>> len(est.ledger_.entries)
+    3
     """
 
+    # Checked by validate_params at the start of fit; with the data, fit then checks
+    # n_clusters <= n_samples and bounds against X.
+    _parameter_constraints = {**LLOYD_CONSTRAINTS, "split": Choice("random", "order")}
+
     def __init__(
-        self, n_clusters=8, *, epsilon=1.0, max_iter=5, schedule="fixed", random_state=None, bounds=None, split="random"
+        self,
+        n_clusters=8,
+        *,
+        epsilon=1.0,
+        max_iter=5,
+        schedule="fixed",
+        random_state=None,
+        bounds=None,
+        split="random",
+        noise="exact",
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -76,9 +144,9 @@ class IDPKMeans(DPLloyd):
         self.random_state = random_state
         self.bounds = bounds
         self.split = split
+        self.noise = noise
 
-    def _start(self, X, k, lower, upper, eps, rng, ledger):
-        check_choice(self.split, "split", {"random", "order"})
+    def _start(self, X, k, lower, upper, eps, rng, ledger, noise):
         n, d = X.shape
         shares = budget_shares(self.schedule, eps, self.max_iter)
         if self.split == "order":
@@ -98,7 +166,7 @@ class IDPKMeans(DPLloyd):
             f"initial centres: noisy sum and count of each of {k} parts, L1 sensitivity "
             f"{sensitivity:g}, Laplace scale {laplace_scale(sensitivity, shares[0]):.4g}",
         )
-        centres = noisy_centres(X, parts, k, lower, upper, shares[0], fallback, rng)
+        centres = noisy_centres(X, parts, k, lower, upper, shares[0], fallback, rng, noise)
         self.initial_noise_scale_ = laplace_scale(sensitivity, shares[0])
         return centres, shares[1:], self.split == "order"
 

@@ -31,20 +31,31 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..accounting import PrivacyLedger
 from ..mechanisms import laplace_mechanism, laplace_scale
+from ..noise import NOISE_KINDS
 from ..validation import (
+    Choice,
+    ChoiceOrArray,
+    Epsilon,
+    Int,
+    NClusters,
     PrivacyLeakWarning,
-    check_array,
+    PublicInput,
+    RandomState,
     check_choice,
     check_epsilon,
     check_int,
     check_n_clusters,
     check_random_state,
     check_sample_weight,
+    validate_params,
 )
+from ._base import resolve_noise
 from ._numeric import (
+    BOUNDS_WHAT,
     NearestCentrePredict,
     PrivateCentroidMixin,
     assign,
+    check_init_shape,
     numeric_input,
     record_privacy,
     resolve_bounds,
@@ -77,12 +88,29 @@ GRID_CELL_LIMIT = 10_000_000  # a noisy histogram must hold every cell, empty on
 def lloyd(X, centres, weights=None, max_iter=300):
     """Weighted Lloyd iterations from ``centres`` until the assignment repeats.
 
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+    centres : array_like of shape (K, n_features)
+        The initial centres.
+    weights : None or array_like of shape (n_samples,), default=None
+        Record weights (None: all ones).
+    max_iter : int, default=300
+        The most centre updates.
+
     Returns
     -------
     centres : (K, d) the final centres
     labels : (n,) the nearest final centre of each record
     inertia : sum of weight * squared distance to the nearest centre
     n_iter : number of centre updates made
+
+    Examples
+    --------
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 0.0], [10.0, 1.0]])
+    >>> centres, labels, inertia, n_iter = lloyd(X, X[[0, 2]])
+    >>> centres.tolist(), labels.tolist(), inertia
+    ([[0.0, 0.5], [10.0, 0.5]], [0, 0, 1, 1], 1.0)
     """
     X = np.asarray(X, dtype=float)
     w = np.ones(X.shape[0]) if weights is None else np.asarray(weights, dtype=float)
@@ -107,6 +135,26 @@ def kmeans_plusplus(X, n_clusters, random_state=None, weights=None):
     the squared distance to the nearest centre chosen so far. When that is
     zero everywhere (fewer weighted distinct records than K), the rest are
     drawn uniformly from all records.
+
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+    n_clusters : int
+        K, the number of centres to draw.
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+    weights : None or array_like of shape (n_samples,), default=None
+        Record weights (None: all ones).
+
+    Returns
+    -------
+    ndarray of shape (n_clusters, n_features)
+        K records of X, the initial centres.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
+    >>> kmeans_plusplus(X, 2, random_state=0).shape
+    (2, 2)
     """
     X = np.asarray(X, dtype=float)
     n = X.shape[0]
@@ -134,16 +182,40 @@ class KMeans(NearestCentrePredict, ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int >= 1
-    init : "k-means++" or an array (n_clusters, d) of initial centres
-    n_init : int >= 1, runs from different seedings; the lowest inertia wins
-    max_iter : int >= 1, the most centre updates per run (stops when the assignment repeats)
-    random_state : None, int or Generator
+    n_clusters : int, default=8
+        K, the number of clusters (>= 1, at most the number of records).
+    init : {"k-means++"} or array_like of shape (n_clusters, n_features), default="k-means++"
+        The initial centres: k-means++ seeding (:func:`kmeans_plusplus`), or given.
+    n_init : int, default=1
+        Runs from different seedings (>= 1); the lowest inertia wins. An init array runs once.
+    max_iter : int, default=300
+        The most centre updates per run (>= 1); a run stops when the assignment repeats.
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        The seeding's randomness; an int gives the same run every time.
 
     Attributes
     ----------
-    cluster_centers_, labels_, inertia_ (weighted sum of squared distances), n_iter_,
-    n_features_in_, feature_names_in_ (DataFrames with string columns)
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        The centres of the best run.
+    labels_ : ndarray of shape (n_samples,)
+        The nearest centre of each fitted record.
+    inertia_ : float
+        The weighted sum of squared distances to the nearest centre.
+    n_iter_ : int
+        Centre updates of the best run.
+    n_features_in_ : int
+        The number of features seen in fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        The column names, when X is a DataFrame with string column names.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 0.0], [10.0, 1.0]])
+    >>> km = KMeans(2, random_state=0).fit(X)
+    >>> sorted(km.cluster_centers_.tolist())
+    [[0.0, 0.5], [10.0, 0.5]]
+    >>> km.inertia_
+    1.0
     """
 
     def __init__(self, n_clusters=8, *, init="k-means++", n_init=1, max_iter=300, random_state=None):
@@ -153,21 +225,36 @@ class KMeans(NearestCentrePredict, ClusterMixin, BaseEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
 
+    # Checked by validate_params at the start of fit; with the data, fit then checks
+    # n_clusters <= n_samples and the shape (n_clusters, n_features) of an init array.
+    _parameter_constraints = {
+        "n_clusters": NClusters(),
+        "init": ChoiceOrArray("k-means++"),
+        "n_init": Int(minimum=1),
+        "max_iter": Int(minimum=1),
+        "random_state": RandomState(),
+    }
+
     def fit(self, X, y=None, sample_weight=None):
-        """Fit to X (n, d), with optional record weights (n,)."""
+        """Fit to X (n, d), with optional record weights (n,).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : ignored
+        sample_weight : None or array_like of shape (n_samples,), non-negative
+
+        Returns
+        -------
+        self
+        """
+        params = validate_params(self)
         X = numeric_input(self, X)
-        k = check_n_clusters(self.n_clusters, X.shape[0])
-        n_init = check_int(self.n_init, "n_init", minimum=1)
-        max_iter = check_int(self.max_iter, "max_iter", minimum=1)
+        k = check_n_clusters(params["n_clusters"], X.shape[0])
+        n_init, max_iter = params["n_init"], params["max_iter"]
         w = check_sample_weight(sample_weight, X.shape[0])
         rng = check_random_state(self.random_state)
-        given = None
-        if isinstance(self.init, str):
-            check_choice(self.init, "init", {"k-means++"})
-        else:
-            given = check_array(self.init, "init").astype(float)
-            if given.shape != (k, X.shape[1]):
-                raise ValueError(f"init array must have shape ({k}, {X.shape[1]}), got {given.shape}")
+        given = None if isinstance(params["init"], str) else check_init_shape(params["init"], k, X.shape[1])
         best = None
         for _ in range(n_init if given is None else 1):
             start = kmeans_plusplus(X, k, rng, w) if given is None else given
@@ -194,6 +281,26 @@ def budget_shares(schedule, epsilon, n_releases):
     Lap((d + 1) N / epsilon)), total epsilon. ``"halving"``: epsilon/2,
     epsilon/4, ... (each release spends half of what is left; for an unknown
     number of iterations), total epsilon (1 - 2^-N) < epsilon.
+
+    Parameters
+    ----------
+    schedule : {"fixed", "halving"}
+    epsilon : float
+        The total budget (> 0).
+    n_releases : int
+        N, the number of releases (>= 0).
+
+    Returns
+    -------
+    list of float
+        The budget of each release, in order.
+
+    Examples
+    --------
+    >>> budget_shares("fixed", 1.0, 4)
+    [0.25, 0.25, 0.25, 0.25]
+    >>> budget_shares("halving", 1.0, 3)
+    [0.5, 0.25, 0.125]
     """
     check_choice(schedule, "schedule", set(SCHEDULES))
     eps = check_epsilon(epsilon)
@@ -220,19 +327,58 @@ def sum_count_sensitivity(n_features):
     one Laplace scale for the whole vector would need
     1 + sum_j max(|lower_j|, |upper_j|) (1 + 2 * 10^6 on birch3), and the
     counts would then get noise of the size of the coordinates.
+
+    Parameters
+    ----------
+    n_features : int
+        d (>= 1).
+
+    Returns
+    -------
+    float
+        d + 1.
+
+    Examples
+    --------
+    >>> sum_count_sensitivity(2)
+    3.0
     """
     return float(check_int(n_features, "n_features", minimum=1) + 1)
 
 
 def cluster_sums_counts(X, labels, n_clusters, lower, upper):
-    """Per cluster: the sum of u = (x - lower) / (upper - lower), shape (K, d), and the count, shape (K,)."""
+    """Per cluster: the sum of u = (x - lower) / (upper - lower), shape (K, d), and the count, shape (K,).
+
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+    labels : ndarray of shape (n_samples,)
+        The cluster of each record, in 0 .. n_clusters - 1.
+    n_clusters : int
+    lower, upper : ndarray of shape (n_features,)
+        The public domain.
+
+    Returns
+    -------
+    sums : ndarray of shape (n_clusters, n_features)
+        The sum of the scaled records u of each cluster.
+    counts : ndarray of shape (n_clusters,)
+        The number of records of each cluster.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0, 2.0], [1.0, 4.0], [1.0, 0.0]])
+    >>> sums, counts = cluster_sums_counts(X, np.array([0, 0, 1]), 2, np.zeros(2), np.array([1.0, 4.0]))
+    >>> sums.tolist(), counts.tolist()
+    ([[1.0, 1.5], [1.0, 0.0]], [2.0, 1.0])
+    """
     X = np.asarray(X, dtype=float)
     counts = np.bincount(labels, minlength=n_clusters).astype(float)
     raw = np.column_stack([np.bincount(labels, weights=X[:, j], minlength=n_clusters) for j in range(X.shape[1])])
     return (raw - counts[:, None] * lower) / (upper - lower), counts  # = sum of u, without an n x d temporary
 
 
-def noisy_centres(X, labels, n_clusters, lower, upper, epsilon, previous, random_state=None):
+def noisy_centres(X, labels, n_clusters, lower, upper, epsilon, previous, random_state=None, noise="exact"):
     """One SuLQ release: noisy sums and counts per cluster, and the centres they give.
 
     The vector (sums, counts) of :func:`cluster_sums_counts` gets Laplace
@@ -241,10 +387,39 @@ def noisy_centres(X, labels, n_clusters, lower, upper, epsilon, previous, random
     whose noisy count is below 1 keeps its ``previous`` centre; the others
     move to lower + (upper - lower) * noisy sum / noisy count, projected onto
     the domain. Both are post-processing of the released values.
+
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+    labels : ndarray of shape (n_samples,)
+        The cluster of each record.
+    n_clusters : int
+    lower, upper : ndarray of shape (n_features,)
+        The public domain.
+    epsilon : float
+        The budget of this release (> 0).
+    previous : array_like of shape (n_clusters, n_features)
+        The centres kept by clusters whose noisy count is below 1.
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+    noise : {"exact", "float"}, default="exact"
+        The Laplace noise drawn (see :mod:`dpclust_lib.noise`).
+
+    Returns
+    -------
+    ndarray of shape (n_clusters, n_features)
+        The new centres, inside the domain.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).random((100, 2))
+    >>> labels = (X[:, 0] > 0.5).astype(int)
+    >>> centres = noisy_centres(X, labels, 2, np.zeros(2), np.ones(2), 1.0, np.full((2, 2), 0.5), random_state=0)
+    >>> centres.shape, bool(np.all((centres >= 0) & (centres <= 1)))
+    ((2, 2), True)
     """
     sums, counts = cluster_sums_counts(X, labels, n_clusters, lower, upper)
     released = laplace_mechanism(
-        np.column_stack([sums, counts]), sum_count_sensitivity(sums.shape[1]), epsilon, random_state
+        np.column_stack([sums, counts]), sum_count_sensitivity(sums.shape[1]), epsilon, random_state, noise=noise
     )
     noisy_sums, noisy_counts = released[:, :-1], released[:, -1]
     centres = np.array(previous, dtype=float)
@@ -258,26 +433,48 @@ def noisy_centres(X, labels, n_clusters, lower, upper, epsilon, previous, random
 # ---------------------------------------------------------------------------
 
 
+LLOYD_CONSTRAINTS = {
+    "n_clusters": NClusters(),
+    "epsilon": Epsilon(),
+    "max_iter": Int(minimum=1),
+    "schedule": Choice(*SCHEDULES),
+    "random_state": RandomState(),
+    "bounds": PublicInput(BOUNDS_WHAT),
+    "noise": Choice(*NOISE_KINDS),
+}
+"""The parameters every interactive method shares (:class:`DPLloyd` subclasses add theirs)."""
+
+
 class DPLloyd(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
     """Shared fit of the interactive methods: initial centres, then noisy Lloyd releases.
 
-    A subclass defines ``_start(X, k, lower, upper, eps, rng, ledger)``, which
+    A subclass defines ``_start(X, k, lower, upper, eps, rng, ledger, noise)``, which
     returns the initial centres, the budgets of the Lloyd iterations and
-    whether the start read the data outside the budget (leaky).
+    whether the start read the data outside the budget (leaky), and its
+    ``_parameter_constraints``: :data:`LLOYD_CONSTRAINTS` plus its own parameters.
     """
 
     def fit(self, X, y=None):
-        """Fit to X (n, d); the release is ``cluster_centers_`` (see the class docstring)."""
-        eps = check_epsilon(self.epsilon)
-        check_int(self.max_iter, "max_iter", minimum=1)
-        check_choice(self.schedule, "schedule", set(SCHEDULES))
+        """Fit to X (n, d); the release is ``cluster_centers_`` (see the class docstring).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features), inside ``bounds``
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        eps = validate_params(self)["epsilon"]
         X = numeric_input(self, X)
+        noise, leaky_noise = resolve_noise(self.noise)
         lower, upper, leaky = resolve_bounds(self.bounds, X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
         rng = check_random_state(self.random_state)
         ledger = PrivacyLedger(eps)
         sensitivity = sum_count_sensitivity(X.shape[1])
-        centres, shares, leaky_start = self._start(X, k, lower, upper, eps, rng, ledger)
+        centres, shares, leaky_start = self._start(X, k, lower, upper, eps, rng, ledger, noise)
         self.initial_centers_ = centres
         scales = []
         by_column = np.asfortranarray(X)  # the per-cluster sums read one column at a time
@@ -289,14 +486,14 @@ class DPLloyd(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
                 f"iteration {t}: noisy sum and count per cluster, L1 sensitivity "
                 f"{sensitivity:g}, Laplace scale {scales[-1]:.4g}",
             )
-            centres = noisy_centres(by_column, labels, k, lower, upper, share, centres, rng)
+            centres = noisy_centres(by_column, labels, k, lower, upper, share, centres, rng, noise)
         self.cluster_centers_ = centres
         self.n_iter_ = len(shares)
         self.noise_scales_ = scales
         self.sensitivity_ = sensitivity
         self.bounds_ = (lower, upper)
         self.ledger_ = ledger
-        record_privacy(self, ledger.spent, leaky or leaky_start)
+        record_privacy(self, ledger.spent, leaky or leaky_start or leaky_noise)
         return self
 
 
@@ -315,32 +512,90 @@ class DPKMeans(DPLloyd):
 
     Parameters
     ----------
-    n_clusters : int >= 1
-    epsilon : float > 0, the total budget
-    max_iter : int >= 1, the number of iterations (N of Lap((d + 1) N / epsilon))
-    schedule : "fixed" (epsilon / N each, total epsilon) or "halving"
-        (epsilon/2, epsilon/4, ..., total epsilon (1 - 2^-N))
-    random_state : None, int or Generator
+    n_clusters : int, default=8
+        K, the number of clusters (>= 1, at most the number of records).
+    epsilon : float, default=1.0
+        The total privacy budget (> 0).
+    max_iter : int, default=5
+        The number of iterations, N of Lap((d + 1) N / epsilon) (>= 1).
+    schedule : {"fixed", "halving"}, default="fixed"
+        "fixed": epsilon / N per iteration, total epsilon. "halving": epsilon/2,
+        epsilon/4, ..., total epsilon (1 - 2^-N).
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        The noise's and the initial centres' randomness.
     bounds : (lower, upper) or "data", required
         The public data domain (scalars or length-d arrays). "data" reads it
         off the records: not private (PrivacyLeakWarning, epsilon_guaranteed_ = inf).
-    init : "domain" (default), "records" or an array (n_clusters, d)
+    init : {"domain", "records"} or array_like of shape (n_clusters, n_features), default="domain"
         "domain": K points uniform in the domain, independent of the data (no
         budget). "records": K distinct records, as one reading of the text; not
         covered by epsilon (PrivacyLeakWarning, epsilon_guaranteed_ = inf). An
         array must not depend on the data for the guarantee to hold.
+    noise : {"exact", "float"}, default="exact"
+        The Laplace noise drawn: exact discrete Laplace on a grid, or textbook
+        floating-point Laplace (leaks through its low bits: PrivacyLeakWarning,
+        epsilon_guaranteed_ = inf).
 
     Attributes
     ----------
-    cluster_centers_, initial_centers_, n_iter_, ledger_, noise_scales_ (per
-    iteration), sensitivity_, bounds_, n_features_in_;
-    epsilon_spent_ (the budget arithmetic), epsilon_guaranteed_ (inf with a
-    leaky option), neighbouring_ (add/remove one record; replace-one costs up
-    to 2 epsilon). No labels_: use predict, or exact_diagnostics(X) (NOT private).
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        The released centres.
+    initial_centers_ : ndarray of shape (n_clusters, n_features)
+        The centres the iterations started from.
+    n_iter_ : int
+        The number of noisy iterations run (= max_iter).
+    noise_scales_ : list of float
+        The Laplace scale of each iteration's release.
+    sensitivity_ : float
+        The L1 sensitivity d + 1 of one release (:func:`sum_count_sensitivity`).
+    bounds_ : tuple of two ndarrays of shape (n_features,)
+        The domain (lower, upper) used.
+    ledger_ : PrivacyLedger
+        One entry per release.
+    epsilon_spent_ : float
+        The budget arithmetic: the sum of the releases' budgets.
+    epsilon_guaranteed_ : float
+        What the release guarantees: epsilon_spent_, or inf with a leaky option.
+    neighbouring_ : str
+        "add/remove one record" (replacing one record costs up to 2 epsilon).
+    n_features_in_ : int
+        The number of features seen in fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        The column names, when X is a DataFrame with string column names.
+
+    Notes
+    -----
+    No ``labels_``: labels of the private records are not a release. Use
+    ``predict``, or ``exact_diagnostics(X)`` (NOT private).
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).random((200, 2))
+    >>> dpk = DPKMeans(2, epsilon=1.0, bounds=(0, 1), random_state=0).fit(X)
+    >>> dpk.cluster_centers_.shape, dpk.epsilon_spent_, dpk.epsilon_guaranteed_
+    ((2, 2), 1.0, 1.0)
+    >>> dpk.predict(X[:4]).shape
+    (4,)
     """
 
+    # Checked by validate_params at the start of fit; with the data, fit then checks
+    # n_clusters <= n_samples, bounds against X and the shape of an init array.
+    _parameter_constraints = {
+        **LLOYD_CONSTRAINTS,
+        "init": ChoiceOrArray("domain", "records"),
+    }
+
     def __init__(
-        self, n_clusters=8, *, epsilon=1.0, max_iter=5, schedule="fixed", random_state=None, bounds=None, init="domain"
+        self,
+        n_clusters=8,
+        *,
+        epsilon=1.0,
+        max_iter=5,
+        schedule="fixed",
+        random_state=None,
+        bounds=None,
+        init="domain",
+        noise="exact",
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -349,15 +604,16 @@ class DPKMeans(DPLloyd):
         self.random_state = random_state
         self.bounds = bounds
         self.init = init
+        self.noise = noise
 
-    def _start(self, X, k, lower, upper, eps, rng, ledger):
+    def _start(self, X, k, lower, upper, eps, rng, ledger, noise):
         centres, leaky = _initial_centres(self.init, X, k, lower, upper, rng)
         return centres, budget_shares(self.schedule, eps, self.max_iter), leaky
 
 
 def _initial_centres(init, X, k, lower, upper, rng):
+    """(centres, leaky) from an init already checked by the table: "domain", "records" or an array."""
     if isinstance(init, str):
-        check_choice(init, "init", {"domain", "records"})
         if init == "domain":
             return rng.uniform(lower, upper, size=(k, X.shape[1])), False
         warnings.warn(
@@ -371,10 +627,7 @@ def _initial_centres(init, X, k, lower, upper, rng):
         if k > uniq.shape[0]:
             raise ValueError(f"n_clusters={k} is larger than the number of distinct records ({uniq.shape[0]})")
         return uniq[rng.choice(uniq.shape[0], size=k, replace=False)].copy(), True
-    centres = check_array(init, "init").astype(float)
-    if centres.shape != (k, X.shape[1]):
-        raise ValueError(f"init array must have shape ({k}, {X.shape[1]}), got {centres.shape}")
-    return centres, False
+    return check_init_shape(np.asarray(init, dtype=float), k, X.shape[1]), False
 
 
 def grid_histogram(X, lower, upper, cells_per_dim):
@@ -384,10 +637,27 @@ def grid_histogram(X, lower, upper, cells_per_dim):
     closed at ``upper``. Every one of the m^d cells is returned, empty ones
     included (a DP histogram must add noise to all of them).
 
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features), inside [lower, upper]
+    lower, upper : ndarray of shape (n_features,)
+        The public domain.
+    cells_per_dim : int
+        m, cells per dimension (>= 1; m^d at most GRID_CELL_LIMIT).
+
     Returns
     -------
     centres : (m^d, d), in C order of the cell indices
     counts : (m^d,) float
+
+    Examples
+    --------
+    >>> X = np.array([[0.1, 0.1], [0.2, 0.3], [0.9, 0.9]])
+    >>> cells, counts = grid_histogram(X, np.zeros(2), np.ones(2), 2)
+    >>> cells.tolist()
+    [[0.25, 0.25], [0.25, 0.75], [0.75, 0.25], [0.75, 0.75]]
+    >>> counts.tolist()
+    [2.0, 0.0, 0.0, 1.0]
     """
     X = np.asarray(X, dtype=float)
     d = X.shape[1]
@@ -411,6 +681,29 @@ def fit_buckets(bucket_centres, noisy_counts, start, max_iter):
 
     Post-processing of the noisy counts. Buckets of weight 0 move no centre,
     so Lloyd runs on the others only (same centres, less work).
+
+    Parameters
+    ----------
+    bucket_centers : ndarray of shape (n_buckets, n_features)
+    noisy_counts : ndarray of shape (n_buckets,)
+        The released counts, used as weights.
+    start : ndarray of shape (K, n_features)
+        The initial centres.
+    max_iter : int
+        The most Lloyd updates.
+
+    Returns
+    -------
+    centres : ndarray of shape (K, n_features)
+    n_iter : int
+        Lloyd updates made (0 when every weight is <= 0).
+
+    Examples
+    --------
+    >>> buckets = np.array([[0.0], [1.0], [9.0], [10.0]])
+    >>> centres, n_iter = fit_buckets(buckets, np.array([3.0, 1.0, -0.5, 2.0]), np.array([[0.0], [10.0]]), 10)
+    >>> centres.ravel().tolist()
+    [0.25, 10.0]
     """
     positive = noisy_counts > 0
     centres, n_iter = np.array(start, dtype=float), 0

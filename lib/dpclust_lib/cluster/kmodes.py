@@ -18,16 +18,27 @@ import numpy as np
 from .._distances import nearest
 from ..accounting import PrivacyLedger
 from ..mechanisms import laplace_mechanism, laplace_scale
+from ..noise import NOISE_KINDS
 from ..validation import (
-    check_choice,
-    check_epsilon,
+    Choice,
+    ChoiceOrArray,
+    DomainSizes,
+    Epsilon,
+    Int,
+    NClusters,
+    Optional,
+    PublicInput,
+    RandomState,
     check_int,
     check_n_clusters,
     check_random_state,
     check_sample_weight,
+    validate_params,
 )
-from ._base import CENTRAL
+from ._base import CENTRAL, resolve_noise
 from ._common import (
+    DOMAIN_SIZES_WHAT,
+    PRIVATE_DOMAIN_SIZES,
     CategoricalClusterer,
     PrivateCategoricalClusterer,
     categorical_input,
@@ -71,6 +82,12 @@ def frequent_value_centres(X, n_clusters, random_state=None, sample_weight=None,
     centres : int64 (K, m)
 
     Raises ValueError when fewer than K distinct candidates exist.
+
+    Examples
+    --------
+    >>> X = np.array([[0, 0], [0, 0], [0, 1], [2, 2], [2, 2], [1, 2]])
+    >>> frequent_value_centres(X, 2, random_state=0).shape
+    (2, 2)
     """
     X, sizes = domain_from_data(X) if domain_sizes is None else categorical_input(X, domain_sizes)
     k = check_n_clusters(n_clusters)
@@ -90,24 +107,57 @@ class KModes(CategoricalClusterer):
 
     Parameters
     ----------
-    n_clusters : int >= 1
-    init : "random", "frequent" or array (n_clusters, m)
+    n_clusters : int, default=8
+        K, the number of clusters (>= 1, at most the number of records).
+    init : {"random", "frequent"} or array_like of shape (n_clusters, m), default="random"
         "random": distinct records drawn with probability proportional to weight;
         "frequent": :func:`frequent_value_centres` (Peng et al. Alg. 4).
-    max_iter : int >= 1, the most update steps (T in Peng et al.)
-    n_init : int >= 1, runs from different initial centres; the lowest cost wins
-    domain_sizes : sequence of m ints, or None (or "data") to take them from the data
-    random_state : None, int or Generator
+    max_iter : int, default=100
+        The most update steps (>= 1; T in Peng et al.).
+    n_init : int, default=1
+        Runs from different initial centres (>= 1); the lowest cost wins.
+    domain_sizes : sequence of m ints, "data" or None, default=None
+        The attribute domains; None or "data" takes them from the data.
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        The randomness of the noise and of the draws; an int gives the same release every time.
 
     Attributes
     ----------
-    cluster_centers_ : (n_clusters, m) int64
-    labels_ : nearest centre of each record of the fitted data (ties: lowest index)
-    cost_ : weighted sum of Hamming distances to the nearest centre
-    n_iter_ : update steps of the best run (stops early when the centres repeat)
-    domain_sizes_ : tuple, the domain used
-    n_features_in_, feature_names_in_ : as in scikit-learn
+    cluster_centers_ : ndarray of shape (n_clusters, m), int64
+        The modes of the best run.
+    labels_ : ndarray of shape (n_samples,)
+        The nearest centre of each fitted record (ties: lowest index).
+    cost_ : float
+        The weighted sum of Hamming distances to the nearest centre.
+    n_iter_ : int
+        Update steps of the best run (it stops early when the centres repeat).
+    domain_sizes_ : tuple of int
+        The domain used.
+    n_features_in_ : int
+        The number of attributes seen in fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        The column names, when X is a DataFrame with string column names.
+
+    Examples
+    --------
+    >>> X = np.array([[0, 0], [0, 0], [0, 1], [2, 2], [2, 2], [1, 2]])
+    >>> km = KModes(2, domain_sizes=(3, 3), random_state=0).fit(X)
+    >>> sorted(km.cluster_centers_.tolist())
+    [[0, 0], [2, 2]]
+    >>> km.cost_
+    2.0
     """
+
+    # Checked by validate_params at the start of fit; with the data, fit then checks
+    # n_clusters <= n_samples, X against domain_sizes and an init array's shape and codes.
+    _parameter_constraints = {
+        "n_clusters": NClusters(),
+        "init": ChoiceOrArray("random", "frequent", numeric=False),
+        "max_iter": Int(minimum=1),
+        "n_init": Int(minimum=1),
+        "domain_sizes": Optional(PublicInput(DOMAIN_SIZES_WHAT, DomainSizes())),  # None: read off the data
+        "random_state": RandomState(),
+    }
 
     def __init__(self, n_clusters=8, *, init="random", max_iter=100, n_init=1, domain_sizes=None, random_state=None):
         self.n_clusters = n_clusters
@@ -118,8 +168,7 @@ class KModes(CategoricalClusterer):
         self.random_state = random_state
 
     def _initial_centres(self, X, w, sizes, rng):
-        if isinstance(self.init, str):
-            check_choice(self.init, "init", {"random", "frequent"})
+        if isinstance(self.init, str):  # "random" or "frequent", checked by the table
             if self.init == "random":
                 return distinct_weighted_rows(X, w, self.n_clusters, rng)
             return frequent_value_draw(X, self.n_clusters, rng, w)
@@ -141,10 +190,10 @@ class KModes(CategoricalClusterer):
         -------
         self
         """
+        params = validate_params(self)
         X, sizes, _ = self._fit_input(X)
         check_n_clusters(self.n_clusters, X.shape[0])
-        max_iter = check_int(self.max_iter, "max_iter", minimum=1)
-        n_init = check_int(self.n_init, "n_init", minimum=1)
+        max_iter, n_init = params["max_iter"], params["n_init"]
         w = check_sample_weight(sample_weight, X.shape[0])
         rng = check_random_state(self.random_state)
         best = None
@@ -168,6 +217,28 @@ class KModes(CategoricalClusterer):
         return self.fit(X, sample_weight=sample_weight).labels_
 
 
+def _noisy_modes_lloyd(rows, multiplicity, centres, sizes, T, eps_iter, rng, noise, ledger):
+    """(centres, iterations run): up to T noisy-count mode updates, until the released modes repeat."""
+    k, m = centres.shape[0], len(sizes)
+    n_iter = 0
+    for n_iter in range(1, T + 1):
+        labels, _ = nearest(rows, centres, "hamming")
+        counts = value_counts(rows, labels, multiplicity, k, sizes)
+        ledger.spend(
+            eps_iter,
+            f"iteration {n_iter}: value counts per cluster and attribute, "
+            f"L1 sensitivity {m}, Laplace scale {laplace_scale(m, eps_iter):.4g}",
+        )
+        # One release per iteration: all m attributes' counts, L1 sensitivity m together.
+        noisy = laplace_mechanism(np.concatenate([c.ravel() for c in counts]), m, eps_iter, rng, noise=noise)
+        noisy = np.split(noisy, np.cumsum([c.size for c in counts])[:-1])
+        new = modes_from_counts([v.reshape(c.shape) for v, c in zip(noisy, counts)])
+        if np.array_equal(new, centres):
+            break
+        centres = new
+    return centres, n_iter
+
+
 class DPKModes(PrivateCategoricalClusterer):
     """DP-modes-Lloyd: k-modes whose every update is epsilon-DP (Nguyen 2018).
 
@@ -185,37 +256,97 @@ class DPKModes(PrivateCategoricalClusterer):
 
     Parameters
     ----------
-    n_clusters : int >= 1
-    epsilon : float > 0, the total budget
-    max_iter : int >= 1, T
-    init : "domain" (default) or "records"
+    n_clusters : int, default=8
+        K, the number of clusters (>= 1, at most the number of records).
+    epsilon : float, default=1.0
+        The total privacy budget (> 0).
+    max_iter : int, default=5
+        T, the most iterations (>= 1); each gets epsilon / T.
+    init : {"domain", "records"}, default="domain"
         "domain": K distinct points drawn uniformly from the declared domain,
         independent of the data (costs no budget). "records": K distinct records
         of the data, as Peng et al. describe the baseline; not covered by epsilon
         (warns with :class:`PrivacyLeakWarning`; ``epsilon_guaranteed_`` = inf).
-    domain_sizes : m ints, the public schema (required); "data" reads it off the
-        records (not private: warns, ``epsilon_guaranteed_`` = inf)
-    random_state : None, int or Generator
+    domain_sizes : sequence of m ints or "data", required
+        The public schema, k_j >= 2 categories of attribute j. "data" reads it
+        off the records (not private: PrivacyLeakWarning, epsilon_guaranteed_ = inf).
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        The randomness of the noise and of the draws; an int gives the same release every time.
+    noise : {"exact", "float"}, default="exact"
+        The Laplace noise drawn: exact discrete Laplace on a grid, or textbook
+        floating-point Laplace (leaks through its low bits: PrivacyLeakWarning,
+        epsilon_guaranteed_ = inf).
 
     Attributes
     ----------
-    cluster_centers_, initial_centers_, n_iter_, ledger_ (a :class:`PrivacyLedger`),
-    noise_scale_ (m T / epsilon), domain_sizes_, n_features_in_, feature_names_in_;
-    epsilon_spent_ : the budget spent (n_iter_ * epsilon / T)
-    epsilon_guaranteed_ : epsilon_spent_, or inf for a leaking setting
-    neighbouring_ : "add/remove one record"
+    cluster_centers_ : ndarray of shape (n_clusters, m), int64
+        The released modes.
+    initial_centers_ : ndarray of shape (n_clusters, m), int64
+        The modes the iterations started from.
+    n_iter_ : int
+        Iterations run (it stops early when the released modes repeat).
+    ledger_ : PrivacyLedger
+        One entry per iteration.
+    noise_scale_ : float
+        m T / epsilon, the Laplace scale of every count.
+    epsilon_spent_ : float
+        The budget spent, n_iter_ * epsilon / T.
+    epsilon_guaranteed_ : float
+        epsilon_spent_, or inf with a leaky option.
+    neighbouring_ : str
+        "add/remove one record" (replacing one record costs up to 2 epsilon).
+    domain_sizes_ : tuple of int
+        The domain used.
+    n_features_in_ : int
+        The number of attributes seen in fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        The column names, when X is a DataFrame with string column names.
 
+    Notes
+    -----
     Labels of the fitted records are not kept (they are not private): use
     ``predict(X)`` or :meth:`exact_diagnostics`.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).integers(0, 3, size=(200, 4))
+    >>> est = DPKModes(2, epsilon=1.0, domain_sizes=(3, 3, 3, 3), random_state=0).fit(X)
+    >>> est.cluster_centers_.shape, est.noise_scale_
+    ((2, 4), 20.0)
+    >>> est.epsilon_spent_ <= 1.0, est.neighbouring_
+    (True, 'add/remove one record')
     """
 
-    def __init__(self, n_clusters=8, *, epsilon=1.0, max_iter=5, init="domain", domain_sizes=None, random_state=None):
+    # Checked by validate_params at the start of fit; with the data, fit then checks
+    # n_clusters <= n_samples and X against domain_sizes (or reads them with "data").
+    _parameter_constraints = {
+        "n_clusters": NClusters(),
+        "epsilon": Epsilon(),
+        "max_iter": Int(minimum=1),
+        "init": Choice("domain", "records"),
+        "domain_sizes": PRIVATE_DOMAIN_SIZES,
+        "random_state": RandomState(),
+        "noise": Choice(*NOISE_KINDS),
+    }
+
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        epsilon=1.0,
+        max_iter=5,
+        init="domain",
+        domain_sizes=None,
+        random_state=None,
+        noise="exact",
+    ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.max_iter = max_iter
         self.init = init
         self.domain_sizes = domain_sizes
         self.random_state = random_state
+        self.noise = noise
 
     def fit(self, X, y=None):
         """Run DP-modes-Lloyd on integer-coded records.
@@ -229,11 +360,13 @@ class DPKModes(PrivateCategoricalClusterer):
         -------
         self
         """
-        eps = check_epsilon(self.epsilon)
-        check_choice(self.init, "init", {"domain", "records"})
+        params = validate_params(self)
+        eps = params["epsilon"]
+        noise, leaky_noise = resolve_noise(self.noise)
         X, sizes, leaky = self._fit_input(X)
+        leaky = leaky or leaky_noise
         k = check_n_clusters(self.n_clusters, X.shape[0])
-        T = check_int(self.max_iter, "max_iter", minimum=1)
+        T = params["max_iter"]
         rng = check_random_state(self.random_state)
         m = len(sizes)
         eps_iter = eps / T
@@ -251,22 +384,7 @@ class DPKModes(PrivateCategoricalClusterer):
         else:
             centres = domain_centres(sizes, k, rng)
         self.initial_centers_ = centres
-        n_iter = 0
-        for n_iter in range(1, T + 1):
-            labels, _ = nearest(rows, centres, "hamming")
-            counts = value_counts(rows, labels, multiplicity, k, sizes)
-            ledger.spend(
-                eps_iter,
-                f"iteration {n_iter}: value counts per cluster and attribute, "
-                f"L1 sensitivity {m}, Laplace scale {laplace_scale(m, eps_iter):.4g}",
-            )
-            # One release per iteration: all m attributes' counts, L1 sensitivity m together.
-            noisy = laplace_mechanism(np.concatenate([c.ravel() for c in counts]), m, eps_iter, rng)
-            noisy = np.split(noisy, np.cumsum([c.size for c in counts])[:-1])
-            new = modes_from_counts([v.reshape(c.shape) for v, c in zip(noisy, counts)])
-            if np.array_equal(new, centres):
-                break
-            centres = new
+        centres, n_iter = _noisy_modes_lloyd(rows, multiplicity, centres, sizes, T, eps_iter, rng, noise, ledger)
         self.cluster_centers_ = centres
         self.n_iter_ = n_iter
         self.ledger_ = ledger

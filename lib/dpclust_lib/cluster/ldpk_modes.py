@@ -6,13 +6,15 @@ User side
     :func:`user_perturb` -- Alg. 1: each user perturbs their own record with the
     Hamming-distance randomized response and sends only the report.
 Server side (sees the reports and the public schema, nothing else)
-    :func:`server_aggregate` -- Alg. 2: histogram of the reports, the unbiased
-    estimate P^-1 c* (one attribute at a time, P being a Kronecker product), then
-    the paper's projection back to counts (lines 12-17: negatives to 0, rescale
-    to n, round up);
-    :func:`server_synthetic_data` -- Alg. 3: the synthetic data set, kept as
-    weighted unique records (:func:`materialise` expands it into rows);
-    :func:`server_cluster` -- Alg. 4: frequent-value initial centres, then k-modes.
+    :func:`server_aggregate` -- Alg. 2: histogram of the reports over the joint
+    class index (line 3, corrected), the unbiased estimate P^-1 c* (line 11, one
+    attribute at a time, P being a Kronecker product), then the paper's
+    projection back to counts (lines 12-17: negatives to 0, rescale to n, round up);
+    :func:`server_synthetic_data` -- Alg. 3: the synthetic data set (lines 4-9,
+    corrected), kept as weighted unique records (:func:`materialise` expands it
+    into rows);
+    :func:`server_cluster` -- Alg. 4: frequent-value initial centres (lines 1-15),
+    then k-modes (lines 16-30).
 
 :class:`LDPKModes` runs the whole protocol on a data set, simulating its users.
 Records are integer codes, ``X[:, j]`` in ``0 .. k_j - 1``.
@@ -26,17 +28,24 @@ import pandas as pd
 from ..accounting import PrivacyLedger
 from ..frequency import LDPFO, clip_and_normalise, joint_records
 from ..validation import (
+    Bool,
+    Choice,
+    Epsilon,
+    Int,
+    NClusters,
+    RandomState,
     check_array,
+    check_bool,
     check_categorical,
     check_choice,
     check_domain_sizes,
-    check_epsilon,
     check_int,
     check_n_clusters,
     check_random_state,
+    validate_params,
 )
 from ._base import LOCAL
-from ._common import PrivateCategoricalClusterer, frequent_value_draw, lloyd, unique_rows
+from ._common import PRIVATE_DOMAIN_SIZES, PrivateCategoricalClusterer, frequent_value_draw, lloyd, unique_rows
 
 __all__ = ["LDPKModes", "user_perturb", "server_aggregate", "server_synthetic_data", "server_cluster", "materialise"]
 
@@ -48,14 +57,34 @@ def user_perturb(X, domain_sizes, epsilon, random_state=None):
 
     Pr[report y | record x] is proportional to e^{-epsilon d(x, y)} (Eq. 4), sampled
     as m independent k_j-ary randomized responses (:class:`~dpclust_lib.frequency.LDPFO`).
+
+    Parameters
+    ----------
+    X : array_like of shape (n_users, m)
+        Integer codes, one record per user.
+    domain_sizes : sequence of m ints
+        The public schema.
+    epsilon : float
+        Privacy per unit of Hamming distance (> 0).
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+
+    Returns
+    -------
+    ndarray of shape (n_users, m), int64
+        The reports, one perturbed record per user.
+
+    Examples
+    --------
+    >>> X = np.array([[0, 1], [2, 0]])
+    >>> reports = user_perturb(X, (3, 2), 1.0, random_state=0)
+    >>> reports.shape, bool(np.all((reports >= 0) & (reports < [3, 2])))
+    ((2, 2), True)
     """
     return LDPFO(domain_sizes, epsilon).perturb(X, random_state)
 
 
 def _check_projection(projection):
-    if not isinstance(projection, (bool, np.bool_)):
-        raise TypeError(f"projection must be True or False, got projection={projection!r}")
-    return bool(projection)
+    return check_bool(projection, "projection")
 
 
 def server_aggregate(reports, domain_sizes, epsilon, projection=True, rounding="ceil"):
@@ -76,6 +105,16 @@ def server_aggregate(reports, domain_sizes, epsilon, projection=True, rounding="
     -------
     raw : ndarray of shape ``domain_sizes``, the unbiased estimate P^-1 c* (line 11)
     counts : what the synthetic data is built from (a copy of ``raw`` without projection)
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).integers(0, 2, size=(1000, 2))
+    >>> reports = user_perturb(X, (2, 2), 2.0, random_state=0)
+    >>> raw, counts = server_aggregate(reports, (2, 2), 2.0)
+    >>> raw.shape, round(float(raw.sum()))
+    ((2, 2), 1000)
+    >>> bool(np.all(counts >= 0))
+    True
     """
     projection = _check_projection(projection)
     check_choice(rounding, "rounding", set(ROUNDINGS))
@@ -94,10 +133,23 @@ def server_synthetic_data(counts, domain_sizes):
     mixed-radix decoding of its index, Alg. 3 lines 4-9 corrected) whose weight
     is the count. Never materialises the rows; :func:`materialise` does.
 
+    Parameters
+    ----------
+    counts : array_like of shape ``domain_sizes``
+        The counts of the joint domain (from :func:`server_aggregate`).
+    domain_sizes : sequence of m ints
+        The public schema.
+
     Returns
     -------
     records : int64 (r, m), in joint-index order
     weights : float (r,), the counts (negative ones only if ``counts`` is an unprojected estimate)
+
+    Examples
+    --------
+    >>> records, weights = server_synthetic_data(np.array([[3.0, 0.0], [0.0, 2.0]]), (2, 2))
+    >>> records.tolist(), weights.tolist()
+    ([[0, 0], [1, 1]], [3.0, 2.0])
     """
     sizes = check_domain_sizes(domain_sizes)
     flat = check_array(np.ravel(counts), "counts", ndim=1).astype(float)
@@ -112,6 +164,22 @@ def materialise(records, weights):
 
     The weights must be non-negative integers (a projection with rounding "ceil"
     or "largest_remainder").
+
+    Parameters
+    ----------
+    records : array_like of shape (r, m)
+    weights : array_like of shape (r,)
+        Non-negative integer counts.
+
+    Returns
+    -------
+    ndarray of shape (sum(weights), m)
+        Each record repeated weight times.
+
+    Examples
+    --------
+    >>> materialise(np.array([[0, 1], [1, 1]]), np.array([2.0, 1.0])).tolist()
+    [[0, 1], [0, 1], [1, 1]]
     """
     w = check_array(weights, "weights", ndim=1)
     if np.any(w < 0) or np.any(w != np.round(w)):
@@ -134,9 +202,31 @@ def server_cluster(records, weights, domain_sizes, n_clusters, max_iter, random_
     ``max_iter`` = T update steps, stopping early when the centres repeat. The
     weights may be signed (an unprojected estimate): the value counts are linear in them.
 
+    Parameters
+    ----------
+    records : array_like of shape (r, m)
+        The distinct synthetic records.
+    weights : array_like of shape (r,)
+        Their counts (signed when unprojected).
+    domain_sizes : sequence of m ints
+        The public schema.
+    n_clusters : int
+        K.
+    max_iter : int
+        T, the most update steps.
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+
     Returns
     -------
     centres : int64 (K, m); initial_centres : int64 (K, m); n_iter : int
+
+    Examples
+    --------
+    >>> records = np.array([[0, 0], [0, 1], [2, 2], [1, 2]])
+    >>> weights = np.array([5.0, 1.0, 5.0, 1.0])
+    >>> centres, initial, n_iter = server_cluster(records, weights, (3, 3), 2, 10, random_state=0)
+    >>> sorted(centres.tolist())
+    [[0, 0], [2, 2]]
     """
     sizes = check_domain_sizes(domain_sizes)
     records = check_categorical(records, sizes, name="records")
@@ -175,43 +265,85 @@ class LDPKModes(PrivateCategoricalClusterer):
 
     Parameters
     ----------
-    n_clusters : int >= 1, K
-    epsilon : float > 0, privacy per unit of Hamming distance (the paper's epsilon)
-    max_iter : int >= 1, T, the most k-modes update steps
-    projection : bool, default True
+    n_clusters : int, default=8
+        K, the number of clusters (>= 1, at most the number of records).
+    epsilon : float, default=1.0
+        Privacy per unit of Hamming distance (> 0; the paper's epsilon).
+    max_iter : int, default=5
+        T, the most k-modes update steps (>= 1).
+    projection : bool, default=True
         Which counts the synthetic data is built from. True: the paper's
         post-processing of the unbiased estimate (Alg. 2 lines 12-17: negatives
         to 0, rescaled to n, rounded by ``rounding``), so the synthetic data is a
         data set of about n rows. False: the raw unbiased estimate itself, kept as
         signed weights; every per-cluster value count k-modes computes is then an
         unbiased estimate of the count on the users' true records.
-    rounding : {"ceil", "none", "largest_remainder"}, used when ``projection``:
-        "ceil" (the paper's) rounds every positive cell up, so the synthetic data
-        can hold more than n rows.
-    domain_sizes : m ints, the public schema (required); "data" reads it off the
-        records (not private: warns with :class:`~dpclust_lib.PrivacyLeakWarning`,
-        ``epsilon_guaranteed_`` = inf)
-    random_state : None, int or numpy Generator (used for the users' noise, then the initial centres)
+    rounding : {"ceil", "none", "largest_remainder"}, default="ceil"
+        Used when ``projection``: "ceil" (the paper's) rounds every positive cell
+        up, so the synthetic data can hold more than n rows.
+    domain_sizes : sequence of m ints or "data", required
+        The public schema, k_j >= 2 categories of attribute j. "data" reads it
+        off the records (not private: PrivacyLeakWarning, epsilon_guaranteed_ = inf).
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        Used for the users' noise, then the initial centres.
 
     Attributes
     ----------
-    cluster_centers_ : int64 (K, m)
-    initial_centers_ : int64 (K, m), Alg. 4 lines 1-15
-    n_iter_ : k-modes update steps run (<= max_iter)
-    epsilon_spent_ : epsilon (one report per user; the clustering is post-processing)
-    epsilon_guaranteed_ : m * epsilon, the plain LDP level of a report (inf with domain_sizes="data")
-    ldp_epsilon_ : m * epsilon (the d-privacy arithmetic alone)
-    neighbouring_ : "any two records of one user"
-    ledger_ : :class:`~dpclust_lib.PrivacyLedger`
-    raw_estimate_ : float array of shape ``domain_sizes``, the unbiased estimate
-    estimate_ : the counts the synthetic data was built from (projected or raw)
-    synthetic_data_ : DataFrame, one row per distinct synthetic record, with its ``count``
-    domain_sizes_ : tuple
-    n_features_in_, feature_names_in_ : as in scikit-learn
+    cluster_centers_ : ndarray of shape (n_clusters, m), int64
+        The modes found on the synthetic data.
+    initial_centers_ : ndarray of shape (n_clusters, m), int64
+        Alg. 4 lines 1-15.
+    n_iter_ : int
+        k-modes update steps run (<= max_iter).
+    epsilon_spent_ : float
+        epsilon (one report per user; the clustering is post-processing).
+    epsilon_guaranteed_ : float
+        m * epsilon, the plain LDP level of a report (inf with domain_sizes="data").
+    ldp_epsilon_ : float
+        m * epsilon (the d-privacy arithmetic alone).
+    neighbouring_ : str
+        "any two records of one user".
+    ledger_ : PrivacyLedger
+        The one release: a report per user.
+    raw_estimate_ : ndarray of shape ``domain_sizes``
+        The unbiased estimate of the histogram of records.
+    estimate_ : ndarray of shape ``domain_sizes``
+        The counts the synthetic data was built from (projected or raw).
+    synthetic_data_ : pandas.DataFrame
+        One row per distinct synthetic record, with its ``count``.
+    domain_sizes_ : tuple of int
+        The domain used.
+    n_features_in_ : int
+        The number of attributes seen in fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        The column names, when X is a DataFrame with string column names.
 
+    Notes
+    -----
     The labels of the users' true records are not something the server can
     know, and are not kept: use ``predict(X)`` or :meth:`exact_diagnostics`.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).integers(0, 3, size=(300, 2))
+    >>> est = LDPKModes(2, epsilon=2.0, domain_sizes=(3, 3), random_state=0).fit(X)
+    >>> est.cluster_centers_.shape, est.epsilon_spent_, est.epsilon_guaranteed_
+    ((2, 2), 2.0, 4.0)
+    >>> list(est.synthetic_data_.columns)
+    ['x0', 'x1', 'count']
     """
+
+    # Checked by validate_params at the start of fit; with the data, fit then checks
+    # n_clusters <= n_samples and X against domain_sizes (or reads them with "data").
+    _parameter_constraints = {
+        "n_clusters": NClusters(),
+        "epsilon": Epsilon(),
+        "max_iter": Int(minimum=1),
+        "projection": Bool(),
+        "rounding": Choice(*ROUNDINGS),
+        "domain_sizes": PRIVATE_DOMAIN_SIZES,
+        "random_state": RandomState(),
+    }
 
     def __init__(
         self,
@@ -244,10 +376,8 @@ class LDPKModes(PrivateCategoricalClusterer):
         -------
         self
         """
-        eps = check_epsilon(self.epsilon)
-        projection = _check_projection(self.projection)
-        check_choice(self.rounding, "rounding", set(ROUNDINGS))
-        T = check_int(self.max_iter, "max_iter", minimum=1)
+        params = validate_params(self)
+        eps, projection, T = params["epsilon"], params["projection"], params["max_iter"]
         X, sizes, leaky = self._fit_input(X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
         rng = check_random_state(self.random_state)

@@ -7,18 +7,20 @@ Electronica Sinica, 2022, 50(9): 2181-2188. The paper calls the method LDPK.
 One round of the protocol:
 
 User side, :func:`user_reports` (Alg. 1)
-    Each user finds the nearest of the K public centres (Hamming), r; samples
-    one attribute j uniformly; one-hot encodes its value of j and sends every
-    bit through optimised unary encoding (p = 1/2, q = 1/(e^eps + 1)); reports
-    (r, j, b'). The cluster index r goes in the clear, as in the paper (the
-    server's estimator needs |C_r|). With ``index_epsilon`` it is randomised
-    with k-ary randomized response (GRR over the K indices) instead.
+    Each user finds the nearest of the K public centres (Hamming), r, and samples
+    one attribute j uniformly (line 1); one-hot encodes its value of j (line 2)
+    and sends every bit through optimised unary encoding (p = 1/2,
+    q = 1/(e^eps + 1); lines 3-7); reports (r, j, b') (line 8). The cluster
+    index r goes in the clear, as in the paper (the server's estimator needs
+    |C_r|). With ``index_epsilon`` it is randomised with k-ary randomized
+    response (GRR over the K indices) instead.
 Server side, :func:`server_update` (Alg. 2)
-    Per cluster r, attribute j and value w: the bit sum s and the estimate
-    g' = (s - |C_r| q / d) / (p - q) (Eq. 9, :func:`server_estimates`); the
-    new mode of (r, j) is argmax_w g'. With a randomised index the bit sums are
-    first un-mixed with the inverse GRR matrix (the correction derived in
-    :func:`server_estimates`).
+    Per cluster r and attribute j (lines 1-2), value w: the bit sum s (line 3)
+    and the estimate g' = (s - |C_r| q / d) / (p - q) (lines 4-5, Eq. 9,
+    :func:`server_estimates`); the new mode of (r, j) is argmax_w g' (line 6),
+    and the new centres are returned (lines 7-8). With a randomised index the
+    bit sums are first un-mixed with the inverse GRR matrix (the correction
+    derived in :func:`server_estimates`).
 
 :func:`report_distribution` gives the exact distribution of one report (for
 testing the user side against its definition). :class:`SamplingLDPKModes`
@@ -36,16 +38,29 @@ from .._distances import nearest
 from ..accounting import PrivacyLedger
 from ..mechanisms import grr_perturb, grr_probabilities, oue_pq, ue_perturb, unary_encode
 from ..validation import (
+    Bool,
+    Choice,
+    ChoiceOrArray,
+    Epsilon,
+    Fraction,
+    Int,
+    NClusters,
+    RandomState,
     check_choice,
     check_domain_sizes,
     check_epsilon,
-    check_fraction,
-    check_int,
     check_n_clusters,
     check_random_state,
+    validate_params,
 )
 from ._base import LOCAL
-from ._common import PrivateCategoricalClusterer, categorical_input, distinct_weighted_rows, domain_centres
+from ._common import (
+    PRIVATE_DOMAIN_SIZES,
+    PrivateCategoricalClusterer,
+    categorical_input,
+    distinct_weighted_rows,
+    domain_centres,
+)
 
 # Exported at the package top level (star import): the estimator and its report type. The protocol
 # functions keep their module namespace, dpclust_lib.cluster.sampling_kmodes, where their names are clear.
@@ -63,6 +78,13 @@ class SamplingReports:
     attribute : (n,) int64, the sampled attribute j
     bits : (n, max_j k_j) uint8, the perturbed one-hot vector b'. A user sends
         only the first k_j bits of its row; the rest are zero padding, never sent.
+
+    Examples
+    --------
+    >>> X = np.array([[0, 1], [2, 0], [1, 1]])
+    >>> reports = user_reports(X, np.array([[0, 1], [2, 0]]), (3, 2), 1.0, index_epsilon=1.0, random_state=0)
+    >>> len(reports), reports.bits.shape
+    (3, (3, 3))
     """
 
     cluster: np.ndarray
@@ -104,6 +126,15 @@ def user_reports(X, centres, domain_sizes, epsilon, index_epsilon=None, random_s
     Returns
     -------
     SamplingReports
+
+    Examples
+    --------
+    >>> X = np.array([[0, 1], [2, 0], [1, 1]])
+    >>> reports = user_reports(X, np.array([[0, 1], [2, 0]]), (3, 2), 1.0, random_state=0)
+    >>> reports.cluster.tolist()
+    [0, 1, 0]
+    >>> reports.bits.shape
+    (3, 3)
     """
     X, sizes = categorical_input(X, domain_sizes)
     C = _check_centres(centres, sizes)
@@ -136,10 +167,31 @@ def report_distribution(record, centres, domain_sizes, epsilon, index_epsilon=No
     the clear) or the K-ary GRR probability. Computed from the formula, not by
     sampling, so that the sampler of :func:`user_reports` can be tested against it.
 
+    Parameters
+    ----------
+    record : array_like of shape (d,)
+        One user's record (integer codes).
+    centres : array_like of shape (K, d)
+        The public centres.
+    domain_sizes : sequence of d ints
+        The public schema.
+    epsilon : float
+        The LDP level of the bit vector (> 0).
+    index_epsilon : None or float, default=None
+        None: the index goes in the clear; a float > 0: through K-ary GRR at that level.
+    max_outputs : int, default=100_000
+        The most outputs enumerated (a larger domain is refused).
+
     Returns
     -------
     dict {(r', j, bits as a tuple of k_j ints): probability}; outputs of
     probability 0 are left out.
+
+    Examples
+    --------
+    >>> dist = report_distribution(np.array([0, 1]), np.array([[0, 1], [1, 0]]), (2, 2), 1.0)
+    >>> len(dist), round(float(sum(dist.values())), 12)
+    (8, 1.0)
     """
     sizes = check_domain_sizes(domain_sizes)
     x = categorical_input(np.asarray(record).reshape(1, -1), sizes, name="record")[0][0]
@@ -179,6 +231,14 @@ def tallies(reports, n_clusters, sizes):
     Returns
     -------
     S : (K, d, max_j k_j) float; M : (K, d) float
+
+    Examples
+    --------
+    >>> X = np.array([[0, 1], [1, 0], [1, 1]])
+    >>> reports = user_reports(X, np.array([[0, 1], [1, 0]]), (2, 2), 1.0, random_state=0)
+    >>> S, M = tallies(reports, 2, (2, 2))
+    >>> S.shape, int(M.sum())
+    ((2, 2, 2), 3)
     """
     sizes = check_domain_sizes(sizes, name="sizes")
     n_clusters = check_n_clusters(n_clusters)
@@ -225,9 +285,31 @@ def server_estimates(reports, n_clusters, domain_sizes, epsilon, index_epsilon=N
     (I - q_K J) / (p_K - q_K) therefore gives unbiased estimates of the clear-index
     sums and counts, which go into the same formula.
 
+    Parameters
+    ----------
+    reports : SamplingReports
+    n_clusters : int
+        K.
+    domain_sizes : sequence of d ints
+        The public schema.
+    epsilon : float
+        The bits' LDP level (> 0).
+    index_epsilon : None or float, default=None
+        None: the index came in the clear; a float: its GRR level.
+    reporters : {"expected", "observed"}, default="expected"
+        The N of Eq. 9 (see above).
+
     Returns
     -------
     list over attributes j of (n_clusters, k_j) float arrays
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).integers(0, 2, size=(500, 2))
+    >>> C = np.array([[0, 0], [1, 1]])
+    >>> reports = user_reports(X, C, (2, 2), 2.0, random_state=0)
+    >>> [g.shape for g in server_estimates(reports, 2, (2, 2), 2.0)]
+    [(2, 2), (2, 2)]
     """
     sizes = check_domain_sizes(domain_sizes)
     K = check_n_clusters(n_clusters)
@@ -250,6 +332,14 @@ def estimates_from_tallies(S, M, sizes, eps, index_eps, reporters="expected"):
     Returns
     -------
     list over attributes j of (K, k_j) float arrays
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).integers(0, 2, size=(500, 2))
+    >>> reports = user_reports(X, np.array([[0, 0], [1, 1]]), (2, 2), 2.0, random_state=0)
+    >>> S, M = tallies(reports, 2, (2, 2))
+    >>> [g.shape for g in estimates_from_tallies(S, M, (2, 2), 2.0, None)]
+    [(2, 2), (2, 2)]
     """
     K = S.shape[0]
     p, q = oue_pq(eps)
@@ -269,9 +359,30 @@ def server_update(reports, centres, domain_sizes, epsilon, index_epsilon=None):
     smallest code). A (cluster label, attribute) pair that received no report
     keeps its current value.
 
+    Parameters
+    ----------
+    reports : SamplingReports
+        The round's reports.
+    centres : array_like of shape (K, d)
+        The current public centres.
+    domain_sizes : sequence of d ints
+        The public schema.
+    epsilon : float
+        The bits' LDP level (> 0).
+    index_epsilon : None or float, default=None
+        None: the index came in the clear; a float: its GRR level.
+
     Returns
     -------
     (K, d) int64 array, the new centres
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).integers(0, 2, size=(500, 2))
+    >>> C = np.array([[0, 0], [1, 1]])
+    >>> reports = user_reports(X, C, (2, 2), 2.0, random_state=0)
+    >>> server_update(reports, C, (2, 2), 2.0).shape
+    (2, 2)
     """
     sizes = check_domain_sizes(domain_sizes)
     C = _check_centres(centres, sizes)
@@ -286,6 +397,23 @@ def _server_side(reports, C, sizes, eps, index_eps):
     g = estimates_from_tallies(S, M, sizes, eps, index_eps)
     new = np.column_stack([ga.argmax(axis=1) for ga in g]).astype(np.int64)
     return np.where(M > 0, new, C)  # M: reports received per (label, attribute), before any correction
+
+
+def _rounds(X, centres, sizes, T, bit_eps, index_eps, rng, ledger):
+    """(centres, rounds run): up to T rounds of user reports and server updates, until the centres repeat."""
+    p, q = oue_pq(bit_eps)
+    k = centres.shape[0]
+    n_iter = 0
+    for n_iter in range(1, T + 1):
+        reports = _user_side(X, centres, sizes, bit_eps, index_eps, rng)
+        ledger.spend(bit_eps, f"round {n_iter}: one sampled attribute per user, OUE bits p={p:g}, q={q:.4g}")
+        if index_eps is not None:
+            ledger.spend(index_eps, f"round {n_iter}: cluster index, GRR over {k} values")
+        new = _server_side(reports, centres, sizes, bit_eps, index_eps)
+        if np.array_equal(new, centres):
+            break
+        centres = new
+    return centres, n_iter
 
 
 class SamplingLDPKModes(PrivateCategoricalClusterer):
@@ -314,35 +442,87 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
 
     Parameters
     ----------
-    n_clusters : int >= 1 (>= 2 with ``protect_cluster_index``)
-    epsilon : float > 0, per round or in total (see ``budget``)
-    max_iter : int >= 1, T
-    budget : "per_round" or "split"
-    protect_cluster_index : bool, default True
-    index_share : float in (0, 1), the share of each round's budget spent on the
-        index when it is protected (default 0.5)
-    init : "domain" (default), "records" or (K, d) array
+    n_clusters : int, default=8
+        K, the number of clusters (>= 1; >= 2 with ``protect_cluster_index``).
+    epsilon : float, default=1.0
+        The budget (> 0), per round or in total (see ``budget``).
+    max_iter : int, default=5
+        T, the most rounds (>= 1).
+    budget : {"per_round", "split"}, default="per_round"
+        "per_round": epsilon per round, up to T * epsilon in all; "split": epsilon / T per round.
+    protect_cluster_index : bool, default=True
+        Randomise the cluster index r (GRR); False sends it in the clear as the paper does (leaky).
+    index_share : float, default=0.5
+        The share of each round's budget spent on the index when it is protected, in (0, 1).
+    init : {"domain", "records"} or array_like of shape (n_clusters, d), default="domain"
         "domain": K distinct points drawn uniformly from the public domain,
         independent of the data (the same draw as ``DPKModes(init="domain")``
         with the same seed). "records": K distinct records (not covered by
         epsilon: warns, ``epsilon_guaranteed_`` = inf). An array: given public centres.
-    domain_sizes : d ints, the public schema (required); "data" reads it off the
-        records (not private: warns, ``epsilon_guaranteed_`` = inf)
-    random_state : None, int or Generator
+    domain_sizes : sequence of m ints or "data", required
+        The public schema, k_j >= 2 categories of attribute j. "data" reads it
+        off the records (not private: PrivacyLeakWarning, epsilon_guaranteed_ = inf).
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        The randomness of the noise and of the draws; an int gives the same release every time.
 
     Attributes
     ----------
-    cluster_centers_, initial_centers_, n_iter_ (rounds run), ledger_
-    (:class:`PrivacyLedger`, one entry per round and mechanism), round_epsilon_,
-    bit_epsilon_, index_epsilon_ (None when the index goes in the clear),
-    domain_sizes_, n_features_in_, feature_names_in_;
-    epsilon_spent_ : the total over the rounds run
-    epsilon_guaranteed_ : epsilon_spent_, or inf for a leaking setting
-    neighbouring_ : "any two records of one user"
+    cluster_centers_ : ndarray of shape (n_clusters, d), int64
+        The released centres.
+    initial_centers_ : ndarray of shape (n_clusters, d), int64
+        The centres of the first round.
+    n_iter_ : int
+        Rounds run.
+    ledger_ : PrivacyLedger
+        One entry per round and mechanism.
+    round_epsilon_ : float
+        The budget of one round.
+    bit_epsilon_ : float
+        The budget of a round's perturbed bits.
+    index_epsilon_ : float or None
+        The budget of a round's cluster index (None when it goes in the clear).
+    epsilon_spent_ : float
+        The total over the rounds run.
+    epsilon_guaranteed_ : float
+        epsilon_spent_, or inf for a leaking setting.
+    neighbouring_ : str
+        "any two records of one user".
+    domain_sizes_ : tuple of int
+        The domain used.
+    n_features_in_ : int
+        The number of attributes seen in fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        The column names, when X is a DataFrame with string column names.
 
+    Notes
+    -----
     Labels of the users' records are not kept (not private): use ``predict(X)``
     or :meth:`exact_diagnostics`.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).integers(0, 3, size=(300, 3))
+    >>> est = SamplingLDPKModes(2, epsilon=1.0, budget="split", domain_sizes=(3, 3, 3), random_state=0).fit(X)
+    >>> est.cluster_centers_.shape, est.epsilon_guaranteed_ <= 1.0
+    ((2, 3), True)
+    >>> est.round_epsilon_, est.index_epsilon_
+    (0.2, 0.1)
     """
+
+    # Checked by validate_params at the start of fit; with the data, fit then checks
+    # n_clusters <= n_samples, X against domain_sizes and an init array's shape and codes; then the
+    # cross-parameter rule n_clusters >= 2 with protect_cluster_index.
+    _parameter_constraints = {
+        "n_clusters": NClusters(),
+        "epsilon": Epsilon(),
+        "max_iter": Int(minimum=1),
+        "budget": Choice("per_round", "split"),
+        "protect_cluster_index": Bool(),
+        "index_share": Fraction(),
+        "init": ChoiceOrArray("domain", "records", numeric=False),
+        "domain_sizes": PRIVATE_DOMAIN_SIZES,
+        "random_state": RandomState(),
+    }
 
     def __init__(
         self,
@@ -369,8 +549,7 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
 
     def _initial_centres(self, X, sizes, k, rng):
         """(centres, leaky): the initial centres and whether they were read off the records."""
-        if isinstance(self.init, str):
-            check_choice(self.init, "init", {"domain", "records"})
+        if isinstance(self.init, str):  # "domain" or "records", checked by the table
             if self.init == "domain":
                 return domain_centres(sizes, k, rng), False
             self._leaky(
@@ -395,15 +574,11 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
         -------
         self
         """
-        eps = check_epsilon(self.epsilon)
-        check_choice(self.budget, "budget", {"per_round", "split"})
-        if not isinstance(self.protect_cluster_index, (bool, np.bool_)):
-            raise TypeError(f"protect_cluster_index must be True or False, got {self.protect_cluster_index!r}")
-        share = check_fraction(self.index_share, "index_share")
+        params = validate_params(self)
+        eps, share = params["epsilon"], params["index_share"]
+        T, protect = params["max_iter"], params["protect_cluster_index"]
         X, sizes, leaky = self._fit_input(X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
-        T = check_int(self.max_iter, "max_iter", minimum=1)
-        protect = bool(self.protect_cluster_index)
         if protect and k < 2:
             raise ValueError(f"protect_cluster_index=True needs n_clusters >= 2, got n_clusters={k}")
         if not protect:
@@ -417,20 +592,10 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
         index_eps = share * round_eps if protect else None
         bit_eps = round_eps - index_eps if protect else round_eps
         ledger = PrivacyLedger(T * eps if self.budget == "per_round" else eps)
-        p, q = oue_pq(bit_eps)
         centres, from_records = self._initial_centres(X, sizes, k, rng)
         leaky = leaky or from_records
         self.initial_centers_ = centres
-        n_iter = 0
-        for n_iter in range(1, T + 1):
-            reports = _user_side(X, centres, sizes, bit_eps, index_eps, rng)
-            ledger.spend(bit_eps, f"round {n_iter}: one sampled attribute per user, OUE bits p={p:g}, q={q:.4g}")
-            if protect:
-                ledger.spend(index_eps, f"round {n_iter}: cluster index, GRR over {k} values")
-            new = _server_side(reports, centres, sizes, bit_eps, index_eps)
-            if np.array_equal(new, centres):
-                break
-            centres = new
+        centres, n_iter = _rounds(X, centres, sizes, T, bit_eps, index_eps, rng, ledger)
         self.cluster_centers_ = centres
         self.n_iter_ = n_iter
         self.ledger_ = ledger

@@ -1,0 +1,399 @@
+"""Laplace noise without floating-point leaks, and the attack that motivates it.
+
+Textbook floating-point Laplace, ``value + rng.laplace(0, b)``, is not differentially private:
+the set of doubles reachable from f(D) + Lap(b) differs from the set reachable from f(D') + Lap(b),
+so some outputs name the input with certainty (Mironov, "On significance of the least significant
+bits for differential privacy", CCS 2012). :func:`dpclust_lib.audit.floating.mironov_attack` measures
+that share exactly.
+
+The default here (``noise="exact"``) follows the design OpenDP uses for float data (its
+``make_laplace`` on floats: round the input to a grid of spacing 2^k, add 2^k times discrete
+Laplace noise), but draws every random bit from the caller's ``numpy.random.Generator`` so that a
+seeded run stays bit-for-bit reproducible (OpenDP's samplers read a CSPRNG seeded by the operating
+system and take no seed). Discrete Laplace noise is sampled exactly, with integer arithmetic only,
+by Algorithms 1 and 2 of Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential
+Privacy", NeurIPS 2020.
+
+Accounting (:func:`laplace_release`): the exact answer x (d entries) is rounded to the grid gamma*Z,
+which moves each entry by at most gamma/2, so the L1 sensitivity of the rounded answer is at most
+sensitivity + d*gamma. The discrete Laplace scale is (sensitivity + d*gamma) / epsilon, computed as
+an exact rational, so the released distribution is epsilon-DP exactly as accounted. The grid is
+gamma = the largest power of two <= min(sensitivity / d, sensitivity / epsilon) * 2^-20: the noise
+then spans at least 2^20 grid steps per unit of scale (it is a Laplace distribution to within a
+relative 2^-20 in every quantile), and the extra noise d*gamma/sensitivity is at most 2^-20.
+
+``noise="float"`` keeps the textbook release, drawn exactly as before, so old results can be
+reproduced by name.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from fractions import Fraction
+
+import numpy as np
+
+__all__ = [
+    "NOISE_KINDS",
+    "GRID_BITS",
+    "laplace_noise_grid",
+    "sample_discrete_laplace",
+    "laplace_release",
+]
+
+NOISE_KINDS = ("exact", "float")
+# The grid is 2^GRID_BITS times finer than both the noise scale and the per-entry sensitivity.
+GRID_BITS = 20
+# |value / gamma| must stay below 2^52, so that grid index + noise (|noise| << 2^52) is an integer
+# that a double holds exactly and gamma * index is an exact double.
+MAX_GRID_INDEX = 2**52
+# Numerator and denominator of a scale in grid units stay <= 2^56: then U + t*V (Algorithm 2) fits in
+# int64 unless V >= 127, an event of probability e^-127 that is handled in Python integers.
+_MAX_PART = 2**56
+# Largest discrete Laplace scale accepted (grid units); its draws stay far inside int64.
+MAX_DISCRETE_SCALE = 2**52
+_SAFE_V = (2**63 - 1) // _MAX_PART - 1  # U + t*V < 2^63 for every V <= _SAFE_V
+
+
+# ---------------------------------------------------------------------------
+# Input checks (messages name the parameter and never show its value: it may be a record's)
+# ---------------------------------------------------------------------------
+
+
+def check_positive_real(value, name):
+    """``value`` as a float, refused unless a finite real number > 0 (the message names ``name``)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got a {type(value).__name__}")
+    value = float(value)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0")
+    return value
+
+
+def _check_rng(rng):
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got a {type(rng).__name__}")
+    return rng
+
+
+def check_noise_kind(noise):
+    """``noise``, refused unless one of :data:`NOISE_KINDS` (the message lists them)."""
+    if not isinstance(noise, str) or noise not in NOISE_KINDS:
+        raise ValueError(f"noise must be one of {NOISE_KINDS}")
+    return noise
+
+
+def as_finite_array(value, name="value"):
+    """The exact answer(s) as a float array; strings, bools and objects are refused, not cast."""
+    if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
+        raise TypeError(f"{name} must be a number or an array of numbers, got a {type(value).__name__}")
+    try:
+        raw = np.asarray(value)
+    except Exception as exc:  # ragged nested lists
+        raise TypeError(f"{name} must be a number or a rectangular array of numbers") from exc
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be a number or an array of numbers, got an array of dtype {raw.dtype}")
+    arr = raw.astype(float)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (it holds NaN or inf)")
+    return arr
+
+
+def _scale_fraction(scale):
+    """A scale > 0 as an exact Fraction (a float's Fraction is its exact binary value)."""
+    if isinstance(scale, Fraction):
+        if scale <= 0:
+            raise ValueError("scale must be > 0")
+        return scale
+    return Fraction(check_positive_real(scale, "scale"))
+
+
+def _limit_up(ratio, bound=_MAX_PART):
+    """A rational >= ``ratio`` whose numerator and denominator are <= ``bound`` (``ratio`` itself if it fits).
+
+    More noise never hurts privacy, so a rational too large for int64 arithmetic is replaced by the
+    next multiple of 1/den above it, den = min(denominator, bound // (ceil(ratio) + 1)): larger by less
+    than 1/den, i.e. by a relative (ceil(ratio) + 1) / (ratio * bound) ~ 2^-55 for the grid scales of
+    :func:`laplace_release` (ratio >= 2^20, parts often beyond 2^56 because epsilon's binary fraction is long).
+    """
+    if ratio.numerator <= bound and ratio.denominator <= bound:
+        return ratio
+    ceiling = math.ceil(ratio)
+    if ceiling >= bound:
+        raise ValueError("scale is too large for the exact sampler")
+    den = min(ratio.denominator, bound // (ceiling + 1))
+    return Fraction(math.ceil(ratio * den), den)  # numerator <= ceiling * den < bound
+
+
+# ---------------------------------------------------------------------------
+# Exact samplers (Canonne, Kamath & Steinke 2020), vectorised over numpy arrays
+# ---------------------------------------------------------------------------
+
+
+def _bernoulli_exp_fraction(num, den, rng):
+    """Bernoulli(exp(-num/den)) for every entry of ``num`` (1-D int64 array, 0 <= num <= den), exactly.
+
+    CKS20 Algorithm 1 for gamma = num/den in [0, 1]: draw A_k ~ Bernoulli(gamma/k) for k = 1, 2, ...
+    until the first A_k = 0; return 1 iff that k is odd. Bernoulli(num/(den*k)) is drawn as the AND
+    of Bernoulli(num/den) = [integers(0, den) < num] and Bernoulli(1/k) = [integers(0, k) == 0], which
+    never forms den*k (no int64 overflow).
+    """
+    out = np.zeros(num.size, dtype=bool)
+    idx = np.arange(num.size)
+    k = 1
+    while idx.size:
+        a = rng.integers(0, den, idx.size) < num[idx]
+        if k > 1:  # Bernoulli(1/1) is always 1
+            a &= rng.integers(0, k, idx.size) == 0
+        out[idx[~a]] = k % 2 == 1  # the first failure at step k: accept iff k is odd
+        idx = idx[a]
+        k += 1
+    return out
+
+
+def _bernoulli_exp1(n, rng):
+    """n draws of Bernoulli(e^-1): CKS20 Algorithm 1 with gamma = 1 (A_k ~ Bernoulli(1/k), A_1 = 1)."""
+    out = np.zeros(n, dtype=bool)
+    idx = np.arange(n)
+    k = 2
+    while idx.size:
+        a = rng.integers(0, k, idx.size) == 0
+        out[idx[~a]] = k % 2 == 1
+        idx = idx[a]
+        k += 1
+    return out
+
+
+def _geometric_exp1(n, rng):
+    """V with Pr[V = v] = (1 - e^-1) e^-v: the number of Bernoulli(e^-1) successes before a failure."""
+    v = np.zeros(n, dtype=np.int64)
+    idx = np.arange(n)
+    while idx.size:
+        success = _bernoulli_exp1(idx.size, rng)
+        idx = idx[success]
+        v[idx] += 1
+    return v
+
+
+def _floor_div(u, v, t, s):
+    """floor((u + t v) / s) as int64 entries; the (e^-127-rare) rows where t v could overflow int64 are
+    computed in Python integers."""
+    big = v > _SAFE_V
+    y = np.empty(u.shape, dtype=np.int64)
+    small = ~big
+    y[small] = (u[small] + t * v[small]) // s
+    for i in np.flatnonzero(big):
+        exact = (int(u[i]) + t * int(v[i])) // s
+        if exact >= 2**63:
+            raise OverflowError("a discrete Laplace draw exceeds int64 (probability below e^-127)")
+        y[i] = exact
+    return y
+
+
+def _discrete_laplace_flat(n, t, s, rng):
+    """n draws with Pr[Z = z] proportional to exp(-|z| s / t): CKS20 Algorithm 2, vectorised.
+
+    Each pending draw: U ~ uniform{0..t-1}; keep it with probability exp(-U/t); V ~ Geometric(1 - e^-1);
+    X = U + t V (so Pr[X = x] is proportional to exp(-x/t)); Y = floor(X / s); a sign B ~ Bernoulli(1/2);
+    reject (B = 1, Y = 0) so that zero is not counted twice; Z = (1 - 2B) Y. Rejected draws are redrawn.
+    """
+    out = np.empty(n, dtype=np.int64)
+    pending = np.arange(n)
+    while pending.size:
+        m = pending.size
+        u = rng.integers(0, t, m)
+        keep = _bernoulli_exp_fraction(u, t, rng)
+        u = u[keep]
+        v = _geometric_exp1(u.size, rng)
+        y = _floor_div(u, v, t, s)
+        negative = rng.integers(0, 2, u.size) == 1
+        ok = ~(negative & (y == 0))
+        done = pending[keep][ok]
+        out[done] = np.where(negative[ok], -y[ok], y[ok])
+        pending = np.concatenate([pending[~keep], pending[keep][~ok]])
+    return out
+
+
+def sample_discrete_laplace(scale, size, rng):
+    """Exact discrete Laplace draws: Pr[Z = z] proportional to exp(-|z| / scale), z an integer.
+
+    Uses integer arithmetic only (Canonne, Kamath & Steinke, NeurIPS 2020, Algorithms 1 and 2) and
+    draws every random bit from ``rng``, so a seeded Generator gives the same draws on every machine.
+
+    Parameters
+    ----------
+    scale : float, int or fractions.Fraction
+        The scale, > 0 and <= 2^52. A float is taken at its exact binary value. A scale whose
+        numerator or denominator exceeds 2^56 is replaced by a slightly *larger* rational with parts
+        <= 2^56 (more noise, never less).
+    size : int or tuple of int
+        Output shape.
+    rng : numpy.random.Generator
+        The only source of randomness.
+
+    Returns
+    -------
+    ndarray of int64, of shape ``size``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> z = sample_discrete_laplace(2.5, 5, rng)
+    >>> z.dtype, z.shape
+    (dtype('int64'), (5,))
+    >>> np.array_equal(z, sample_discrete_laplace(2.5, 5, np.random.default_rng(0)))
+    True
+    """
+    _check_rng(rng)
+    ratio = _scale_fraction(scale)
+    if ratio > MAX_DISCRETE_SCALE:
+        raise ValueError("scale must be <= 2^52 for the exact discrete Laplace sampler")
+    ratio = _limit_up(ratio)
+    shape = (int(size),) if isinstance(size, numbers.Integral) else tuple(int(s) for s in size)
+    n = math.prod(shape)
+    return _discrete_laplace_flat(n, ratio.numerator, ratio.denominator, rng).reshape(shape)
+
+
+# ---------------------------------------------------------------------------
+# The release
+# ---------------------------------------------------------------------------
+
+
+def laplace_noise_grid(sensitivity, epsilon, dim=1):
+    """The grid spacing gamma (a power of two) of the exact release of a ``dim``-entry answer.
+
+    gamma is the largest power of two <= min(sensitivity / dim, sensitivity / epsilon) * 2^-20: the
+    noise scale is then >= 2^20 grid steps, and rounding costs at most a relative 2^-20 of extra
+    noise (the accounted sensitivity grows from sensitivity to sensitivity + dim * gamma).
+
+    Parameters
+    ----------
+    sensitivity : float
+        L1 sensitivity of the whole answer, > 0.
+    epsilon : float
+        Privacy parameter, > 0.
+    dim : int
+        Number of entries released together, >= 1.
+
+    Returns
+    -------
+    float, a power of two.
+
+    Examples
+    --------
+    >>> laplace_noise_grid(1.0, 1.0) == 2.0**-20
+    True
+    >>> laplace_noise_grid(1.0, 0.1, dim=4) == 2.0**-22
+    True
+    """
+    sensitivity = check_positive_real(sensitivity, "sensitivity")
+    epsilon = check_positive_real(epsilon, "epsilon")
+    if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, numbers.Integral) or dim < 1:
+        raise ValueError("dim must be an integer >= 1")
+    _, exponent = math.frexp(sensitivity / max(float(dim), epsilon))  # q = m 2^e, m in [0.5, 1)
+    gamma = math.ldexp(1.0, exponent - 1 - GRID_BITS)  # largest power of two <= q, times 2^-20
+    if gamma == 0.0:
+        raise ValueError("sensitivity is too small for the noise grid (the grid spacing underflows)")
+    return gamma
+
+
+def _grid_scale(sensitivity, epsilon, gamma, dim):
+    """Exact discrete Laplace scale in grid units, (sensitivity + dim*gamma) / (epsilon*gamma), rounded up."""
+    exact = (Fraction(sensitivity) + dim * Fraction(gamma)) / (Fraction(epsilon) * Fraction(gamma))
+    if exact > MAX_DISCRETE_SCALE:  # only when dim / epsilon > 2^31
+        raise ValueError("epsilon is too small for the exact sampler: the noise would exceed 2^52 grid steps")
+    return _limit_up(exact)
+
+
+def _release_rng(rng):
+    """A generator for one release, seeded by exactly one raw 64-bit word of ``rng``.
+
+    The rejection sampler reads a data-independent but variable number of draws, and numpy's
+    bounded integers read the half word that ``rng`` may hold from an earlier draw; drawing them
+    from a child keeps the caller's stream at a position that depends on the number of releases
+    only, as with textbook noise (the coupling audit relies on that, see dpclust_lib.audit.coupling).
+    """
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(rng.bit_generator.random_raw()))))
+
+
+def _exact_release(arr, sensitivity, epsilon, rng):
+    dim = max(arr.size, 1)
+    gamma = laplace_noise_grid(sensitivity, epsilon, dim)
+    ratio = _grid_scale(sensitivity, epsilon, gamma, dim)
+    with np.errstate(over="ignore"):  # a huge value overflows to inf, refused just below
+        index = arr / gamma  # exact: gamma is a power of two
+    if not np.all(np.abs(index) < MAX_GRID_INDEX):
+        raise ValueError(
+            "value is too large for the noise grid: |value| / gamma must stay below 2^52, or it overflows the "
+            "grid's integers (rescale the query)"
+        )
+    base = np.rint(index).astype(np.int64)  # nearest grid point, error <= gamma / 2
+    k = base + _discrete_laplace_flat(arr.size, ratio.numerator, ratio.denominator, _release_rng(rng)).reshape(
+        arr.shape
+    )
+    # The DP release is the integer k; the double is a deterministic function of it (post-processing), exact for
+    # |k| <= 2^53 and otherwise the nearest double, still on the grid. Nothing below can leak like Mironov's attack.
+    with np.errstate(over="ignore"):  # checked just below
+        noisy = k.astype(float) * gamma
+    if not np.all(np.isfinite(noisy)):
+        raise ValueError("value + noise overflows to inf: value is too close to the largest float")
+    return noisy, float(ratio * Fraction(gamma)), gamma
+
+
+def laplace_release(value, sensitivity, epsilon, rng, noise="exact"):
+    """Release ``value`` under epsilon-DP with Laplace-type noise.
+
+    Parameters
+    ----------
+    value : float or array_like
+        The exact answer(s); finite.
+    sensitivity : float
+        L1 sensitivity of the whole answer (all entries together), > 0.
+    epsilon : float
+        Privacy parameter, > 0.
+    rng : numpy.random.Generator
+        The only source of randomness (the estimator's Generator).
+    noise : {"exact", "float"}
+        ``"exact"`` (default): round to the grid gamma*Z (:func:`laplace_noise_grid`) and add gamma
+        times exact discrete Laplace noise of scale (sensitivity + d*gamma) / (epsilon*gamma), d the
+        number of entries: epsilon-DP exactly, outputs on the grid. ``"float"``: the textbook
+        ``value + rng.laplace(0.0, sensitivity / epsilon, size)``, with the same draws as before
+        (its low-order bits leak, see :func:`dpclust_lib.audit.floating.mironov_attack`).
+
+    Returns
+    -------
+    noisy : ndarray of float, of the shape of ``value``
+    scale : float
+        The Laplace scale actually used (``sensitivity / epsilon`` for ``"float"``;
+        gamma * the exact grid scale, rounded to the nearest double, for ``"exact"``).
+    gamma : float or None
+        The grid spacing (``None`` for ``"float"``).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> noisy, scale, gamma = laplace_release([0.3, 2.0], 1.0, 1.0, rng)
+    >>> gamma == 2.0**-21, scale == 1.0 + 2 * 2.0**-21
+    (True, True)
+    >>> bool(np.all(noisy / gamma == np.round(noisy / gamma)))
+    True
+    >>> a = laplace_release(0.3, 1.0, 1.0, np.random.default_rng(1), noise="float")[0]
+    >>> bool(a == 0.3 + np.random.default_rng(1).laplace(0.0, 1.0, size=()))
+    True
+    """
+    check_noise_kind(noise)
+    _check_rng(rng)
+    arr = as_finite_array(value)
+    sensitivity = check_positive_real(sensitivity, "sensitivity")
+    epsilon = check_positive_real(epsilon, "epsilon")
+    if noise == "exact":
+        return _exact_release(arr, sensitivity, epsilon, rng)
+    scale = sensitivity / epsilon
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError("the Laplace scale sensitivity / epsilon is not a finite number > 0")
+    with np.errstate(over="ignore"):  # checked just below
+        noisy = arr + rng.laplace(0.0, scale, size=arr.shape)
+    if not np.all(np.isfinite(noisy)):
+        raise ValueError("value + noise overflows to inf: value is too close to the largest float")
+    return noisy, scale, None
