@@ -26,15 +26,22 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pooch
+from tqdm import TqdmWarning
 
 from dpclust_lib.validation import check_int, check_random_state
+
+with warnings.catch_warnings():
+    # pooch imports tqdm.auto, which in a Jupyter kernel without ipywidgets warns that it falls back to
+    # text progress bars; pooch never shows one here (progressbar=False), so the warning says nothing.
+    warnings.simplefilter("ignore", TqdmWarning)
+    import pooch
 
 from . import _paths
 from ._parsers import (

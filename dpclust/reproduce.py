@@ -1,17 +1,23 @@
 """Batch runs of the notebooks with papermill.
 
-:func:`reproduce` runs notebooks under a profile: the paper profile in place
-(what ``make reproduce`` does), the smoke profile into
-``data/results/smoke/notebooks/``, so the committed paper-profile outputs
-stay. :func:`sweep_notebook` runs one papermill execution per point of a
-parameter grid into a separate folder and concatenates the result tables the
-runs wrote. ``python -m dpclust`` is the command line of both.
+:func:`reproduce` runs notebooks under a profile. A run never writes its targets while it
+runs: the kernel writes the executed notebook, tables and figures into a staging folder
+(``$DPCLUST_OUTPUT_DIR``, read by :func:`dpclust.experiments.output_dirs`), and only a run
+that finished replaces the targets, all together (:func:`commit_run`): the committed
+notebook, ``data/results/<notebook>`` and ``figures/<notebook>`` under the paper profile
+(what ``make reproduce`` does), the git-ignored ``smoke/`` folders under the smoke profile.
+A failed or interrupted run leaves them byte for byte as they were and keeps its notebook
+in ``data/results/failed/``; two runs of one notebook cannot overlap (:func:`notebook_locks`).
+:func:`sweep_notebook` runs one papermill execution per point of a parameter grid into a
+separate folder and concatenates the result tables the runs wrote; the values are checked
+first against the types and ranges declared in the notebook's parameters cell
+(:func:`check_parameters`). ``python -m dpclust`` is the command line of both.
 
 The kernel is the current environment's: its ``python3`` kernel resolves to
-the interpreter running this code. The profile reaches an in-place run
-through ``$DPCLUST_PROFILE`` rather than an injected cell, so a committed
-notebook carries no hard-wired profile and the test run (smoke) and the main
-run (paper) execute the same cells.
+the interpreter running this code. The profile reaches a run through
+``$DPCLUST_PROFILE`` rather than an injected cell, so a committed notebook
+carries no hard-wired profile and the test run (smoke) and the main run
+(paper) execute the same cells.
 """
 
 from __future__ import annotations
@@ -19,10 +25,14 @@ from __future__ import annotations
 import ast
 import contextlib
 import itertools
+import json
+import math
+import numbers
 import os
 import queue
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -33,7 +43,16 @@ from pathlib import Path
 import pandas as pd
 
 from ._paths import notebook_dir, results_dir
-from .experiments import PROFILE_ENV, VERDICTS, output_dirs, read_ledgers, resolve_profile, verdict_counts
+from .experiments import (
+    OUTPUT_ENV,
+    PROFILE_ENV,
+    VERDICTS,
+    output_dirs,
+    read_ledgers,
+    resolve_profile,
+    target_dirs,
+    verdict_counts,
+)
 
 __all__ = [
     "list_notebooks",
@@ -45,6 +64,15 @@ __all__ = [
     "sweep_notebook",
     "parse_value",
     "ledger_counts",
+    "parse_declaration",
+    "violates",
+    "declared_parameters",
+    "check_parameters",
+    "notebook_locks",
+    "commit_run",
+    "staging_dir",
+    "failed_dir",
+    "Interrupted",
 ]
 
 DEFAULT_CELL_TIMEOUT = 1800  # seconds per cell
@@ -140,6 +168,83 @@ def _drop_machine_paths(path):
     nbformat.write(nb, path)
 
 
+def _kernel_env(profile, single_thread, environment):
+    env = {"JUPYTER_PREFER_ENV_PATH": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    if profile is not None:
+        env[PROFILE_ENV] = resolve_profile(profile).name
+    if single_thread:
+        env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env.update(environment or {})
+    return env
+
+
+def _progress_hooks(events, name):
+    """papermill hooks that put ``(name, cell number, number of cells)`` on ``events`` as each cell starts."""
+    if events is None:
+        return {}
+    n_cells = {}
+
+    def on_notebook_start(**kw):  # nbclient passes the notebook, with papermill's injected cell
+        n_cells["n"] = len(kw["notebook"].cells)
+
+    def on_cell_start(cell_index=0, **_):
+        events.put((name, cell_index + 1, n_cells.get("n", 0)))
+
+    return {"on_notebook_start": on_notebook_start, "on_cell_start": on_cell_start}
+
+
+@contextlib.contextmanager
+def _ignoring_sigint():
+    """A second Ctrl-C while a kernel shuts down must not leave the kernel running."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _shutdown(km, now):
+    """Stop the kernel and its process group (its own workers too), however the run ended."""
+    from jupyter_core.utils import run_sync
+
+    with _ignoring_sigint():
+        try:
+            if km.has_kernel:
+                run_sync(km.shutdown_kernel)(now=now)
+        except Exception:  # a kernel that will not shut down cleanly is killed, never left behind
+            with contextlib.suppress(Exception):
+                run_sync(km.kill_kernel)()
+
+
+def _execute(notebook, output_path, parameters, timeout, hooks, log):
+    """papermill on a kernel this process owns, shut down whether the run ends, fails or is interrupted."""
+    import papermill as pm
+    from jupyter_client.manager import AsyncKernelManager
+
+    km = AsyncKernelManager(kernel_name="python3")
+    clean = False
+    try:
+        with kernel_stderr_to(log):
+            pm.execute_notebook(
+                str(notebook),
+                str(output_path),
+                parameters=parameters or None,
+                kernel_name="python3",
+                cwd=str(notebook.parent),
+                execution_timeout=timeout,
+                progress_bar=False,
+                log_output=False,
+                km=km,
+                **hooks,
+            )
+        clean = True
+    finally:
+        _shutdown(km, now=not clean)
+
+
 def run_notebook(
     notebook,
     output_path=None,
@@ -149,6 +254,7 @@ def run_notebook(
     single_thread=False,
     events=None,
     label=None,
+    environment=None,
 ):
     """Execute one notebook with papermill; return a summary dict (never raises on notebook errors).
 
@@ -163,47 +269,22 @@ def run_notebook(
     events : a queue that receives ``(label, cell number, number of cells)`` as each cell starts
         (progress); None: none sent
     label : the run's name in those events (default: the notebook's stem)
+    environment : more environment variables for the kernel (``reproduce`` sets its staging folder)
 
     The kernel's own stderr (not the cells' outputs) is kept out of the terminal; the
-    last lines of it are added to the error of a notebook that fails.
+    last lines of it are added to the error of a notebook that fails. Ctrl-C shuts the
+    kernel down, then raises :class:`KeyboardInterrupt` to the caller.
     """
-    import papermill as pm
-
     notebook = Path(notebook)
     output_path = Path(output_path) if output_path is not None else notebook
-    env = {"JUPYTER_PREFER_ENV_PATH": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    if profile is not None:
-        env[PROFILE_ENV] = resolve_profile(profile).name
-    if single_thread:
-        env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    hooks = {}
-    if events is not None:
-        n_cells, name = {}, label or notebook.stem
-
-        def on_notebook_start(**kw):  # nbclient passes the notebook, with papermill's injected cell
-            n_cells["n"] = len(kw["notebook"].cells)
-
-        def on_cell_start(cell_index=0, **_):
-            events.put((name, cell_index + 1, n_cells.get("n", 0)))
-
-        hooks = {"on_notebook_start": on_notebook_start, "on_cell_start": on_cell_start}
+    env = _kernel_env(profile, single_thread, environment)
+    hooks = _progress_hooks(events, label or notebook.stem)
     start = time.perf_counter()
     status, error = "ok", ""
     with tempfile.TemporaryDirectory(prefix="dpclust-kernel-") as tmp, kernel_environment(**env):
         log = Path(tmp) / "stderr.log"
         try:
-            with kernel_stderr_to(log):
-                pm.execute_notebook(
-                    str(notebook),
-                    str(output_path),
-                    parameters=parameters or None,
-                    kernel_name="python3",
-                    cwd=str(notebook.parent),
-                    execution_timeout=timeout,
-                    progress_bar=False,
-                    log_output=False,
-                    **hooks,
-                )
+            _execute(notebook, output_path, parameters, timeout, hooks, log)
         except Exception as exc:  # a failing notebook is reported, not raised: the batch goes on
             status, error = "failed", _describe_failure(exc)
             if getattr(exc, "cell_index", None) is None and _tail(log):
@@ -303,29 +384,72 @@ def _clock(seconds):
 def _run_one(call, events, single_thread=False):
     if events is not None:
         events.put((call.get("label") or Path(call["notebook"]).stem, 0, 0))  # the clock starts with the kernel
-    row = run_notebook(single_thread=single_thread, events=events, **call)
-    if events is not None:
-        events.put((call.get("label") or Path(call["notebook"]).stem, None, None))
-    return row
+    try:
+        return run_notebook(single_thread=single_thread, events=events, **call)
+    finally:
+        if events is not None:
+            events.put((call.get("label") or Path(call["notebook"]).stem, None, None))
 
 
-def _run_many(calls, jobs, progress=False):
-    if jobs <= 1 or len(calls) <= 1:
-        events = queue.Queue() if progress else None
-        with _Progress(events, len(calls)) if progress else contextlib.nullcontext():
-            return [_run_one(kw, events) for kw in calls]
+def _worker_init(parent):
+    """A pool worker: the first Ctrl-C interrupts its notebook (whose kernel then shuts down), later
+    ones are ignored so that shutdown finishes; and it exits when the parent dies (even by SIGKILL),
+    so its kernel, which watches its own parent, follows it."""
+
+    def interrupt_once(signum, frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupt_once)
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _interrupt_workers(pool):
+    """Ctrl-C on the terminal reaches the workers too; ``kill -INT`` of this process alone does not."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(OSError):
+            os.kill(process.pid, signal.SIGINT)
+
+
+def _run_pool(calls, jobs, progress, on_done):
     import multiprocessing
+    from concurrent.futures import as_completed
 
     # Longest first (by the last recorded run), so a long notebook does not start last and run alone.
     order = sorted(range(len(calls)), key=lambda i: -_last_duration(calls[i]["notebook"]))
+    rows = [None] * len(calls)
     with multiprocessing.Manager() if progress else contextlib.nullcontext() as manager:
         events = manager.Queue() if progress else None
         with (
             _Progress(events, len(calls)) if progress else contextlib.nullcontext(),
-            ProcessPoolExecutor(max_workers=jobs) as pool,
+            ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(os.getpid(),)) as pool,
         ):
-            futures = {i: pool.submit(_run_one, calls[i], events, True) for i in order}
-            return [futures[i].result() for i in range(len(calls))]
+            futures = {pool.submit(_run_one, calls[i], events, True): i for i in order}
+            try:
+                for future in as_completed(futures):  # each finished run is handled at once (committed)
+                    i = futures[future]
+                    rows[i] = on_done(calls[i], future.result())
+            except KeyboardInterrupt:
+                _interrupt_workers(pool)
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+    return rows
+
+
+def _run_many(calls, jobs, progress=False, on_done=None):
+    """Run the calls (``jobs`` side by side); ``on_done(call, row)`` runs here as each ends."""
+    on_done = on_done or (lambda call, row: row)
+    if jobs <= 1 or len(calls) <= 1:
+        events = queue.Queue() if progress else None
+        with _Progress(events, len(calls)) if progress else contextlib.nullcontext():
+            return [on_done(kw, _run_one(kw, events)) for kw in calls]
+    return _run_pool(calls, jobs, progress, on_done)
 
 
 def ledger_counts(results_dir):
@@ -341,59 +465,411 @@ def _show_progress(progress):
     return sys.stdout.isatty() if progress is None else bool(progress)
 
 
-def run_batch(calls, jobs=1, progress=None):
+def _written_results(call, row):
+    """The folder a finished run wrote its tables to: its ``results_dir`` parameter, else its profile's default."""
+    folder = (call.get("parameters") or {}).get("results_dir")
+    if folder is not None:
+        return folder
+    return output_dirs(Path(call["notebook"]).stem, call.get("profile") or "paper")[0]
+
+
+def run_batch(calls, jobs=1, progress=None, finish=None):
     """Run papermill calls (dicts of :func:`run_notebook` arguments); one summary row each.
 
     The summary has notebook, status, seconds, error and, per verdict, the count
-    of rows in the ledger the run wrote (its ``results_dir`` parameter, else the
-    profile's default folder). The overview (00_) runs after the others, whose
-    ledgers it gathers.
+    of rows in the ledger the run wrote. ``finish(call, row)`` runs as each run ends and
+    returns the results folder to count (None: no counts); by default the run's
+    ``results_dir`` parameter, else the profile's default folder. The overview (00_) runs
+    after the others, whose ledgers it gathers. Every call's parameters are checked
+    against the notebook's declarations first (:func:`check_parameters`).
     """
     calls = list(calls)
+    for call in calls:
+        check_parameters(call["notebook"], call.get("parameters") or {})
+    finish = finish or _written_results
+
+    def on_done(call, row):
+        folder = finish(call, row)
+        return {**row, **(ledger_counts(folder) if folder is not None else dict.fromkeys(VERDICTS, 0))}
+
     gatherers = [c for c in calls if Path(c["notebook"]).stem.startswith(OVERVIEW_PREFIX)] if len(calls) > 1 else []
     rest = [c for c in calls if not any(c is g for g in gatherers)]
     show = _show_progress(progress)
     rows = {}
     for batch in (rest, gatherers):
-        for call, row in zip(batch, _run_many(batch, jobs, show)):
+        for call, row in zip(batch, _run_many(batch, jobs, show, on_done)):
             rows[id(call)] = row
-    out = []
-    for call in calls:
-        row = dict(rows[id(call)])
-        stem = Path(call["notebook"]).stem
-        folder = (call.get("parameters") or {}).get("results_dir")
-        folder = folder if folder is not None else output_dirs(stem, call.get("profile") or "paper")[0]
-        row.update(ledger_counts(folder))
-        out.append(row)
-    return pd.DataFrame(out)[["notebook", "status", "seconds", *VERDICTS, "error"]]
+    return pd.DataFrame([rows[id(call)] for call in calls])[["notebook", "status", "seconds", *VERDICTS, "error"]]
+
+
+# A notebook parameter's declaration opens its comment in the parameters cell, in brackets:
+#   max_iter = 5  # [int ≥ 1] N, the number of noisy releases
+# a type (int, float, floats: a number or a list of numbers, str, bool, path), then conditions
+# joined by "and" (≥ x, > x, ≤ x, < x, ≠ x, in {a, b}, in [lo, hi] or (lo, hi)), then "or None"
+# when None is allowed. papermill reads a line with a second "=" as no parameter at all, hence
+# ≥, ≤ and ≠ in notebooks (>=, <=, != are read too) and no "=" in the comment.
+_DECLARATION = re.compile(r"^\s*\[(?P<spec>[^\]]+)\]")
+_COMPARISON = re.compile(r"^(>=|<=|!=|≥|≤|≠|>|<)\s*(-?[0-9.eE+-]+)$")
+_TYPES = ("int", "float", "floats", "str", "bool", "path")
+
+
+def parse_declaration(text):
+    """A parameter's declaration (``"int ≥ 1"``, ``"floats > 0 or None"``, ``"str in {a, b}"``) as a dict.
+
+    Examples
+    --------
+    >>> parse_declaration("floats > 0 and ≤ 10 or None")
+    {'type': 'floats', 'optional': True, 'conditions': ['> 0', '≤ 10'], 'text': 'floats > 0 and ≤ 10 or None'}
+    """
+    spec = text.strip()
+    optional = spec.endswith(" or None")
+    body = spec[: -len(" or None")].strip() if optional else spec
+    kind, _, rest = body.partition(" ")
+    if kind not in _TYPES:
+        raise ValueError(f"declaration [{spec}] must start with one of {_TYPES}, got {kind!r}")
+    conditions = [c.strip() for c in rest.split(" and ")] if rest.strip() else []
+    for condition in conditions:
+        if not (_COMPARISON.match(condition) or condition.startswith("in ")):
+            raise ValueError(f"declaration [{spec}] has a condition it cannot read: {condition!r}")
+    return {"type": kind, "optional": optional, "conditions": conditions, "text": spec}
+
+
+def _is_real(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _type_ok(value, kind):
+    if kind == "int":
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if kind == "float":
+        return _is_real(value)
+    if kind == "floats":
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        return bool(items) and all(_is_real(v) for v in items)
+    if kind == "path":
+        return isinstance(value, (str, os.PathLike))
+    return isinstance(value, {"str": str, "bool": bool}[kind])
+
+
+def _meets(value, condition):
+    if condition.startswith("in "):
+        body = condition[3:].strip()
+        if body.startswith("{"):
+            return str(value) in [c.strip().strip("'\"") for c in body.strip("{}").split(",")]
+        low, high = (float(v) for v in body[1:-1].split(","))
+        above = value > low if body[0] == "(" else value >= low
+        return above and (value < high if body[-1] == ")" else value <= high)
+    op, bound = _COMPARISON.match(condition).groups()
+    bound = float(bound)
+    op = {"≥": ">=", "≤": "<=", "≠": "!="}.get(op, op)
+    checks = {">=": value >= bound, "<=": value <= bound, ">": value > bound, "<": value < bound, "!=": value != bound}
+    return checks[op]
+
+
+def violates(value, declaration):
+    """Why ``value`` does not meet a parsed declaration ("" when it does).
+
+    Examples
+    --------
+    >>> violates("abc", parse_declaration("int ≥ 1"))
+    'not an int'
+    >>> violates([0.5, 0.0], parse_declaration("floats > 0 or None"))
+    'fails > 0'
+    """
+    if value is None:
+        return "" if declaration["optional"] else "None is not allowed"
+    if not _type_ok(value, declaration["type"]):
+        return f"not a{'n' if declaration['type'][0] in 'ai' else ''} {declaration['type']}"
+    items = list(value) if declaration["type"] == "floats" and isinstance(value, (list, tuple)) else [value]
+    for condition in declaration["conditions"]:
+        if not all(_meets(v, condition) for v in items):
+            return f"fails {condition}"
+    return ""
+
+
+def declared_parameters(notebook):
+    """The parameters of a notebook's ``parameters`` cell: name -> parsed declaration (None: undeclared)."""
+    import papermill as pm
+
+    found = pm.inspect_notebook(str(notebook))
+    out = {}
+    for name, info in found.items():
+        match = _DECLARATION.match(info.get("help") or "")
+        out[name] = parse_declaration(match.group("spec")) if match else None
+    return out
+
+
+def check_parameters(notebook, values):
+    """Check values for a notebook's parameters before it runs: each must be a parameter of its
+    ``parameters`` cell and meet the type and range declared beside it.
+
+    Raises ValueError naming the notebook parameter, e.g. ``max_iter='abc'``.
+    """
+    if not values:
+        return
+    path = Path(notebook)
+    declared = declared_parameters(path)
+    for name, value in values.items():
+        if name not in declared:
+            known = ", ".join(sorted(declared)) or "none"
+            raise ValueError(
+                f"parameter {name!r} is not declared in the parameters cell of {path.name} (declared: {known})"
+            )
+        declaration = declared[name]
+        problem = violates(value, declaration) if declaration is not None else ""
+        if problem:
+            raise ValueError(
+                f"notebook parameter {name}={value!r} of {path.name} must be {declaration['text']} "
+                f"(declared in its parameters cell): {problem}"
+            )
+
+
+TMP_SUFFIX = ".dpclust-tmp"  # a prepared file beside its target, renamed onto it at the switch (git-ignored)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A reproduce run stopped by Ctrl-C (or SIGTERM); the message says what was kept where."""
+
+
+def staging_dir():
+    """``data/results/staging``: the runs under way, their locks and commit journals (git-ignored)."""
+    return results_dir() / "staging"
+
+
+def failed_dir():
+    """``data/results/failed``: the executed notebook of each failed or interrupted run (git-ignored)."""
+    return results_dir() / "failed"
+
+
+def _targets(path, profile, output_dir):
+    """Where a run's notebook, tables and figures go once it has succeeded."""
+    results, figures = target_dirs(path.stem, profile)
+    if output_dir is None and profile != "paper":
+        output_dir = results_dir() / profile / "notebooks"
+    notebook = path if output_dir is None else Path(output_dir) / path.name
+    return {"notebook": notebook, "results": results, "figures": figures}
+
+
+def _write_synced(path, data):
+    with open(path, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _recover(stem, targets):
+    """Finish what a killed run of ``stem`` left, under its lock: a switch cut short is rolled forward
+    from its journal (so its files end up all new), prepared files and staging folders are removed."""
+    journal = staging_dir() / f"{stem}.commit.json"
+    if journal.is_file():
+        for tmp, target in json.loads(journal.read_text()):
+            if Path(tmp).is_file():
+                os.replace(tmp, target)
+        journal.unlink()
+    stale = [targets["notebook"].parent / f".{targets['notebook'].name}{TMP_SUFFIX}"]
+    for folder in (targets["results"], targets["figures"]):
+        stale += list(folder.glob(f".*{TMP_SUFFIX}")) if folder.is_dir() else []
+    for path in stale:
+        path.unlink(missing_ok=True)
+    for folder in staging_dir().glob(f"{stem}.run-*"):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def notebook_locks(targets_by_stem):
+    """Hold one lock per notebook (``data/results/staging/<stem>.lock``) for a whole reproduce run.
+
+    A second run of the same notebook is refused at once, before it writes anything. The locks
+    are ``flock``s: the system releases them when the holder dies, even by SIGKILL, and the next
+    run then finishes or removes what the killed one left (:func:`_recover`).
+    """
+    import fcntl
+
+    staging_dir().mkdir(parents=True, exist_ok=True)
+    held = []
+    try:
+        for stem, targets in targets_by_stem.items():
+            fd = os.open(staging_dir() / f"{stem}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = os.read(fd, 32).decode(errors="replace").strip() or "?"
+                os.close(fd)
+                raise ValueError(
+                    f"notebook {stem} is being reproduced by another run (process {owner}); wait for it to end "
+                    f"or stop it. Nothing was run or changed."
+                ) from None
+            held.append(fd)
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode())
+            _recover(stem, targets)
+        yield
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def _signals_deferred():
+    """Ctrl-C and SIGTERM wait until the switch is over: it happens whole or (SIGKILL) rolls forward later."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _staged_files(stage, name, targets):
+    """(staged file, target) pairs: every table and figure the run wrote, then its notebook."""
+    pairs = []
+    for kind in ("results", "figures"):
+        folder = stage / kind
+        files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+        pairs += [(p, targets[kind] / p.relative_to(folder)) for p in files]
+    return pairs + [(stage / name, targets["notebook"])]
+
+
+def commit_run(stage, name, targets, journal):
+    """Replace a notebook's targets with a finished run's files, together: return the targets.
+
+    Each file is first copied beside its target (same file system, synced), which can fail or be
+    interrupted without touching a target. Then, with Ctrl-C and SIGTERM held back, a journal of the
+    renames is written and every prepared file is renamed onto its target (``os.replace``, atomic
+    per file), the notebook last. The only window left is a SIGKILL or power loss between the
+    first and the last rename (milliseconds): some targets are then new, the rest old, and the
+    next ``reproduce`` of the notebook completes the renames from the journal before it starts.
+    """
+    prepared = []
+    try:
+        for source, target in _staged_files(stage, name, targets):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.parent / f".{target.name}{TMP_SUFFIX}"
+            prepared.append((tmp, target))
+            _write_synced(tmp, source.read_bytes())
+    except BaseException:
+        for tmp, _ in prepared:
+            tmp.unlink(missing_ok=True)
+        raise
+    with _signals_deferred():
+        _write_synced(journal.with_suffix(TMP_SUFFIX), json.dumps([[str(a), str(b)] for a, b in prepared]).encode())
+        os.replace(journal.with_suffix(TMP_SUFFIX), journal)
+        for tmp, target in prepared:
+            os.replace(tmp, target)
+        journal.unlink()
+    return [target for _, target in prepared]
+
+
+def _keep_failed(stage, name, stem):
+    """Move a failed run's executed notebook to ``data/results/failed/<stem>.ipynb``; None if it has none."""
+    staged = stage / name
+    if not staged.is_file():
+        return None
+    failed_dir().mkdir(parents=True, exist_ok=True)
+    kept = failed_dir() / f"{stem}.ipynb"
+    shutil.move(str(staged), kept)
+    return kept
+
+
+def _relative(path):
+    with contextlib.suppress(ValueError, OSError):
+        return str(Path(path).resolve().relative_to(Path(results_dir()).parents[1]))
+    return str(path)
+
+
+def _finish_run(run, row):
+    """After a run: commit it (ok) or keep its notebook for debugging (failed); the folder to count."""
+    stem = Path(run["notebook"]).stem
+    if row["status"] == "ok":
+        try:
+            commit_run(run["stage"], run["name"], run["targets"], staging_dir() / f"{stem}.commit.json")
+            run["done"] = run["committed"] = True
+            row["output"] = str(run["targets"]["notebook"])
+            return run["targets"]["results"]
+        except OSError as exc:
+            row.update(status="failed", error=f"the finished run could not replace the committed files: {exc}")
+    kept = _keep_failed(run["stage"], run["name"], stem)
+    run["done"] = True
+    where = f"the failed run's notebook is kept as {_relative(kept)}" if kept else "the run left no notebook"
+    row["error"] = f"{row['error']}\nthe committed notebook, tables and figures are unchanged; {where}"
+    row["output"] = str(kept) if kept else ""
+    return None
+
+
+def _interrupted_message(runs):
+    kept = [_keep_failed(r["stage"], r["name"], Path(r["notebook"]).stem) for r in runs if not r["done"]]
+    kept = [_relative(k) for k in kept if k is not None]
+    committed = [Path(r["notebook"]).stem for r in runs if r.get("committed")]
+    text = "the notebooks under way are unchanged (notebook, tables and figures)"
+    if kept:
+        text += "; their partial runs are kept as " + ", ".join(kept)
+    if committed:
+        text += "; finished before the interrupt and committed: " + ", ".join(committed)
+    return text
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM (a ``kill``, a CI timeout) stops a reproduce run the way Ctrl-C does."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def reproduce(notebooks=None, profile="paper", jobs=1, timeout=DEFAULT_CELL_TIMEOUT, output_dir=None, progress=None):
     """Run notebooks under a profile; return a summary table (notebook, status, seconds, ledger
     counts per verdict, error).
 
-    The executed notebooks go to ``output_dir``; by default the paper profile
-    runs in place and the smoke profile writes to ``data/results/smoke/notebooks/``.
+    Each notebook runs into a staging folder (``data/results/staging/``): its executed notebook,
+    tables and figures. Only when the whole run succeeded do they replace the targets, together
+    (:func:`commit_run`): by default the paper profile's committed notebook, ``data/results/<notebook>``
+    and ``figures/<notebook>``; the smoke profile's ``data/results/smoke/...`` and
+    ``figures/smoke/...``, its notebooks in ``data/results/smoke/notebooks/``; ``output_dir``:
+    where the executed notebooks go instead. A failed run leaves the targets as they were and
+    keeps its notebook in ``data/results/failed/``; Ctrl-C does the same for the runs under way
+    and raises :class:`Interrupted`, whose message says what was kept. A notebook that another
+    run is reproducing is refused (:func:`notebook_locks`).
     ``progress``: show which cell each running notebook is at (None: on a terminal).
     """
     profile = resolve_profile(profile).name
     paths = [resolve_notebook(n) for n in notebooks] if notebooks else list_notebooks()
     if not paths:
         raise ValueError(f"no notebooks found in {notebook_dir()}")
-    if output_dir is None and profile != "paper":
-        output_dir = results_dir() / profile / "notebooks"
-    if output_dir is not None:
-        Path(output_dir).mkdir(parents=True, exist_ok=True)
-    calls = [
-        dict(
-            notebook=path,
-            output_path=None if output_dir is None else Path(output_dir) / path.name,
-            profile=profile,
-            timeout=timeout,
-        )
-        for path in paths
-    ]
-    return run_batch(calls, jobs, progress)
+    targets = {path.stem: _targets(path, profile, output_dir) for path in paths}
+    with notebook_locks(targets), _sigterm_as_interrupt():
+        runs = []
+        for path in paths:
+            stage = Path(tempfile.mkdtemp(prefix=f"{path.stem}.run-", dir=staging_dir()))
+            runs.append(dict(notebook=path, name=path.name, stage=stage, targets=targets[path.stem], done=False))
+        calls = [
+            dict(
+                notebook=r["notebook"],
+                output_path=r["stage"] / r["name"],
+                profile=profile,
+                timeout=timeout,
+                environment={OUTPUT_ENV: str(r["stage"])},
+            )
+            for r in runs
+        ]
+        by_call = {id(call): run for call, run in zip(calls, runs)}
+        try:
+            return run_batch(calls, jobs, progress, finish=lambda call, row: _finish_run(by_call[id(call)], row))
+        except KeyboardInterrupt:
+            raise Interrupted(_interrupted_message(runs)) from None
+        finally:
+            for run in runs:
+                shutil.rmtree(run["stage"], ignore_errors=True)
 
 
 def parse_value(text):
@@ -479,52 +955,8 @@ def _run_on_dask(calls, scheduler, progress=False):
             client.close()
 
 
-def sweep_notebook(
-    notebook,
-    grid,
-    out_dir,
-    parameters=None,
-    profile=None,
-    jobs=1,
-    timeout=DEFAULT_CELL_TIMEOUT,
-    scheduler=None,
-    progress=None,
-):
-    """One papermill execution per grid point; concatenate the result CSVs they write.
-
-    Each run gets ``results_dir`` and ``figures_dir`` parameters pointing into
-    ``out_dir/<point>/``; every CSV a run writes there is concatenated over
-    the grid into ``out_dir/<name>.csv`` with one ``param_<name>`` column per
-    grid parameter.
-
-    ``scheduler``: the address of a Dask scheduler (or a ``distributed.Client``):
-    the runs then go to its workers (``jobs`` is ignored), which need this
-    package and the data but no folder shared with this machine; the tables are
-    the same as a local run's. ``progress``: show progress (None: on a terminal).
-
-    Returns
-    -------
-    (summary DataFrame of the runs, dict csv name -> concatenated DataFrame)
-    """
-    import papermill as pm
-
-    path = resolve_notebook(notebook)
-    declared = set(pm.inspect_notebook(str(path)))
-    if not grid:
-        raise ValueError("grid is empty: give at least one parameter with its values")
-    fixed = dict(parameters or {})
-    for name in list(grid) + list(fixed):
-        if name not in declared:
-            raise ValueError(
-                f"parameter {name!r} is not declared in the parameters cell of {path.name} "
-                f"(declared: {', '.join(sorted(declared)) or 'none'})"
-            )
-    for name in ("results_dir", "figures_dir"):
-        if name not in declared:
-            raise ValueError(f"{path.name} does not declare {name!r}, so a sweep cannot collect its results")
-    out_dir = Path(out_dir)
-    names = list(grid)
-    points = [dict(zip(names, values)) for values in itertools.product(*(grid[n] for n in names))]
+def _sweep_calls(path, points, fixed, out_dir, profile, timeout):
+    """One papermill call per grid point, writing into ``out_dir/<point>/``."""
     calls = []
     for point in points:
         run_dir = out_dir / _tag(point)
@@ -542,8 +974,11 @@ def sweep_notebook(
                 label=f"{path.stem}[{_tag(point)}]",
             )
         )
-    show = _show_progress(progress)
-    rows = _run_on_dask(calls, scheduler, show) if scheduler is not None else _run_many(calls, jobs, show)
+    return calls
+
+
+def _gather_tables(points, calls, out_dir):
+    """Every CSV the runs wrote, concatenated over the grid with one ``param_<name>`` column per parameter."""
     tables = {}
     for point, call in zip(points, calls):
         for csv in sorted(Path(call["parameters"]["results_dir"]).glob("*.csv")):
@@ -555,6 +990,56 @@ def sweep_notebook(
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, frame in merged.items():
         frame.to_csv(out_dir / f"{name}.csv", index=False)
+    return merged
+
+
+def sweep_notebook(
+    notebook,
+    grid,
+    out_dir,
+    parameters=None,
+    profile=None,
+    jobs=1,
+    timeout=DEFAULT_CELL_TIMEOUT,
+    scheduler=None,
+    progress=None,
+):
+    """One papermill execution per grid point; concatenate the result CSVs they write.
+
+    Each run gets ``results_dir`` and ``figures_dir`` parameters pointing into
+    ``out_dir/<point>/``; every CSV a run writes there is concatenated over
+    the grid into ``out_dir/<name>.csv`` with one ``param_<name>`` column per
+    grid parameter. Every value of the grid and of ``parameters`` is checked
+    against the notebook's declarations before anything runs (:func:`check_parameters`).
+
+    ``scheduler``: the address of a Dask scheduler (or a ``distributed.Client``):
+    the runs then go to its workers (``jobs`` is ignored), which need this
+    package and the data but no folder shared with this machine; the tables are
+    the same as a local run's. ``progress``: show progress (None: on a terminal).
+
+    Returns
+    -------
+    (summary DataFrame of the runs, dict csv name -> concatenated DataFrame)
+    """
+    path = resolve_notebook(notebook)
+    if not grid:
+        raise ValueError("grid is empty: give at least one parameter with its values")
+    fixed = dict(parameters or {})
+    check_parameters(path, fixed)
+    for name, values in grid.items():
+        for value in values:
+            check_parameters(path, {name: value})
+    declared = declared_parameters(path)
+    for name in ("results_dir", "figures_dir"):
+        if name not in declared:
+            raise ValueError(f"{path.name} does not declare {name!r}, so a sweep cannot collect its results")
+    out_dir = Path(out_dir)
+    names = list(grid)
+    points = [dict(zip(names, values)) for values in itertools.product(*(grid[n] for n in names))]
+    calls = _sweep_calls(path, points, fixed, out_dir, profile, timeout)
+    show = _show_progress(progress)
+    rows = _run_on_dask(calls, scheduler, show) if scheduler is not None else _run_many(calls, jobs, show)
+    merged = _gather_tables(points, calls, out_dir)
     summary = pd.DataFrame(rows)
     summary.insert(1, "point", [_tag(p) for p in points])
     return summary[["notebook", "point", "status", "seconds", "error"]], merged

@@ -62,3 +62,91 @@ def test_bad_input(call, message):
 
 def test_format_interval():
     assert experiments.format_interval(0.0123, -0.003, 0.0271) == "+0.012 [-0.003, +0.027]"
+
+
+def rcp(eug, other):
+    # the relative change of Fig. 6, written here from its definition
+    return (eug - other) / eug
+
+
+def test_paired_bootstrap_matches_scipy_percentile_bootstrap():
+    from scipy import stats
+
+    gen = np.random.default_rng(7)
+    a = gen.gamma(2.0, 1.0, size=25)
+    b = a * gen.uniform(0.6, 1.1, size=25)  # paired with a: the resampling must keep the pairs together
+    est, low, high = experiments.paired_bootstrap(a, b, rcp, n_boot=3_000, random_state=np.random.default_rng(11))
+    ref = stats.bootstrap(
+        (a, b),
+        lambda x, y, axis: rcp(x.mean(axis=axis), y.mean(axis=axis)),
+        paired=True,
+        vectorized=True,
+        n_resamples=3_000,
+        method="percentile",
+        random_state=np.random.default_rng(11),
+    ).confidence_interval
+    assert est == pytest.approx(rcp(a.mean(), b.mean()), rel=1e-12)
+    assert (low, high) == pytest.approx((ref.low, ref.high), rel=1e-9)
+
+
+def test_paired_bootstrap_shares_one_stream_and_refuses_unpaired_samples():
+    gen = np.random.default_rng(3)
+    first = experiments.paired_bootstrap([1.0, 2.0, 4.0], [1.0, 1.0, 1.0], np.subtract, n_boot=50, random_state=gen)
+    again = experiments.paired_bootstrap([1.0, 2.0, 4.0], [1.0, 1.0, 1.0], np.subtract, n_boot=50, random_state=gen)
+    assert first[0] == again[0] == pytest.approx(4 / 3)  # mean difference (0 + 1 + 3) / 3
+    # the second interval comes from the Generator's second draw of (n_boot, n) pair indices
+    diffs, draws = np.array([0.0, 1.0, 3.0]), np.random.default_rng(3)
+    for result in (first, again):
+        means = diffs[draws.integers(0, 3, size=(50, 3))].mean(axis=1)
+        assert result[1:] == pytest.approx((np.percentile(means, 2.5), np.percentile(means, 97.5)), rel=1e-12)
+    with pytest.raises(ValueError, match="pair up"):
+        experiments.paired_bootstrap([1.0, 2.0], [1.0], np.subtract)
+
+
+def test_homogeneity_pvalue_closed_forms():
+    # three bins {0}, {1}, {2}; observed [[30, 20, 10], [10, 20, 30]], expected 20 each: statistic 20, 2 df,
+    # and the chi-squared survival function on 2 df is exp(-x / 2)
+    a, b = [0] * 30 + [1] * 20 + [2] * 10, [0] * 10 + [1] * 20 + [2] * 30
+    assert experiments.homogeneity_pvalue(a, b, n_bins=3) == pytest.approx(math.exp(-10), rel=1e-9)
+    # two bins, [[30, 10], [10, 30]]: one degree of freedom, with Yates' correction (|O - E| - 0.5)^2 / E
+    a, b = [0] * 30 + [1] * 10, [0] * 10 + [1] * 30
+    statistic = 4 * 9.5**2 / 20
+    p_one_df = math.erfc(math.sqrt(statistic / 2))  # chi-squared on 1 df: P(Z^2 > x) = erfc(sqrt(x / 2))
+    assert experiments.homogeneity_pvalue(a, b, n_bins=2) == pytest.approx(p_one_df, rel=1e-9)
+
+
+def test_homogeneity_pvalue_bad_input():
+    with pytest.raises(ValueError, match="single value"):
+        experiments.homogeneity_pvalue([1, 1], [1])
+    with pytest.raises(ValueError, match="NaN"):
+        experiments.homogeneity_pvalue([1.0, np.nan], [1.0])
+
+
+class _Clock:
+    """A fake perf_counter that a fit moves on by a known number of seconds."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_fit_seconds_keeps_the_fastest_of_fresh_fits(monkeypatch):
+    clock, durations, built = _Clock(), iter([0.30, 0.125, 0.25]), []
+
+    class Fit:
+        def fit(self, X):
+            clock.now += next(durations)
+            return self
+
+    def make():
+        built.append(1)
+        clock.now += 5.0  # construction is not timed
+        return Fit()
+
+    monkeypatch.setattr(experiments.time, "perf_counter", clock)
+    assert experiments.fit_seconds(make, None, repeats=3) == pytest.approx(0.125)
+    assert len(built) == 3
+    with pytest.raises(ValueError, match="repeats"):
+        experiments.fit_seconds(make, None, repeats=0)

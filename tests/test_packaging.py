@@ -1,6 +1,7 @@
 """The project's contract: dependency lists agree, the README's commands are what CI runs, notebooks
 follow the conventions, and the README's data table matches the registry."""
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -28,13 +29,16 @@ def _pyproject(folder=ROOT):
     return tomllib.loads((folder / "pyproject.toml").read_text())
 
 
-def _requirements(extras, folder=ROOT):
-    """Third-party requirements of a distribution (with the extras named); this repository's own are left out."""
+def _requirements(extras, folder=ROOT, with_lib=True):
+    """Third-party requirements of a distribution (with the extras named); this repository's own are left out.
+
+    The compendium's (``folder=ROOT``) include those of the algorithms it requires, unless ``with_lib`` is False.
+    """
     from packaging.requirements import Requirement
 
     project = _pyproject(folder)["project"]
     specs = [s for s in project["dependencies"] if _name(s) not in OURS]
-    if folder == ROOT:
+    if folder == ROOT and with_lib:
         specs += _pyproject(LIB)["project"]["dependencies"]
     for extra in extras:
         specs += project["optional-dependencies"][extra]
@@ -105,6 +109,17 @@ def test_makefile_installs_the_lock_then_the_package_without_dependencies():
     assert "ruff check" in test and "ruff format --check" in test
 
 
+def _module_level(body):
+    """The statements run at import: the module's own, and those nested in its with/if/try blocks."""
+    for node in body:
+        yield node
+        if isinstance(node, (ast.With, ast.If, ast.Try)):
+            for part in (node.body, getattr(node, "orelse", []), getattr(node, "finalbody", [])):
+                yield from _module_level(part)
+            for handler in getattr(node, "handlers", []):
+                yield from _module_level(handler.body)
+
+
 def _imported_top_level_modules(folder, package, anywhere=False):
     """Top-level third-party modules a package imports at module level (or ``anywhere``, functions included)."""
     import ast
@@ -113,7 +128,7 @@ def _imported_top_level_modules(folder, package, anywhere=False):
     found = set()
     for path in (folder / package).rglob("*.py"):
         tree = ast.parse(path.read_text())
-        for node in ast.walk(tree) if anywhere else tree.body:
+        for node in ast.walk(tree) if anywhere else _module_level(tree.body):
             names = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -131,10 +146,11 @@ def test_runtime_dependencies_are_what_each_package_imports():
     from dpclust.environment import canonical_name
 
     for folder, package in ((LIB, "dpclust_lib"), (ROOT, "dpclust")):
-        runtime = {canonical_name(r.name) for r in _requirements([], folder)}
+        runtime = {canonical_name(r.name) for r in _requirements([], folder, with_lib=False)}
         imported = {canonical_name(_DISTRIBUTIONS.get(m, m)) for m in _imported_top_level_modules(folder, package)}
         imported -= OURS | {"dpclust_lib"}
         assert imported <= runtime, f"{package} imports at module level what it does not require: {imported - runtime}"
+        # fastcluster is imported where the Ward step needs it (above scipy's limit), inside a function.
         assert runtime - imported <= {"fastcluster"}, f"{package} requires what it never imports: {runtime - imported}"
     # The algorithms never import the tooling nor its dependencies.
     lib_imports = _imported_top_level_modules(LIB, "dpclust_lib", anywhere=True)
