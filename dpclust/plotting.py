@@ -306,6 +306,17 @@ def _draw_panel(ax, part, metric, hue, style, colors, errorbar):
             )
 
 
+def _references(ax, key, col, reference, reference_label, published, published_label):
+    """The panel's named reference line and its published values (those of its ``col`` value, or all)."""
+    ref = reference.get(key) if isinstance(reference, dict) else reference
+    if ref is not None:
+        reference_line(ax, ref, reference_label)
+    if published is not None:
+        pub = published if key is None or col not in published else published[published[col] == key]
+        if len(pub):
+            published_markers(ax, pub["epsilon"], pub["value"], published_label)
+
+
 def metric_vs_epsilon(
     frame,
     metric,
@@ -356,18 +367,10 @@ def metric_vs_epsilon(
     fig, axes = subplots(len(panels), col_wrap)
     colors = algorithm_colors(frame[hue])
     for ax, key in zip(axes, panels):
-        part = frame if key is None else frame[frame[col] == key]
-        _draw_panel(ax, part, metric, hue, style, colors, errorbar)
-        ref = reference.get(key) if isinstance(reference, dict) else reference
-        if ref is not None:
-            reference_line(ax, ref, reference_label)
-        if published is not None:
-            pub = published if key is None or col not in published else published[published[col] == key]
-            if len(pub):
-                published_markers(ax, pub["epsilon"], pub["value"], published_label)
-        for axis, log in (("x", logx), ("y", logy)):
-            if log:
-                log_scale(ax, axis)
+        _draw_panel(ax, frame if key is None else frame[frame[col] == key], metric, hue, style, colors, errorbar)
+        _references(ax, key, col, reference, reference_label, published, published_label)
+        for axis in [a for a, log in (("x", logx), ("y", logy)) if log]:
+            log_scale(ax, axis)
         ax.set(xlabel=xlabel, ylabel=ylabel, title="" if key is None else check_label(str(key), "panel title"))
     if title:
         fig.suptitle(title)
