@@ -134,7 +134,8 @@ def test_defaults_follow_the_paper():
 def test_without_noise_buckets_are_weighted_leaf_centres(rng):
     X = _clustered(rng)
     est = DPQTKMeans(3, epsilon=1e6, gamma=0.3, max_height=5, threshold=20.5, random_state=3, bounds=BOX).fit(X)
-    np.testing.assert_allclose(est.bucket_counts_, est.exact_diagnostics(X).leaf_counts, atol=1e-4)  # noise of scale ~1e-6 per leaf remains
+    # noise of scale ~1e-6 per leaf remains
+    np.testing.assert_allclose(est.bucket_counts_, est.exact_diagnostics(X).leaf_counts, atol=1e-4)
     leaves = est.tree_.leaves
     np.testing.assert_allclose(est.bucket_centers_, (est.tree_.lower[leaves] + est.tree_.upper[leaves]) / 2)
     again = lloyd(est.bucket_centers_, est.cluster_centers_, est.tree_.leaf_counts(X), 300)[0]

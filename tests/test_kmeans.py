@@ -280,7 +280,8 @@ def test_eug_without_noise_is_weighted_kmeans_on_the_grid(rng):
     cells, counts = grid_histogram(X, np.zeros(2), np.ones(2), 20)
     np.testing.assert_allclose(est.bucket_counts_, counts, atol=1e-4)  # noise of scale 1e-6 per cell remains
     assert est.grid_size_ == 20
-    ref = lloyd(cells, est.cluster_centers_, np.maximum(est.bucket_counts_, 0.0), 300)[0]  # a fixed point on the release
+    # a fixed point of weighted Lloyd on the release
+    ref = lloyd(cells, est.cluster_centers_, np.maximum(est.bucket_counts_, 0.0), 300)[0]
     np.testing.assert_allclose(est.cluster_centers_, ref, atol=1e-9)
 
 
