@@ -1,5 +1,6 @@
 # dpclust: every target creates .venv and installs what it needs on first use.
-#   make reproduce   all notebooks, paper profile, in place (papermill)
+#   make reproduce   all notebooks, paper profile (papermill): each run staged, then its notebook, tables and
+#                    figures replace the committed ones together; a failed run changes nothing
 #   make verify      rerun all notebooks (paper profile) in a temporary folder; compare every result table
 #   make test        ruff, unit tests (incl. the wheel check and the book) + every notebook in the smoke
 #                    profile (nbval)
@@ -8,7 +9,9 @@
 #   make bench       benchmarks
 #   make data        fetch missing data files and report what is present
 #   make lab         JupyterLab on the notebooks
-#   make assignments student versions of the paper notebooks in assignments/
+#   make assignments the paper notebooks as an nbgrader course in assignments/ (source/<stem>/<stem>.ipynb,
+#                    nbgrader_config.py); refuses to overwrite a notebook. Plain student versions:
+#                    python -m dpclust assignments --student --out DIR
 #   make book        the compendium as a static HTML site in _build/html/ (notebooks not re-executed)
 
 PYTHON ?= python3

@@ -5,7 +5,10 @@
 notebooks and result folders), found from ``$DPCLUST_HOME`` or upwards from the working directory.
 
   reproduce [--profile paper|smoke] [--jobs N] [--timeout S] [--out DIR] [NOTEBOOK ...]
-      run notebooks in place with papermill and print a summary (with each ledger's verdict counts)
+      run notebooks with papermill into a staging folder; a run that finished replaces the
+      notebook, its tables and its figures together (paper profile: the committed ones), a failed
+      or interrupted one changes nothing and is kept in data/results/failed/; print a summary
+      (with each ledger's verdict counts)
   verify [--jobs N] [--timeout S] [--keep DIR] [NOTEBOOK ...]
       rerun notebooks (paper profile) into a temporary folder and compare every result table
       with the committed one; exit 1 and list the differing cells if any differ
@@ -17,8 +20,10 @@ notebooks and result folders), found from ``$DPCLUST_HOME`` or upwards from the 
       run student notebooks (smoke profile) with the teacher's checks; write a gradebook
   data [--fetch]
       show which data files are present (and download the missing ones)
-  assignments [--out DIR] [NOTEBOOK ...]
-      write the student versions of the paper notebooks (default: assignments/)
+  assignments [--out DIR] [--student] [NOTEBOOK ...]
+      write the paper notebooks as an nbgrader course (default: assignments/): source/<stem>/<stem>.ipynb
+      and nbgrader_config.py; with --student, the plain student versions <name>.ipynb instead (for
+      `grade`); never overwrites a notebook that exists
 """
 
 from __future__ import annotations
@@ -58,7 +63,10 @@ def build_parser(prog="python -m dpclust"):
     parser = argparse.ArgumentParser(prog=prog, description="dpclust: run the executable papers.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    rep = sub.add_parser("reproduce", help="run notebooks with papermill (paper profile: in place) and print a summary")
+    rep = sub.add_parser(
+        "reproduce",
+        help="run notebooks with papermill (paper profile: replace the committed outputs) and print a summary",
+    )
     rep.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="paths, names or numbers (default: all)")
     rep.add_argument("--profile", choices=["paper", "smoke"], default="paper")
     rep.add_argument("--jobs", type=_positive_int, default=1, help="notebooks run side by side")
@@ -107,10 +115,28 @@ def build_parser(prog="python -m dpclust"):
     data = sub.add_parser("data", help="show (and fetch) the data files")
     data.add_argument("--fetch", action="store_true", help="download the missing files")
 
-    asg = sub.add_parser("assignments", help="write the student versions of the paper notebooks")
-    asg.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="paths, names or numbers (default: 01-05)")
-    asg.add_argument("--out", default=None, metavar="DIR", help="default: assignments/")
+    _add_assignments(sub)
     return parser
+
+
+def _add_assignments(sub):
+    """The ``assignments`` subcommand: an nbgrader course by default, the plain student versions with --student."""
+    asg = sub.add_parser(
+        "assignments",
+        help="write the paper notebooks as an nbgrader course (or, with --student, as plain student versions)",
+        description="Write the paper notebooks as an nbgrader course: DIR/source/<stem>/<stem>.ipynb (the nbgrader "
+        "source notebooks: solution regions, autograded locked test cells, manually graded answers) and "
+        "DIR/nbgrader_config.py (kept if it exists). With --student: DIR/<name>.ipynb, the notebooks as nbgrader "
+        "releases them, for a course without nbgrader (graded by `grade`). A notebook that exists is never "
+        "overwritten.",
+    )
+    asg.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="paths, names or numbers (default: 01-05)")
+    asg.add_argument("--out", default=None, metavar="DIR", help="default: assignments/ in the compendium")
+    asg.add_argument(
+        "--student",
+        action="store_true",
+        help="write the plain student versions (DIR/<name>.ipynb) instead of an nbgrader course",
+    )
 
 
 def _print_summary(summary):
@@ -125,8 +151,9 @@ def _print_summary(summary):
 def main(argv=None):
     """Run the command line (the ``dpclust`` console script); return the exit status.
 
-    Bad notebook names, undeclared parameters and a missing compendium give a message on
-    stderr and status 2, not a traceback.
+    Bad notebook names, bad notebook parameters, a notebook another run is reproducing and a
+    missing compendium give a message on stderr and status 2, not a traceback; Ctrl-C gives
+    what was kept and status 130.
     """
     prog = "dpclust" if Path(sys.argv[0]).name == "dpclust" else "python -m dpclust"
     args = build_parser(prog).parse_args(argv)
@@ -135,70 +162,95 @@ def main(argv=None):
     except (ValueError, CompendiumNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:
+        print(f"interrupted: {exc}" if str(exc) else "interrupted", file=sys.stderr)
+        return 130
+
+
+def _reproduce(args):
+    from .reproduce import reproduce
+
+    summary = reproduce(args.notebooks, profile=args.profile, jobs=args.jobs, timeout=args.timeout, output_dir=args.out)
+    _print_summary(summary)
+    return 0 if (summary["status"] == "ok").all() else 1
+
+
+def _verify(args):
+    from .verify import verify
+
+    summary, diffs = verify(args.notebooks, jobs=args.jobs, timeout=args.timeout, keep=args.keep)
+    _print_summary(summary)
+    if len(diffs):
+        print(f"\n{len(diffs)} differences with the committed results:")
+        print(diffs.to_string(index=False))
+    else:
+        print("every result table matches the committed one")
+    return 0 if (summary["status"] == "ok").all() and not len(diffs) else 1
+
+
+def _grade(args):
+    from .grade import grade
+
+    book = grade(args.submissions, args.out, time_limit=args.time_limit, teacher=args.teacher)
+    totals = book.groupby("student", sort=False)[["points", "max_points"]].sum().reset_index()
+    print(totals.to_string(index=False))
+    print(f"gradebook: {args.out}")
+    return 0
+
+
+def _sweep(args):
+    from .reproduce import parse_value, sweep_notebook
+
+    params = {name: parse_value(value) for name, value in args.parameter}
+    summary, tables = sweep_notebook(
+        args.notebook,
+        dict(args.grid),
+        args.out,
+        parameters=params,
+        profile=args.profile,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        scheduler=args.scheduler,
+    )
+    print(summary.to_string(index=False))
+    for name, frame in tables.items():
+        print(f"{args.out}/{name}.csv: {len(frame)} rows")
+    return 0 if (summary["status"] == "ok").all() else 1
+
+
+def _assignments(args):
+    from .assignments import export
+    from .reproduce import resolve_notebook
+
+    kind = "student" if args.student else "nbgrader"
+    paths = export([resolve_notebook(n) for n in args.notebooks] or None, args.out, kind=kind)
+    for path in paths:
+        print(f"wrote {path}")
+    return 0
+
+
+def _data(args):
+    from .datasets import available, fetch_missing
+
+    table = fetch_missing() if args.fetch else available()
+    print(table[["dataset", "file", "status", "location"]].to_string(index=False))
+    failed = table["status"].astype(str).str.startswith("download failed")
+    return 1 if failed.any() else 0
+
+
+_COMMANDS = {
+    "reproduce": _reproduce,
+    "verify": _verify,
+    "grade": _grade,
+    "sweep": _sweep,
+    "assignments": _assignments,
+    "data": _data,
+}
 
 
 def _run(args):
     with pd.option_context("display.width", 200, "display.max_colwidth", 90, "display.max_rows", 200):
-        if args.command == "reproduce":
-            from .reproduce import reproduce
-
-            summary = reproduce(
-                args.notebooks, profile=args.profile, jobs=args.jobs, timeout=args.timeout, output_dir=args.out
-            )
-            _print_summary(summary)
-            return 0 if (summary["status"] == "ok").all() else 1
-        if args.command == "verify":
-            from .verify import verify
-
-            summary, diffs = verify(args.notebooks, jobs=args.jobs, timeout=args.timeout, keep=args.keep)
-            _print_summary(summary)
-            if len(diffs):
-                print(f"\n{len(diffs)} differences with the committed results:")
-                print(diffs.to_string(index=False))
-            else:
-                print("every result table matches the committed one")
-            return 0 if (summary["status"] == "ok").all() and not len(diffs) else 1
-        if args.command == "grade":
-            from .grade import grade
-
-            book = grade(args.submissions, args.out, time_limit=args.time_limit, teacher=args.teacher)
-            totals = book.groupby("student", sort=False)[["points", "max_points"]].sum().reset_index()
-            print(totals.to_string(index=False))
-            print(f"gradebook: {args.out}")
-            return 0
-        if args.command == "sweep":
-            from .reproduce import parse_value, sweep_notebook
-
-            grid = dict(args.grid)
-            params = {name: parse_value(value) for name, value in args.parameter}
-            summary, tables = sweep_notebook(
-                args.notebook,
-                grid,
-                args.out,
-                parameters=params,
-                profile=args.profile,
-                jobs=args.jobs,
-                timeout=args.timeout,
-                scheduler=args.scheduler,
-            )
-            print(summary.to_string(index=False))
-            for name, frame in tables.items():
-                print(f"{args.out}/{name}.csv: {len(frame)} rows")
-            return 0 if (summary["status"] == "ok").all() else 1
-        if args.command == "assignments":
-            from .assignments import export
-            from .reproduce import resolve_notebook
-
-            paths = export([resolve_notebook(n) for n in args.notebooks] or None, args.out)
-            for path in paths:
-                print(f"wrote {path}")
-            return 0
-        from .datasets import available, fetch_missing
-
-        table = fetch_missing() if args.fetch else available()
-        print(table[["dataset", "file", "status", "location"]].to_string(index=False))
-        failed = table["status"].astype(str).str.startswith("download failed")
-        return 1 if failed.any() else 0
+        return _COMMANDS[args.command](args)
 
 
 if __name__ == "__main__":

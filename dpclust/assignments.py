@@ -1,25 +1,85 @@
-"""Student versions of the paper notebooks (``make assignments``).
+"""Assignments from the paper notebooks (``make assignments``): nbgrader source notebooks and plain
+student versions, with the same cell metadata.
 
-In a teacher notebook, an exercise is a cell tagged ``exercise`` (the prompt
-and a call of a :mod:`dpclust.exercises` checker) next to a cell tagged
-``solution`` (the reference solution: imports and function definitions only).
-A markdown cell tagged ``solution`` holds the teacher's explanation of a
-predict-then-run result. The student version keeps everything but replaces
-each solution function's body by ``raise NotImplementedError`` and each
-explanation by a placeholder for the student's own, clears every output, drops
-execution metadata and opens with a header that says what to do. The
-``assignments/`` folder is generated; edit the teacher notebooks instead.
+In a teacher notebook, an exercise is a cell tagged ``exercise`` (a call of a
+:mod:`dpclust.exercises` checker per part) next to a cell tagged ``solution``
+(the reference solution: imports and function definitions only). A markdown
+cell tagged ``solution`` holds the teacher's answer to a written question.
+
+:func:`nbgrader_source` turns a teacher notebook into an nbgrader *source*
+notebook, which ``nbgrader generate_assignment``, ``autograde`` and
+``generate_feedback`` take unchanged:
+
+* a solution code cell: each function body between ``### BEGIN SOLUTION`` and
+  ``### END SOLUTION`` (signature and docstring stay: they are the task);
+  metadata ``nbgrader = {solution: true, grade: false, grade_id: <cell id>}``;
+* an exercise cell: one autograded test cell per check call (partial credit by
+  part), ``{grade: true, locked: true, points, grade_id: <cell id>[-<part>]}``,
+  whose hidden part imports the checkers afresh, so a solution cell that
+  replaces ``exercises.check_*`` does not grade itself;
+* a markdown solution cell: a manually graded written answer,
+  ``{solution: true, grade: true, points, grade_id: <cell id>}``;
+* a locked header and, after the ``parameters`` cell, a locked cell that sends
+  the notebook's tables and figures next to it, so it runs outside the
+  compendium.
+
+A part is worth the ``points`` metadata of its teacher cell (default 1).
+:func:`student_version` is the same notebook as nbgrader releases it, for a
+course without nbgrader (``python -m dpclust grade`` grades it). Neither
+:func:`export` overwrites a notebook that exists: a student's work may be in it.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
+import re
 from pathlib import Path
 
 from . import _paths
 from ._optional import require
 
-__all__ = ["assignments_dir", "EXPLANATION_PLACEHOLDER", "stub_solution", "student_version", "export"]
+__all__ = [
+    "assignments_dir",
+    "EXPLANATION_PLACEHOLDER",
+    "BEGIN",
+    "END",
+    "mark_solution",
+    "split_checks",
+    "stub_solution",
+    "nbgrader_source",
+    "student_version",
+    "export",
+]
+
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+SCHEMA_VERSION = 3
+
+# The hidden part of every autograded test cell: the checkers as the package ships them, whatever a
+# solution cell did to the imported ones (a stale module, a replaced check_* function).
+FRESH_CHECKERS = f"""{HIDDEN_BEGIN}
+import importlib as _importlib
+import sys as _sys
+
+for _module in [m for m in _sys.modules if m == "dpclust.exercises" or m.startswith("dpclust.exercises.")]:
+    del _sys.modules[_module]
+exercises = _importlib.import_module("dpclust.exercises")
+{HIDDEN_END}
+"""
+
+OUTPUTS = """# This assignment writes its tables and figures next to itself (it needs no compendium).
+results_dir = "results" if results_dir is None else results_dir
+figures_dir = "figures" if figures_dir is None else figures_dir"""
+
+NBGRADER_CONFIG = '''"""nbgrader's configuration of the dpclust assignments (written once by make assignments)."""
+
+c = get_config()  # noqa: F821 (nbgrader defines it)
+c.CourseDirectory.course_id = "dpclust"
+c.Execute.timeout = 300  # seconds per cell: a solution that loops forever loses that cell's points, not the run
+c.ClearSolutions.code_stub = {"python": "raise NotImplementedError('write your solution')"}
+c.ClearSolutions.text_stub = %r
+'''
 
 
 def assignments_dir():
@@ -35,10 +95,11 @@ function is left for you to write.
 1. Cells marked **Exercise** describe a task. The cell just before each check holds a function whose
    body is `raise NotImplementedError(...)`: replace that line with your solution.
 2. Run the check cell below it. A check prints `Correct: ...` when your answer is right. When it is
-   not, it says what was expected, what came back, and gives a hint.
+   not, it says what was expected, what came back, and gives a hint. The check cells are locked: the
+   grader runs them as written here, with checkers it imports afresh.
 3. A predict-then-run exercise asks for your prediction first (a function that returns "up", "down"
    or "same"), then runs a small experiment. Write your explanation of the result in the cell that
-   starts with **Your explanation.**
+   starts with **Your explanation.** (it is graded by hand).
 4. Before you hand in, run the whole notebook from the top (Kernel > Restart Kernel and Run All Cells).
    To run it quickly, start Jupyter with `DPCLUST_PROFILE=smoke`: the experiments then run on tiny
    sizes, while the checks stay exactly as strict.
@@ -51,31 +112,102 @@ most once in a thousand times (for other seeds).
 EXPLANATION_PLACEHOLDER = "**Your explanation.** Replace this line by two or three sentences: what changed, and why."
 
 
-def stub_solution(source):
-    """Replace the body of every function in a solution cell by ``raise NotImplementedError``.
+def _tags(cell):
+    return cell.metadata.get("tags", [])
 
-    Imports are kept; docstrings are kept (they are part of the task). Anything
-    else in a solution cell is an authoring error.
-    """
+
+def _solution_functions(source):
+    """The function definitions of a solution cell; a ValueError for anything but imports and functions."""
     tree = ast.parse(source)
-    body = []
     for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            body.append(node)
-        elif isinstance(node, ast.FunctionDef):
-            keep = [node.body[0]] if ast.get_docstring(node) is not None else []
-            message = ast.Constant(f"write {node.name}")
-            raise_stmt = ast.Raise(exc=ast.Call(ast.Name("NotImplementedError", ast.Load()), [message], []), cause=None)
-            node.body = keep + [raise_stmt]
-            body.append(node)
-        else:
+        if not isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef)):
             raise ValueError(
                 f"a solution cell may hold only imports and function definitions; found "
                 f"{type(node).__name__} at line {node.lineno}:\n{source}"
             )
-    if not any(isinstance(n, ast.FunctionDef) for n in body):
+    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    if not functions:
         raise ValueError(f"a solution cell holds no function definition:\n{source}")
-    return ast.unparse(ast.fix_missing_locations(ast.Module(body=body, type_ignores=[])))
+    return functions
+
+
+def _body_lines(lines, node):
+    """(first, last) 0-based lines of a function's body after its docstring, with the comments above it."""
+    docstring = ast.get_docstring(node) is not None
+    first = node.body[0].end_lineno if docstring else node.body[0].lineno - 1
+    if not docstring:  # comments between the signature and the first statement belong to the solution
+        while first - 1 >= node.lineno and lines[first - 1].strip().startswith("#"):
+            first -= 1
+    return first, node.end_lineno - 1
+
+
+def mark_solution(source):
+    """A solution cell with each function body between nbgrader's solution markers.
+
+    The signature and the docstring stay outside the markers: they are the task.
+
+    Parameters
+    ----------
+    source : str
+        A solution cell: imports and function definitions only (else a ValueError).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(mark_solution('def double(x):\\n    "Twice x."\\n    return 2 * x\\n'))
+    def double(x):
+        "Twice x."
+        ### BEGIN SOLUTION
+        return 2 * x
+        ### END SOLUTION
+    """
+    lines = source.splitlines()
+    for node in reversed(_solution_functions(source)):  # from the bottom: earlier line numbers stay valid
+        first, last = _body_lines(lines, node)
+        if first > last:  # a docstring alone: nothing to hide
+            continue
+        indent = re.match(r"\s*", lines[node.body[-1].lineno - 1]).group(0)
+        lines[first : last + 1] = [indent + BEGIN, *lines[first : last + 1], indent + END]
+    return "\n".join(lines)
+
+
+def _replace_regions(source, begin, end, stub):
+    """``source`` with every begin..end region replaced by ``stub`` (None: removed), at the region's indent."""
+    out, inside = [], False
+    for line in source.splitlines():
+        if line.strip() == begin:
+            inside = True
+            if stub is not None:
+                out.append(re.match(r"\s*", line).group(0) + stub)
+        elif line.strip() == end and inside:
+            inside = False
+        elif not inside:
+            out.append(line)
+    return "\n".join(out)
+
+
+def stub_solution(source):
+    """A solution cell with every function's body replaced by ``raise NotImplementedError('write <name>')``.
+
+    Imports, signatures and docstrings are kept (they are part of the task);
+    anything but imports and function definitions is an authoring error.
+
+    Examples
+    --------
+    >>> print(stub_solution('def double(x):\\n    "Twice x."\\n    return 2 * x\\n'))
+    def double(x):
+        "Twice x."
+        raise NotImplementedError('write double')
+    """
+    lines = source.splitlines()
+    for node in reversed(_solution_functions(source)):
+        first, last = _body_lines(lines, node)
+        indent = re.match(r"\s*", lines[node.body[-1].lineno - 1]).group(0)
+        lines[first : last + 1] = [f"{indent}raise NotImplementedError('write {node.name}')"]
+    return "\n".join(lines)
 
 
 def _title(nb, fallback):
@@ -87,31 +219,171 @@ def _title(nb, fallback):
     return fallback
 
 
-def student_version(nb, name):
-    """The student version of a teacher notebook (a new notebook object)."""
-    nbformat = require("nbformat", "notebooks")
-    out = nbformat.v4.new_notebook(metadata={k: v for k, v in nb.metadata.items() if k != "papermill"})
+def _nbgrader(cell, grade_id, solution=False, grade=False, locked=False, points=None):
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": SCHEMA_VERSION}
+    meta.update({"solution": solution, "task": False})
+    if grade:
+        meta["points"] = points
+    cell.metadata["nbgrader"] = meta
+    return cell
+
+
+def _check_statement(node):
+    call = node.value if isinstance(node, ast.Expr) else None
+    func = call.func if isinstance(call, ast.Call) else None
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return bool(name and name.startswith("check_"))
+
+
+def split_checks(source):
+    """An exercise cell's source cut into its parts, one per top-level ``check_*(...)`` statement.
+
+    Statements before the first check go with it, those after the last with it.
+
+    Examples
+    --------
+    >>> split_checks("from dpclust import exercises\\nexercises.check_a(f)\\nexercises.check_b(g)\\nprint(1)")
+    ['from dpclust import exercises\\nexercises.check_a(f)', 'exercises.check_b(g)\\nprint(1)']
+    """
+    lines = source.splitlines()
+    starts = [node.lineno - 1 for node in ast.parse(source).body if _check_statement(node)]
+    if len(starts) <= 1:
+        return [source]
+    cuts = [0, *starts[1:], len(lines)]
+    return ["\n".join(lines[a:b]).strip("\n") for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+def _test_cells(cell, nbformat):
+    """The autograded test cells of one exercise cell: one per part, the hidden fresh import at the top."""
+    parts = split_checks(cell.source)
+    points = float(cell.metadata.get("points", 1))
+    out = []
+    for i, part in enumerate(parts):
+        new = nbformat.v4.new_code_cell(FRESH_CHECKERS + part, metadata=copy.deepcopy(dict(cell.metadata)))
+        new.metadata.pop("points", None)
+        new["id"] = cell["id"] if i == 0 else f"{cell['id']}-{i + 1}"
+        out.append(_nbgrader(new, new["id"], grade=True, locked=True, points=points))
+    return out
+
+
+def _header(nb, name, nbformat):
     header = nbformat.v4.new_markdown_cell(HEADER.format(title=_title(nb, name), name=name))
     header["id"] = "assignment-header"
-    cells = [header]
+    return _nbgrader(header, "assignment-header", locked=True)
+
+
+def _outputs_cell(nbformat):
+    cell = nbformat.v4.new_code_cell(OUTPUTS)
+    cell["id"] = "assignment-outputs"
+    return _nbgrader(cell, "assignment-outputs", locked=True)
+
+
+def _declares_output_dirs(cell):
+    return bool(re.search(r"^results_dir\s*=", cell.source, re.M) and re.search(r"^figures_dir\s*=", cell.source, re.M))
+
+
+def nbgrader_source(nb, name):
+    """The nbgrader source notebook of a teacher notebook (a new notebook object; see the module docstring).
+
+    Parameters
+    ----------
+    nb : nbformat.NotebookNode
+        The teacher notebook.
+    name : str
+        Its file name (named in the header).
+
+    Examples
+    --------
+    >>> import nbformat
+    >>> teacher = nbformat.v4.new_notebook()
+    >>> sol = nbformat.v4.new_code_cell("def f(x):\\n    return x", id="ex1-solution", metadata={"tags": ["solution"]})
+    >>> chk = nbformat.v4.new_code_cell("exercises.check_f(f)", id="ex1-check", metadata={"tags": ["exercise"]})
+    >>> teacher.cells = [sol, chk]
+    >>> [c.metadata["nbgrader"]["grade_id"] for c in nbgrader_source(teacher, "99_x.ipynb").cells]
+    ['assignment-header', 'ex1-solution', 'ex1-check']
+    """
+    nbformat = require("nbformat", "notebooks")
+    out = nbformat.v4.new_notebook(metadata={k: v for k, v in nb.metadata.items() if k != "papermill"})
+    cells = [_header(nb, name, nbformat)]
     for cell in nb.cells:
-        new = nbformat.from_dict(dict(cell))
-        new.metadata = {k: v for k, v in cell.metadata.items() if k not in {"papermill", "execution"}}
-        solution = "solution" in new.metadata.get("tags", [])
+        new = nbformat.from_dict(copy.deepcopy(dict(cell)))
+        new.metadata = {k: v for k, v in cell.metadata.items() if k not in {"papermill", "execution", "nbgrader"}}
         if new.cell_type == "code":
-            new.outputs = []
-            new.execution_count = None
-            if solution:
-                new.source = stub_solution(cell.source)
-        elif solution:
-            new.source = EXPLANATION_PLACEHOLDER
+            new.outputs, new.execution_count = [], None
+        if "exercise" in _tags(cell) and cell.cell_type == "code":
+            cells.extend(_test_cells(new, nbformat))
+            continue
+        if "solution" in _tags(cell):
+            points = float(new.metadata.pop("points", 1))
+            if new.cell_type == "code":
+                new.source = mark_solution(cell.source)
+                _nbgrader(new, cell["id"], solution=True)
+            else:
+                _nbgrader(new, cell["id"], solution=True, grade=True, points=points)
         cells.append(new)
+        if "parameters" in _tags(cell) and _declares_output_dirs(cell):
+            cells.append(_outputs_cell(nbformat))
     out.cells = cells
     return out
 
 
-def export(notebooks=None, out_dir=None):
-    """Write the student versions of the paper notebooks; return their paths."""
+def student_version(nb, name):
+    """The student version of a teacher notebook: its nbgrader source as nbgrader releases it.
+
+    Solution regions become ``raise NotImplementedError('write <function>')``,
+    hidden tests are dropped, written answers become
+    :data:`EXPLANATION_PLACEHOLDER`; the nbgrader metadata stays, so
+    ``python -m dpclust grade`` and nbgrader read the same cells.
+
+    Examples
+    --------
+    >>> import nbformat
+    >>> teacher = nbformat.v4.new_notebook()
+    >>> teacher.cells = [nbformat.v4.new_code_cell("def f(x):\\n    return x", metadata={"tags": ["solution"]})]
+    >>> print(student_version(teacher, "99_x.ipynb").cells[1].source)
+    def f(x):
+        raise NotImplementedError('write f')
+    """
+    out = nbgrader_source(nb, name)
+    teacher = {cell.get("id"): cell.source for cell in nb.cells}
+    for cell in out.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution") and cell.cell_type == "code":
+            cell.source = stub_solution(teacher[cell.get("id")])
+        elif meta.get("solution"):
+            cell.source = EXPLANATION_PLACEHOLDER
+        elif meta.get("grade"):
+            cell.source = _replace_regions(cell.source, HIDDEN_BEGIN, HIDDEN_END, None)
+    return out
+
+
+def _refuse_existing(targets):
+    existing = [str(t) for t in targets if Path(t).exists()]
+    if existing:
+        raise ValueError(
+            f"not overwriting {', '.join(existing)}: a student's or a teacher's work may be in it. "
+            "Move it away first, or write to another folder (--out)."
+        )
+
+
+def export(notebooks=None, out_dir=None, kind="nbgrader"):
+    """Write the assignments of the paper notebooks; return the paths written.
+
+    Parameters
+    ----------
+    notebooks : list of paths, optional
+        Teacher notebooks (default: 01-05 of the compendium).
+    out_dir : path, optional
+        Default: ``<project>/assignments``.
+    kind : {"nbgrader", "student"}
+        ``"nbgrader"``: an nbgrader course folder, ``source/<stem>/<stem>.ipynb`` per
+        notebook and ``nbgrader_config.py`` (kept if it exists). ``"student"``:
+        ``<name>.ipynb``, the student version, per notebook.
+
+    Nothing that exists is overwritten (a ValueError names it, and nothing is written).
+    """
+    if kind not in ("nbgrader", "student"):
+        raise ValueError(f"kind must be 'nbgrader' or 'student', got kind={kind!r}")
     nbformat = require("nbformat", "notebooks")
     out_dir = Path(out_dir) if out_dir is not None else assignments_dir()
     paths = (
@@ -119,11 +391,16 @@ def export(notebooks=None, out_dir=None):
         if notebooks
         else sorted(p for p in _paths.notebook_dir().glob("[0-9][0-9]_*.ipynb") if not p.name.startswith("00_"))
     )
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make = nbgrader_source if kind == "nbgrader" else student_version
+    targets = [out_dir / "source" / p.stem / p.name if kind == "nbgrader" else out_dir / p.name for p in paths]
+    _refuse_existing(targets)
     written = []
-    for path in paths:
-        nb = nbformat.read(path, as_version=4)
-        target = out_dir / path.name
-        nbformat.write(student_version(nb, path.name), target)
+    for path, target in zip(paths, targets):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(make(nbformat.read(path, as_version=4), path.name), target)
         written.append(target)
+    config = out_dir / "nbgrader_config.py"
+    if kind == "nbgrader" and not config.exists():
+        config.write_text(NBGRADER_CONFIG % EXPLANATION_PLACEHOLDER)
+        written.append(config)
     return written

@@ -1,7 +1,8 @@
 """The software environment: the locked versions (``requirements.lock``) against the installed ones.
 
 A notebook's Session cell prints :func:`versions`, so a reader sees whether a run used
-the versions that produced the committed outputs.
+the versions that produced the committed outputs. Outside the compendium (an exported
+assignment) there is no lock to compare with, and it reports the installed versions alone.
 """
 
 from __future__ import annotations
@@ -74,7 +75,11 @@ def versions(lock=None, packages=None):
     Parameters
     ----------
     lock : path-like, optional
-        The lock file; default ``requirements.lock`` of the compendium.
+        The lock file; default ``requirements.lock`` of the compendium. Outside a
+        compendium (an exported assignment, an installed package) there is no
+        default lock: the installed versions are reported, with ``locked`` and
+        ``match`` missing (NA) in every row, rather than an error in a notebook's
+        last cell. An explicit ``lock`` that does not exist is an error.
     packages : sequence of str, optional
         Default: dpclust_lib's requirements, with the notebooks and test extras.
 
@@ -82,18 +87,24 @@ def versions(lock=None, packages=None):
     -------
     DataFrame with columns package, locked, installed, match (one row per package;
     ``locked`` or ``installed`` is missing (NA) where the package is not in the lock or not installed).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> lock = pathlib.Path(tempfile.mkdtemp()) / "requirements.lock"
+    >>> _ = lock.write_text("numpy==0.0.1\\n")
+    >>> table = versions(lock, ["numpy", "no-such-package"])
+    >>> table["locked"].iloc[0], bool(table["match"].iloc[0]), bool(table["locked"].isna().iloc[1])
+    ('0.0.1', False, True)
     """
-    pins = read_lock(lock)
+    if lock is None and _paths.find_project_dir() is None:
+        pins = None  # no compendium, so no lock: the installed versions alone
+    else:
+        pins = read_lock(lock)
     names = [canonical_name(p) for p in packages] if packages is not None else requirements()
     rows = []
     for name in names:
-        locked, installed = pins.get(name), _installed(name)
-        rows.append(
-            {
-                "package": name,
-                "locked": locked,
-                "installed": installed,
-                "match": locked is not None and locked == installed,
-            }
-        )
+        locked, installed = (pins or {}).get(name), _installed(name)
+        match = None if pins is None else (locked is not None and locked == installed)
+        rows.append({"package": name, "locked": locked, "installed": installed, "match": match})
     return pd.DataFrame(rows, columns=["package", "locked", "installed", "match"])

@@ -39,6 +39,7 @@ __all__ = [
     "Profile",
     "resolve_profile",
     "output_dirs",
+    "target_dirs",
     "fit_seed",
     "sweep",
     "summarise",
@@ -53,6 +54,14 @@ __all__ = [
     "verdict_by_share",
     "rises_with",
     "best_reading",
+    "best_verdict",
+    "verdict_by_tests",
+    "verdict_by_shares",
+    "verdict_by_intervals",
+    "paired_bootstrap",
+    "homogeneity_pvalue",
+    "ORDERABLE_SECONDS",
+    "fit_seconds",
     "results_path",
     "save_results",
     "table_spec",
@@ -93,19 +102,63 @@ def resolve_profile(profile=None):
     return Profile(name)
 
 
-def output_dirs(notebook, profile, results_dir=None, figures_dir=None):
-    """Where a notebook writes its result tables and figures: (results_dir, figures_dir).
+OUTPUT_ENV = "DPCLUST_OUTPUT_DIR"
+"""Set by ``reproduce`` to its staging folder: a notebook's default outputs go to its ``results/`` and
+``figures/``."""
 
-    Paper profile: ``data/results/<notebook>`` and ``figures/<notebook>``.
-    Smoke profile: the same under ``data/results/smoke/`` and ``figures/smoke/``
-    (git-ignored), so a test run never overwrites the paper-profile outputs.
-    Explicit folders (a sweep passes them) win; without them the compendium is
-    needed (see :func:`dpclust._paths.project_dir`).
+SCRATCH = "scratch"
+"""The git-ignored sub-folder of a paper-profile run that ``reproduce`` did not start (Jupyter, nbval, papermill)."""
+
+
+def target_dirs(notebook, profile):
+    """Where ``reproduce`` puts a notebook's tables and figures once its whole run succeeded.
+
+    Paper profile: the committed ``data/results/<notebook>`` and ``figures/<notebook>``; smoke
+    profile: the same under ``data/results/smoke/`` and ``figures/smoke/`` (git-ignored).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> home = tempfile.mkdtemp(); os.mkdir(os.path.join(home, "notebooks"))
+    >>> open(os.path.join(home, "Makefile"), "w").close(); os.environ["DPCLUST_HOME"] = home
+    >>> [p.relative_to(home).as_posix() for p in target_dirs("01_x", "smoke")]
+    ['data/results/smoke/01_x', 'figures/smoke/01_x']
+    >>> del os.environ["DPCLUST_HOME"]
     """
     smoke = resolve_profile(profile.name if isinstance(profile, Profile) else profile).name == "smoke"
     sub = ("smoke" if smoke else "", notebook)
-    results = Path(results_dir) if results_dir is not None else _paths.results_dir().joinpath(*sub)
-    figures = Path(figures_dir) if figures_dir is not None else _paths.figures_dir().joinpath(*sub)
+    return _paths.results_dir().joinpath(*sub), _paths.figures_dir().joinpath(*sub)
+
+
+def output_dirs(notebook, profile, results_dir=None, figures_dir=None):
+    """Where a notebook writes its result tables and figures: (results_dir, figures_dir).
+
+    Explicit folders (a sweep or ``verify`` passes them) win. Otherwise, under ``reproduce``
+    (which sets ``$DPCLUST_OUTPUT_DIR`` to its staging folder) ``results/`` and ``figures/``
+    there: ``reproduce`` moves them onto the committed folders only when the whole run
+    succeeded. Any other run (Jupyter, nbval, papermill) never writes the committed folders:
+    the paper profile writes under the git-ignored ``data/results/scratch/<notebook>`` and
+    ``figures/scratch/<notebook>``, the smoke profile under ``data/results/smoke/`` and
+    ``figures/smoke/``. Without explicit folders the compendium is needed (see
+    :func:`dpclust._paths.project_dir`); with both, it is not (an exported assignment runs
+    outside it).
+
+    Examples
+    --------
+    >>> [p.as_posix() for p in output_dirs("01_x", "smoke", "out/results", "out/figures")]
+    ['out/results', 'out/figures']
+    """
+    smoke = resolve_profile(profile.name if isinstance(profile, Profile) else profile).name == "smoke"
+    if results_dir is not None and figures_dir is not None:  # no default needed: no compendium either
+        return Path(results_dir), Path(figures_dir)
+    staging = os.environ.get(OUTPUT_ENV, "").strip()
+    if staging:
+        default_results, default_figures = Path(staging) / "results", Path(staging) / "figures"
+    else:
+        sub = ("smoke" if smoke else SCRATCH, notebook)
+        default_results, default_figures = _paths.results_dir().joinpath(*sub), _paths.figures_dir().joinpath(*sub)
+    results = Path(results_dir) if results_dir is not None else default_results
+    figures = Path(figures_dir) if figures_dir is not None else default_figures
     return results, figures
 
 
@@ -399,6 +452,243 @@ def best_reading(graded):
     return best, graded[best][0], tried
 
 
+_NO_VERDICT_RANK = len(VERDICT_RANK)  # "not testable" and "not run" rank below every graded verdict, equal
+
+
+def best_verdict(verdicts):
+    """The reading whose verdict ranks best, ties going to the first reading.
+
+    Parameters
+    ----------
+    verdicts : dict reading -> verdict
+        Graded verdicts rank by :data:`VERDICT_RANK` (reproduced, partly, not
+        reproduced); ``"not testable"`` and ``"not run"`` rank below them, equal.
+        List the reading chosen before any result first: it wins every tie.
+
+    Returns
+    -------
+    str : the best reading (a key of ``verdicts``).
+
+    Examples
+    --------
+    >>> best_verdict({"published": "partly", "private": "reproduced"})
+    'private'
+    >>> best_verdict({"published": "partly", "private": "partly"})
+    'published'
+    """
+    if not verdicts:
+        raise ValueError("verdicts is empty: no reading was graded")
+    allowed = (*VERDICT_RANK, "not testable", "not run")
+    for reading, verdict in verdicts.items():
+        if verdict not in allowed:
+            raise ValueError(f"verdict of reading {reading!r} must be one of {allowed}, got {verdict!r}")
+    return min(verdicts, key=lambda r: VERDICT_RANK.get(verdicts[r], _NO_VERDICT_RANK))  # min keeps the first
+
+
+def verdict_by_tests(reproduced, partly, testable=True):
+    """The verdict of a claim from its two tests: ``"reproduced"`` if the first holds, else
+    ``"partly"`` if the second holds, else ``"not reproduced"``; ``"not testable"`` when ``testable`` is false.
+
+    Parameters
+    ----------
+    reproduced, partly : bool, the claim's rule for "reproduced" and its weaker rule for "partly"
+    testable : bool, default True, False when the data cannot decide the claim either way
+
+    Returns
+    -------
+    str : the verdict.
+
+    Examples
+    --------
+    >>> verdict_by_tests(False, True)
+    'partly'
+    >>> verdict_by_tests(True, True, testable=False)
+    'not testable'
+    """
+    if not testable:
+        return "not testable"
+    return "reproduced" if reproduced else "partly" if partly else "not reproduced"
+
+
+def verdict_by_shares(shares, reproduced_at=0.8, partly_at=0.5):
+    """Verdict for a claim checked as a share of cases in each of several groups (data sets, readings).
+
+    ``"reproduced"`` when every share is at least ``reproduced_at``, ``"partly"`` when some share is at
+    least ``partly_at``, ``"not reproduced"`` otherwise, and ``"not run"`` when there is no group.
+
+    Parameters
+    ----------
+    shares : iterable of floats in [0, 1], one per group: the share of its cases where the claim holds
+    reproduced_at, partly_at : float, the thresholds (0.8 and 0.5: "most of the cases" and "half")
+
+    Returns
+    -------
+    str : the verdict.
+
+    Examples
+    --------
+    >>> verdict_by_shares([0.9, 0.8])
+    'reproduced'
+    >>> verdict_by_shares([0.9, 0.4])
+    'partly'
+    >>> verdict_by_shares([])
+    'not run'
+    """
+    shares = np.asarray(list(shares), dtype=float).ravel()  # list(): a generator of shares is accepted too
+    if np.isnan(shares).any():
+        raise ValueError("shares must hold no NaN")
+    if shares.size == 0:
+        return "not run"
+    return verdict_by_tests(shares.min() >= reproduced_at, shares.max() >= partly_at)
+
+
+def verdict_by_intervals(low, high, share=0.8, value=0.0):
+    """Verdict for an effect measured with an interval at each point of a grid (e.g. each ε).
+
+    ``"reproduced"`` when at least ``round(share * n)`` of the n intervals (and at least one) lie
+    wholly above ``value`` and none wholly below; ``"partly"`` when more lie above than below;
+    ``"not reproduced"`` otherwise.
+
+    Parameters
+    ----------
+    low, high : array-like of floats, the same length n >= 1, the bounds of the intervals
+    share : float in (0, 1], the share of the grid where the effect must be significant
+    value : float, default 0.0, the value of no effect
+
+    Returns
+    -------
+    (verdict, above, below) : the verdict and the numbers of intervals wholly above and wholly below ``value``.
+
+    Examples
+    --------
+    >>> verdict_by_intervals([0.1, 0.2, -0.1, 0.3], [0.5, 0.6, 0.2, 0.7], share=0.75)
+    ('reproduced', 3, 0)
+    >>> verdict_by_intervals([0.1, -0.5], [0.5, -0.1])
+    ('not reproduced', 1, 1)
+    """
+    low, high = np.asarray(low, dtype=float).ravel(), np.asarray(high, dtype=float).ravel()
+    if low.shape != high.shape or low.size == 0:
+        raise ValueError(f"low and high must be non-empty and of one length, got {low.size} and {high.size} values")
+    if not 0 < share <= 1:
+        raise ValueError(f"share must be in (0, 1], got share={share!r}")
+    above, below = int((low > value).sum()), int((high < value).sum())
+    return verdict_by_tests(above >= max(1, round(share * low.size)) and below == 0, above > below), above, below
+
+
+def paired_bootstrap(a, b, statistic, n_boot=2_000, level=0.95, random_state=None):
+    """Percentile bootstrap interval of ``statistic(mean(a), mean(b))`` for paired samples.
+
+    Each resample draws n pair indices with replacement, so paired values (two methods
+    fitted with one seed) stay together.
+
+    Parameters
+    ----------
+    a, b : array-like of floats, the same length n, paired entry by entry
+    statistic : callable (mean_a, mean_b) -> float, vectorised over arrays of means
+    n_boot : int, the number of resamples
+    level : float in (0, 1), the confidence level
+    random_state : None, int or numpy Generator; a Generator is advanced by one draw of
+        ``integers(0, n, size=(n_boot, n))``, so several intervals can share one stream
+
+    Returns
+    -------
+    (estimate, low, high) : ``statistic(mean(a), mean(b))`` and the interval's bounds.
+
+    Examples
+    --------
+    >>> est, low, high = paired_bootstrap([1.0, 2.0, 3.0, 4.0], [0.5, 1.5, 2.0, 3.0], np.subtract, random_state=0)
+    >>> float(est), bool(low <= est <= high)
+    (0.75, True)
+    """
+    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    if a.shape != b.shape or a.size == 0:
+        raise ValueError(f"a and b must be non-empty and pair up one to one, got {a.size} and {b.size} values")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got level={level!r}")
+    n_boot = check_int(n_boot, "n_boot", minimum=1)
+    from decimal import Decimal
+
+    rng = np.random.default_rng(random_state)
+    idx = rng.integers(0, a.size, size=(n_boot, a.size))
+    boot = statistic(a[idx].mean(axis=1), b[idx].mean(axis=1))
+    # The tails of the level as written (0.95: 0.025 and 0.975), not of the float 1 - 0.95 = 0.05000000000000004
+    tail = float((1 - Decimal(repr(float(level)))) / 2)
+    return float(statistic(a.mean(), b.mean())), float(np.quantile(boot, tail)), float(np.quantile(boot, 1 - tail))
+
+
+def homogeneity_pvalue(a, b, n_bins=6):
+    """p-value of the chi-squared test that two samples come from one distribution (homogeneity).
+
+    Both samples are binned on the quantiles of the pooled sample (``n_bins`` bins, fewer when
+    quantiles coincide, as with integer data); bins empty in both are dropped, and the
+    2 x bins table goes to :func:`scipy.stats.chi2_contingency` (Yates' correction at one degree of freedom).
+
+    Parameters
+    ----------
+    a, b : array-like of floats, the two samples (e.g. the numbers of leaves of R trees from each of two builders)
+    n_bins : int >= 2, the number of bins at most
+
+    Returns
+    -------
+    float : the p-value; small values say the distributions differ.
+
+    Examples
+    --------
+    >>> p = homogeneity_pvalue([0] * 30 + [1] * 20 + [2] * 10, [0] * 10 + [1] * 20 + [2] * 30, n_bins=3)
+    >>> bool(np.isclose(p, np.exp(-10)))  # statistic 20 on 2 degrees of freedom: p = exp(-20 / 2)
+    True
+    """
+    from scipy import stats
+
+    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    if a.size == 0 or b.size == 0 or np.isnan(a).any() or np.isnan(b).any():
+        raise ValueError("a and b must be non-empty and hold no NaN")
+    n_bins = check_int(n_bins, "n_bins", minimum=2)
+    edges = np.unique(np.quantile(np.concatenate([a, b]), np.linspace(0, 1, n_bins + 1)))
+    if edges.size < 2:
+        raise ValueError("a and b hold a single value between them: there is no distribution to compare")
+    table = np.array([np.histogram(a, edges)[0], np.histogram(b, edges)[0]])
+    return float(stats.chi2_contingency(table[:, table.sum(axis=0) > 0]).pvalue)
+
+
+ORDERABLE_SECONDS = 0.010
+"""Shortest fit time (s) at which methods are ordered by speed: below it, their order changes from
+run to run with the load of a shared machine (ratios of 0.8 to 1.6 between two methods were seen)."""
+
+
+def fit_seconds(make_estimator, X, repeats=1):
+    """Wall-clock seconds of ``make_estimator().fit(X)``, the fastest of ``repeats`` timings.
+
+    Other work on the machine can only add time, so the fastest of a few timings is the
+    least noisy; each timing fits a new estimator.
+
+    Parameters
+    ----------
+    make_estimator : callable () -> an estimator with ``fit(X)``
+    X : the data passed to ``fit``
+    repeats : int >= 1, the number of timings
+
+    Returns
+    -------
+    float : seconds.
+
+    Examples
+    --------
+    >>> from dpclust_lib import KMeans
+    >>> seconds = fit_seconds(lambda: KMeans(2, random_state=0), np.random.default_rng(0).random((50, 2)), repeats=2)
+    >>> seconds > 0
+    True
+    """
+    repeats = check_int(repeats, "repeats", minimum=1)
+    best = np.inf
+    for _ in range(repeats):
+        estimator = make_estimator()  # built outside the timing: only the fit is timed
+        start = time.perf_counter()
+        estimator.fit(X)
+        best = min(best, time.perf_counter() - start)
+    return float(best)
+
+
 def results_path(notebook, name, results_dir=None):
     """``<results_dir or data/results/<notebook>>/<name>.csv``."""
     folder = Path(results_dir) if results_dir is not None else _paths.results_dir() / notebook
@@ -642,14 +932,45 @@ def read_ledgers(notebooks, results_root=None):
     return pd.concat(parts, ignore_index=True)
 
 
+ON_RUN_TIMES = "on run times"
+"""The column of :func:`verdict_counts` that counts the claims graded on run times."""
+
+
 def verdict_counts(ledgers, notebooks=None):
-    """One row per notebook, one column per verdict (zeros where none), and ``claims``, the row count."""
-    counts = ledgers.groupby(["notebook", "verdict"]).size().unstack(fill_value=0)
+    """Per notebook: the claims, each verdict's count, and the claims graded on run times, counted apart.
+
+    A claim graded on run times (``depends_on_timing``, e.g. "method A is faster than B") can take
+    another verdict on another machine, so it is counted in :data:`ON_RUN_TIMES` and not under its
+    verdict: the verdict columns are then the same wherever the notebooks run.
+
+    Parameters
+    ----------
+    ledgers : DataFrame
+        Ledger rows with ``notebook``, ``verdict`` and, optionally, ``depends_on_timing``.
+    notebooks : list of str or None, default None
+        The rows of the table, in order (None: the notebooks of ``ledgers``).
+
+    Returns
+    -------
+    DataFrame with columns ``claims``, one per verdict of :data:`VERDICTS`, and :data:`ON_RUN_TIMES`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"notebook": ["01", "01", "01"], "verdict": ["reproduced", "partly", "partly"],
+    ...                      "depends_on_timing": [False, False, True]})
+    >>> verdict_counts(rows).loc["01"].tolist()
+    [3, 1, 1, 0, 0, 0, 1]
+    """
+    timing = ledgers.get("depends_on_timing", pd.Series(False, index=ledgers.index))
+    timing = timing.fillna(False).astype(bool)
+    counts = ledgers[~timing].groupby(["notebook", "verdict"]).size().unstack(fill_value=0)
     unknown = sorted(set(counts.columns) - set(VERDICTS))
     if unknown:
         raise ValueError(f"ledgers hold verdicts outside {VERDICTS}: {unknown}")
-    index = list(notebooks) if notebooks is not None else list(counts.index)
+    index = list(notebooks) if notebooks is not None else list(dict.fromkeys(ledgers["notebook"]))
     counts = counts.reindex(index=index, columns=list(VERDICTS), fill_value=0)
+    counts[ON_RUN_TIMES] = ledgers[timing].groupby("notebook").size().reindex(index, fill_value=0)
     counts.insert(0, "claims", counts.sum(axis=1))
     return counts
 

@@ -1,19 +1,26 @@
 """``grade``: run student notebooks with the teacher's own checks and write a gradebook.
 
-A student notebook (made by ``make assignments``) is graded as follows. Every
-cell the teacher tagged ``exercise`` replaces the student's copy of it (matched
-by cell id; a deleted one is put back after the cell that precedes it in the
-teacher's notebook), so a check that was edited or deleted still runs as the
-teacher wrote it. In those cells, each call of an ``exercises.check_*`` function
-is one exercise: it is recorded (passed, and the checker's message) instead of
-stopping the cell. The notebook then runs under the smoke profile with a time
-limit, its results and figures in a temporary folder, and it goes on past
-failing cells, so a wrong answer early does not hide later ones. A notebook that
-cannot be read, runs past its limit, or whose kernel dies still gets its rows.
+For a course without nbgrader: it reads the same cells as nbgrader does, those of
+the teacher notebook's nbgrader source (:func:`dpclust.assignments.nbgrader_source`).
+A student notebook (``dpclust.assignments.export(kind="student")``, or a submission
+made from nbgrader's release) is graded as follows. Every autograded test cell of
+the source (one per check, ``nbgrader.grade_id``) replaces the student's copy of
+it (matched by cell id; a deleted one is put back after the cell that precedes it
+in the source), so a check that was edited or deleted still runs as the teacher
+wrote it, hidden part included: it imports the checkers afresh, so a solution cell
+that replaces ``exercises.check_*`` does not grade itself. Each check is recorded
+(passed, and the checker's message) instead of stopping the cell, and is worth the
+cell's ``nbgrader.points``. The notebook then runs under the smoke profile with a
+time limit per cell and one per notebook, its results and figures in a temporary
+folder, the compendium (for the published numbers) found as where the teacher
+notebook lies, and it goes on past failing cells, so a wrong answer early does
+not hide later ones. A notebook that cannot be read, runs past its limit, or
+whose kernel dies still gets its rows; its ``(notebook)`` row is ``passed`` only
+when every cell ran without an error.
 
 This is grading, not a sandbox: the student's code runs with the grader's rights
-(run it in a container or as an unprivileged user when that matters), and code
-that replaces the library's checkers in the kernel is not detected.
+(run it in a container or as an unprivileged user when that matters); a student
+who patches the library itself, or the import system, in the kernel is not detected.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ __all__ = ["GRADE_COLUMNS", "record", "exercises_of", "graded_notebook", "grade_
 GRADE_COLUMNS = ["student", "submission", "notebook", "exercise", "passed", "message", "points", "max_points"]
 NOTEBOOK_ROW = "(notebook)"  # the row that says how the run went; it carries no points
 DEFAULT_TIME_LIMIT = 600  # seconds per notebook
+CELL_TIME_LIMIT = 300  # seconds per cell, as in the nbgrader configuration that make assignments writes
 
 
 def _nbformat():
@@ -95,22 +103,35 @@ def _check_calls(source):
     return sorted(calls, key=lambda n: (n.lineno, n.col_offset))
 
 
+def _is_test_cell(cell):
+    meta = cell.metadata.get("nbgrader", {})
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def _test_cells(teacher):
+    """The autograded test cells of the teacher notebook's nbgrader source, in order."""
+    from .assignments import nbgrader_source
+
+    return [c for c in nbgrader_source(teacher, "").cells if _is_test_cell(c)]
+
+
 def exercises_of(teacher):
     """The exercises of a teacher notebook: a DataFrame (exercise, cell_id, points), in order.
 
-    One exercise per call of a ``check_*`` function in a cell tagged ``exercise``;
-    each is worth the cell's ``points`` metadata (default 1).
+    One exercise per call of a ``check_*`` function in an autograded test cell of
+    the notebook's nbgrader source (a cell tagged ``exercise`` gives one test cell
+    per check); each is worth its cell's ``nbgrader.points`` (the teacher cell's
+    ``points`` metadata, default 1).
     """
     rows, seen = [], {}
-    for cell in teacher.cells:
-        if cell.cell_type != "code" or "exercise" not in cell.metadata.get("tags", []):
-            continue
+    for cell in _test_cells(teacher):
         for call in _check_calls(cell.source):
             name = _exercise_id(call)
             seen[name] = seen.get(name, 0) + 1
             if seen[name] > 1:
                 name = f"{name} #{seen[name]}"
-            rows.append({"exercise": name, "cell_id": cell.get("id"), "points": float(cell.metadata.get("points", 1))})
+            points = float(cell.metadata["nbgrader"]["points"])
+            rows.append({"exercise": name, "cell_id": cell.get("id"), "points": points})
     return pd.DataFrame(rows, columns=["exercise", "cell_id", "points"])
 
 
@@ -142,15 +163,19 @@ def _instrumented(source, path, names):
 
 
 def graded_notebook(student, teacher, record_path):
-    """The notebook that is run: the student's, with the teacher's exercise cells, instrumented.
+    """The notebook that is run: the student's, with the test cells of the teacher's nbgrader source, instrumented.
 
     Returns (notebook, ids of the instrumented cells).
     """
+    from .assignments import nbgrader_source
+
     exercises = exercises_of(teacher)
-    teacher_cells = list(teacher.cells)
-    exercise_ids = {c.get("id") for c in teacher_cells if "exercise" in c.metadata.get("tags", [])}
+    teacher_cells = list(nbgrader_source(teacher, "").cells)
+    exercise_ids = {c.get("id") for c in teacher_cells if _is_test_cell(c)}
     kept = [
-        c for c in student.cells if "exercise" not in c.metadata.get("tags", []) and c.get("id") not in exercise_ids
+        c
+        for c in student.cells
+        if "exercise" not in c.metadata.get("tags", []) and not _is_test_cell(c) and c.get("id") not in exercise_ids
     ]
     position = {c.get("id"): i for i, c in enumerate(kept)}
     inserts = {}  # index in kept after which teacher cells go (-1: at the top)
@@ -179,8 +204,9 @@ def _error_of(cell):
     return None
 
 
-def _run(nb, folder, time_limit):
-    """Execute ``nb`` (errors allowed) within ``time_limit`` seconds in all; return (status, detail)."""
+def _run(nb, folder, time_limit, home=None):
+    """Execute ``nb`` (errors allowed) within ``time_limit`` seconds in all and :data:`CELL_TIME_LIMIT` per
+    cell, with the compendium ``home`` (for the published numbers); return (status, detail)."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
@@ -192,14 +218,18 @@ def _run(nb, folder, time_limit):
         kernel_name="python3",
         allow_errors=True,
         startup_timeout=max(60, time_limit),
-        timeout_func=lambda cell: max(1, int(deadline - time.monotonic())),
+        timeout_func=lambda cell: max(1, int(min(CELL_TIME_LIMIT, deadline - time.monotonic()))),
         resources={"metadata": {"path": str(folder)}},
     )
     env = {"DPCLUST_PROFILE": "smoke", "JUPYTER_PREFER_ENV_PATH": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    if home is not None:  # the run's folder is a temporary one, outside the compendium
+        env["DPCLUST_HOME"] = str(home)
     with kernel_environment(**env), kernel_stderr_to(Path(folder) / "kernel-stderr.log"):
         try:
             client.execute()
         except CellTimeoutError:
+            if time.monotonic() < deadline:
+                return "time limit", f"had a cell run past its time limit of {CELL_TIME_LIMIT} s"
             return "time limit", f"ran past its time limit of {time_limit} s"
         except DeadKernelError as exc:
             return "crashed", f"the kernel died: {exc}"
@@ -230,60 +260,35 @@ def _teacher_for(path, teacher):
     )
 
 
-def grade_notebook(path, teacher, time_limit=DEFAULT_TIME_LIMIT, student=None):
-    """Grade one submission against one teacher notebook; return its gradebook rows (a DataFrame)."""
-    path, teacher_path = Path(path), Path(teacher)
-    student = student or path.stem
-    teacher_nb = _nbformat().read(teacher_path, as_version=4)
-    exercises = exercises_of(teacher_nb)
-    base = {"student": student, "submission": str(path), "notebook": teacher_path.stem}
+def _rows(base, exercises, results, status_passed, status_message):
+    """The gradebook rows of one submission: its ``(notebook)`` row, then one per exercise."""
+    out = [
+        {**base, "exercise": NOTEBOOK_ROW, "passed": status_passed, "message": status_message}
+        | {"points": 0.0, "max_points": 0.0}
+    ]
+    for ex in exercises.itertuples(index=False):
+        passed, message = results.get(ex.exercise, (False, ""))
+        out.append(
+            {**base, "exercise": ex.exercise, "passed": passed, "message": message}
+            | {"points": ex.points if passed else 0.0, "max_points": ex.points}
+        )
+    return pd.DataFrame(out, columns=GRADE_COLUMNS)
 
-    def rows(results, status_passed, status_message):
-        out = [
-            {
-                **base,
-                "exercise": NOTEBOOK_ROW,
-                "passed": status_passed,
-                "message": status_message,
-                "points": 0.0,
-                "max_points": 0.0,
-            }
-        ]
-        for ex in exercises.itertuples(index=False):
-            passed, message = results.get(ex.exercise, (False, ""))
-            out.append(
-                {
-                    **base,
-                    "exercise": ex.exercise,
-                    "passed": passed,
-                    "message": message,
-                    "points": ex.points if passed else 0.0,
-                    "max_points": ex.points,
-                }
-            )
-        return pd.DataFrame(out, columns=GRADE_COLUMNS)
 
-    try:
-        student_nb = _nbformat().read(path, as_version=4)
-        _nbformat().validate(student_nb)
-    except Exception as exc:  # not JSON, not a notebook: every exercise scores 0 and the run row says why
-        reason = f"not a valid notebook ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
-        return rows({ex: (False, f"not graded: {reason}") for ex in exercises["exercise"]}, False, reason)
+def _recorded(record_path):
+    """{exercise: (passed, message)} of the checks that ran; a check that ever failed, failed."""
+    results = {}
+    if record_path.is_file():
+        for line in record_path.read_text().splitlines():
+            item = json.loads(line)
+            old = results.get(item["exercise"])
+            if old is None or (old[0] and not item["passed"]):
+                results[item["exercise"]] = (item["passed"], item["message"])
+    return results
 
-    with tempfile.TemporaryDirectory(prefix="dpclust-grade-") as tmp:
-        tmp = Path(tmp)
-        record_path = tmp / "checks.jsonl"
-        nb, instrumented = graded_notebook(student_nb, teacher_nb, record_path)
-        nb = _with_parameters(nb, teacher_path, tmp)
-        status, detail = _run(nb, tmp, time_limit)
-        results = {}
-        if record_path.is_file():
-            for line in record_path.read_text().splitlines():
-                item = json.loads(line)
-                old = results.get(item["exercise"])
-                if old is None or (old[0] and not item["passed"]):  # a check that ever failed, failed
-                    results[item["exercise"]] = (item["passed"], item["message"])
-    errors = [(i, _error_of(c)) for i, c in enumerate(nb.cells) if c.cell_type == "code" and _error_of(c)]
+
+def _not_run(exercises, results, nb, instrumented, status, detail):
+    """Why each exercise without a recorded check was not graded (added to ``results``)."""
     cell_errors = {c.get("id"): _error_of(c) for c in nb.cells if c.get("id") in instrumented}
     for ex in exercises.itertuples(index=False):
         if ex.exercise in results:
@@ -295,14 +300,45 @@ def grade_notebook(path, teacher, time_limit=DEFAULT_TIME_LIMIT, student=None):
         else:
             why = "not run: the check was not reached"
         results[ex.exercise] = (False, why)
+    return results
+
+
+def _run_message(nb, status, detail):
+    """(passed, message) of the ``(notebook)`` row: passed only when every cell ran without an error."""
+    errors = [(i, _error_of(c)) for i, c in enumerate(nb.cells) if c.cell_type == "code" and _error_of(c)]
     if status != "ok":
-        message = detail[0].upper() + detail[1:]
-    elif errors:
+        return False, detail[0].upper() + detail[1:]
+    if errors:
         first = errors[0]
-        message = f"ran to the end; {len(errors)} cell(s) raised an error, the first: cell {first[0]}: {first[1]}"
-    else:
-        message = "ran to the end without errors"
-    return rows(results, status == "ok", message)
+        return False, f"ran to the end; {len(errors)} cell(s) raised an error, the first: cell {first[0]}: {first[1]}"
+    return True, "ran to the end without errors"
+
+
+def grade_notebook(path, teacher, time_limit=DEFAULT_TIME_LIMIT, student=None):
+    """Grade one submission against one teacher notebook; return its gradebook rows (a DataFrame)."""
+    from ._paths import find_project_dir
+
+    path, teacher_path = Path(path), Path(teacher)
+    student = student or path.stem
+    teacher_nb = _nbformat().read(teacher_path, as_version=4)
+    exercises = exercises_of(teacher_nb)
+    base = {"student": student, "submission": str(path), "notebook": teacher_path.stem}
+    try:
+        student_nb = _nbformat().read(path, as_version=4)
+        _nbformat().validate(student_nb)
+    except Exception as exc:  # not JSON, not a notebook: every exercise scores 0 and the run row says why
+        reason = f"not a valid notebook ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+        return _rows(
+            base, exercises, {ex: (False, f"not graded: {reason}") for ex in exercises["exercise"]}, False, reason
+        )
+    with tempfile.TemporaryDirectory(prefix="dpclust-grade-") as tmp:
+        tmp = Path(tmp)
+        nb, instrumented = graded_notebook(student_nb, teacher_nb, tmp / "checks.jsonl")
+        nb = _with_parameters(nb, teacher_path, tmp)
+        status, detail = _run(nb, tmp, time_limit, home=find_project_dir(teacher_path.resolve().parent))
+        results = _recorded(tmp / "checks.jsonl")
+    results = _not_run(exercises, results, nb, instrumented, status, detail)
+    return _rows(base, exercises, results, *_run_message(nb, status, detail))
 
 
 def _declared(nb):
@@ -356,8 +392,19 @@ def _feedback(frame):
 
 
 def _student_names(paths):
-    stems = [p.stem for p in paths]
-    return [p.stem if stems.count(p.stem) == 1 else f"{p.parent.name}/{p.stem}" for p in paths]
+    """A name per submission: its file stem, or where stems repeat ``<folder>/<stem>`` with the nearest folder
+    that tells them apart (``alice/hw``; in nbgrader's ``submitted/<student>/<assignment>/<stem>.ipynb``, the
+    student's)."""
+    names = []
+    for path in paths:
+        same = [q for q in paths if q.stem == path.stem]
+        if len(same) == 1:
+            names.append(path.stem)
+            continue
+        ancestors = [q.resolve().parents for q in same]
+        level = next((i for i in range(min(map(len, ancestors))) if len({a[i].name for a in ancestors}) > 1), None)
+        names.append(str(path) if level is None else f"{path.resolve().parents[level].name}/{path.stem}")
+    return names
 
 
 def grade(submissions, out, time_limit=DEFAULT_TIME_LIMIT, teacher=None):
@@ -389,26 +436,17 @@ def grade(submissions, out, time_limit=DEFAULT_TIME_LIMIT, teacher=None):
         try:
             teacher_path = _teacher_for(path, teacher)
         except ValueError as exc:
-            frames.append(
-                pd.DataFrame(
-                    [
-                        {
-                            "student": student,
-                            "submission": str(path),
-                            "notebook": "",
-                            "exercise": NOTEBOOK_ROW,
-                            "passed": False,
-                            "message": str(exc),
-                            "points": 0.0,
-                            "max_points": 0.0,
-                        }
-                    ],
-                    columns=GRADE_COLUMNS,
-                )
-            )
+            base = {"student": student, "submission": str(path), "notebook": ""}
+            frames.append(_rows(base, exercises_of(_nbformat().v4.new_notebook()), {}, False, str(exc)))
             continue
         frames.append(grade_notebook(path, teacher_path, time_limit, student))
     book = pd.concat(frames, ignore_index=True)
+    _write(book, out)
+    return book
+
+
+def _write(book, out):
+    """The gradebook CSV ``out``, its totals beside it and one feedback page per student."""
     out.parent.mkdir(parents=True, exist_ok=True)
     book.to_csv(out, index=False)
     totals = (
@@ -423,4 +461,3 @@ def grade(submissions, out, time_limit=DEFAULT_TIME_LIMIT, teacher=None):
     feedback.mkdir(exist_ok=True)
     for student, frame in book.groupby("student", sort=False):
         (feedback / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', student)}.md").write_text(_feedback(frame))
-    return book

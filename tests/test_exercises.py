@@ -362,7 +362,7 @@ def _exact_sums_counts(X, labels, K):
 
 def sums_counts_reference(X, labels, K, eps, rng):
     sums, counts = _exact_sums_counts(X, labels, K)
-    out = mechanisms.laplace_mechanism(np.column_stack([sums, counts]), X.shape[1] + 1, eps, rng)
+    out = mechanisms.laplace_mechanism(np.column_stack([sums, counts]), X.shape[1] + 1, eps, rng, noise="float")
     return out[:, :-1], out[:, -1]
 
 
@@ -502,7 +502,7 @@ def test_idp_initial_centres_checker(wrong, hint):
 
 
 def release_level_reference(counts, eps_tree, max_height, threshold, rng):
-    noisy = mechanisms.laplace_mechanism(counts, 1.0, eps_tree / max_height, rng)
+    noisy = mechanisms.laplace_mechanism(counts, 1.0, eps_tree / max_height, rng, noise="float")
     return noisy, noisy > threshold
 
 
@@ -674,7 +674,7 @@ def test_stub_refuses_anything_but_functions():
 def test_student_version_and_paste_back_run_clean(tmp_path):
     (tmp_path / "teacher").mkdir()
     teacher = _teacher_notebook(tmp_path / "teacher" / "99_demo.ipynb")
-    [student_path] = assignments.export([teacher], tmp_path / "assignments")
+    [student_path] = assignments.export([teacher], tmp_path / "assignments", kind="student")
     student = nbformat.read(student_path, as_version=4)
     assert student.cells[0].source.startswith("# Assignment: Demo paper")
     assert all(not c.get("outputs") for c in student.cells if c.cell_type == "code")
@@ -726,6 +726,94 @@ def test_sampler_checker_names_the_typical_mistake():
         exercises.check_sampler("noise", lambda rng, n: rng.laplace(0.0, 2.0, (n, 2)), cdf)
 
 
+def test_export_refuses_to_overwrite_a_notebook(tmp_path):
+    (tmp_path / "teacher").mkdir()
+    teacher = _teacher_notebook(tmp_path / "teacher" / "99_demo.ipynb")
+    [student_path] = assignments.export([teacher], tmp_path / "out", kind="student")
+    student_path.write_text(student_path.read_text().replace("raise NotImplementedError", "return 1  #"))
+    before = student_path.read_text()
+    assignments.export([teacher], tmp_path / "out")  # the nbgrader source beside it
+    with pytest.raises(ValueError, match="not overwriting"):
+        assignments.export([teacher], tmp_path / "out", kind="student")
+    with pytest.raises(ValueError, match="not overwriting"):
+        assignments.export([teacher], tmp_path / "out", kind="nbgrader")
+    assert student_path.read_text() == before
+
+
+def test_cli_assignments_writes_an_nbgrader_course_or_with_student_the_student_versions(tmp_path, capsys):
+    from dpclust.__main__ import main
+
+    (tmp_path / "teacher").mkdir()
+    teacher = str(_teacher_notebook(tmp_path / "teacher" / "99_demo.ipynb"))
+    assert main(["assignments", "--out", str(tmp_path / "course"), teacher]) == 0
+    source = nbformat.read(tmp_path / "course" / "source" / "99_demo" / "99_demo.ipynb", as_version=4)
+    assert any(assignments.BEGIN in c.source for c in source.cells)
+    assert (tmp_path / "course" / "nbgrader_config.py").is_file()
+    assert main(["assignments", "--student", "--out", str(tmp_path / "handout"), teacher]) == 0
+    student = nbformat.read(tmp_path / "handout" / "99_demo.ipynb", as_version=4)
+    assert not any(assignments.BEGIN in c.source for c in student.cells)
+    assert any("raise NotImplementedError" in c.source for c in student.cells)
+    assert main(["assignments", "--student", "--out", str(tmp_path / "handout"), teacher]) == 2
+    assert "not overwriting" in capsys.readouterr().err
+
+
+def test_a_dependent_exercise_is_graded_with_the_reference_of_the_one_it_builds_on():
+    # Notebook 04: Exercise 3 calls the student's Exercise 1 (noisy_sums_counts). With a wrong Exercise 1
+    # (sensitivity d instead of d + 1) and a right Exercise 3, only Exercise 1 fails.
+    teacher = nbformat.read(ROOT / "notebooks" / "04_idp_kmeans.ipynb", as_version=4)
+    sources = {c.get("id"): c.source for c in teacher.cells}
+    namespace = {}
+    exec(sources["ex1-solution"].replace("(d + 1) / epsilon", "d / epsilon"), namespace)
+    exec(sources["ex3-solution"], namespace)
+    wrong = namespace["noisy_sums_counts"]
+    with pytest.raises(ExerciseError):
+        exercises.check_noisy_sums_counts(wrong)
+    exercises.check_idp_initial_centres(namespace["idp_initial_centres"])
+    assert namespace["noisy_sums_counts"] is wrong  # the student's function is put back
+
+
+def test_notebook_05s_dependent_exercises_are_graded_with_the_reference_sensitivities():
+    # Notebook 05: insertion_epsilon (Exercise 3, second part) calls the student's cf_sensitivities (first part),
+    # and a student's noisy_leaves (Exercise 4) may call it too. With a wrong cf_sensitivities (the largest
+    # coordinate instead of the L1 sum for LS) and right answers that call it, only the first part fails.
+    teacher = nbformat.read(ROOT / "notebooks" / "05_dp_birch.ipynb", as_version=4)
+    source = {c.get("id"): c.source for c in teacher.cells}["ex3-solution"]
+    right = "float(largest.sum())"
+    assert right in source and "cf_sensitivities(lower, upper)" in source.split("def insertion_epsilon")[1]
+    namespace = {}
+    exec(source.replace(right, "float(largest.max())"), namespace)
+    exec(
+        "def noisy_leaves(n, ls, ss, epsilon, lower, upper, rng):\n"
+        "    scale = np.asarray(cf_sensitivities(lower, upper)) / (np.array([0.25, 0.5, 0.25]) * epsilon)\n"
+        "    return tuple(v + rng.laplace(0.0, b, size=v.shape) for v, b in zip((n, ls, ss), scale))\n",
+        namespace,
+    )
+    wrong = namespace["cf_sensitivities"]
+    with pytest.raises(ExerciseError, match="not the largest one"):
+        exercises.check_cf_sensitivities(wrong)
+    exercises.check_dpbirch_insertion_epsilon(namespace["insertion_epsilon"])
+    exercises.check_public_tree_leaf_noise(namespace["noisy_leaves"])
+    assert namespace["cf_sensitivities"] is wrong  # the student's function is put back
+    # Outside the checks the student's own (wrong) function is what insertion_epsilon uses: the swap is real.
+    unit = (np.zeros(3), np.ones(3))
+    assert namespace["insertion_epsilon"](2, *unit, 1.0) != pytest.approx(2 * (3 + 3) * 1.0)
+
+
+def test_nbgrader_source_marks_solutions_and_hides_the_fresh_import():
+    teacher = nbformat.read(ROOT / "notebooks" / "04_idp_kmeans.ipynb", as_version=4)
+    source = assignments.nbgrader_source(teacher, "04_idp_kmeans.ipynb")
+    meta = {c.get("id"): c.metadata.get("nbgrader") for c in source.cells}
+    solutions = [c for c in source.cells if (meta[c.get("id")] or {}).get("solution") and c.cell_type == "code"]
+    tests = [c for c in source.cells if (meta[c.get("id")] or {}).get("grade") and c.cell_type == "code"]
+    assert solutions and all(c.source.count(assignments.BEGIN) >= 1 for c in solutions)
+    assert len(tests) == 5 and all(meta[c.get("id")]["locked"] for c in tests)  # Exercise 2 has two parts
+    assert all(assignments.HIDDEN_BEGIN in c.source and "import_module" in c.source for c in tests)
+    written = [c for c in source.cells if c.cell_type == "markdown" and (meta[c.get("id")] or {}).get("grade")]
+    assert [c.get("id") for c in written] == ["ex4-why"] and meta["ex4-why"]["solution"]
+    student = assignments.student_version(teacher, "04_idp_kmeans.ipynb")
+    assert not any(assignments.HIDDEN_BEGIN in c.source or assignments.BEGIN in c.source for c in student.cells)
+
+
 # --------------------------------------------------------------------------- the paper notebooks' student versions
 
 PAPER_NOTEBOOKS = ["01_ldpk_modes", "02_ldp_kmodes_sampling", "03_dpqt_kmeans", "04_idp_kmeans", "05_dp_birch"]
@@ -749,7 +837,7 @@ def test_paper_notebook_student_version(stem, tmp_path):
     solutions = {c["id"]: c.source for c in _tagged(teacher, "solution") if c.cell_type == "code"}
     explanations = {c["id"]: c.source for c in _tagged(teacher, "solution") if c.cell_type == "markdown"}
     assert 3 <= len(_tagged(teacher, "exercise")) <= 5 and len(solutions) == len(_tagged(teacher, "exercise"))
-    [student_path] = assignments.export([teacher_path], tmp_path)
+    [student_path] = assignments.export([teacher_path], tmp_path, kind="student")
     student = nbformat.read(student_path, as_version=4)
 
     # As handed out: no outputs, and no reference solution code anywhere in the notebook.

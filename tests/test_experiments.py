@@ -159,17 +159,33 @@ def test_output_dirs_keep_smoke_runs_apart(tmp_path, monkeypatch):
     (tmp_path / "pyproject.toml").write_text("")
     monkeypatch.setenv("DPCLUST_HOME", str(tmp_path))
     results, figures = tmp_path.resolve() / "data" / "results", tmp_path.resolve() / "figures"
-    assert experiments.output_dirs("01_x", "paper") == (results / "01_x", figures / "01_x")
+    monkeypatch.delenv(experiments.OUTPUT_ENV, raising=False)
+    # Only reproduce writes the committed folders: a paper-profile run it did not start writes scratch ones.
+    assert experiments.output_dirs("01_x", "paper") == (results / "scratch" / "01_x", figures / "scratch" / "01_x")
+    assert experiments.target_dirs("01_x", "paper") == (results / "01_x", figures / "01_x")
     assert experiments.output_dirs("01_x", "smoke") == (results / "smoke" / "01_x", figures / "smoke" / "01_x")
     assert experiments.results_path("01_x", "t") == results / "01_x" / "t.csv"
     assert experiments.output_dirs("01_x", "smoke", "/r", "/f") == (Path("/r"), Path("/f"))
+
+
+def test_output_dirs_need_no_compendium_when_both_are_given(tmp_path, monkeypatch):
+    # An exported assignment runs in a folder outside the compendium and passes both folders.
+    from dpclust._paths import CompendiumNotFoundError
+
+    monkeypatch.setenv("DPCLUST_HOME", str(tmp_path / "nowhere"))
+    monkeypatch.delenv(experiments.OUTPUT_ENV, raising=False)
+    assert experiments.output_dirs("01_x", "paper", "r", "f") == (Path("r"), Path("f"))
+    with pytest.raises(CompendiumNotFoundError):  # one folder missing: its default needs the compendium
+        experiments.output_dirs("01_x", "paper", "r", None)
+    with pytest.raises(ValueError, match="profile"):  # the profile is still checked
+        experiments.output_dirs("01_x", "fast", "r", "f")
 
 
 def test_metric_vs_epsilon_figure_is_saved(data, tmp_path):
     from dpclust import plotting
 
     df = experiments.sweep({"a": NoisyMean, "b": NoisyMean}, data, [0.1, 1.0], 3, METRICS, seed=0)
-    fig = plotting.metric_vs_epsilon(df, "error", logx=True, reference=0.0, title="demo")
+    fig = plotting.metric_vs_epsilon(df, "error", "error of the mean", logx=True, reference=0.0, title="demo")
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and len(ax.get_legend_handles_labels()[1]) >= 2
     path = plotting.save_figure(fig, "99_demo", "error", figures_dir=tmp_path)

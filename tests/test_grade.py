@@ -1,6 +1,7 @@
 """grade: generated submissions of a small teacher notebook built from notebook 01's exercise cells."""
 
 import nbformat
+import numpy as np
 import pandas as pd
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
@@ -85,6 +86,14 @@ def gradebook(teacher, tmp_path_factory):
         "sol-predict": 'def goes_up():\n    return "sideways"',
     }
 
+    # a solution cell that replaces the checkers in the kernel by ones that always pass
+    patched = {
+        "sol-level": _level("return 0.0")
+        + "    return 0.0\n\n\nfrom dpclust import exercises\n\n"
+        + "exercises.check_hamming_rr_ldp_level = lambda *a, **k: print('Correct: sure')\n"
+        + "exercises.check_hamming_rr_expected_distance = lambda *a, **k: print('Correct: sure')\n"
+    }
+
     def tamper(nb):  # the level check replaced by a fake success, the prediction check deleted
         check = next(c for c in nb.cells if c.get("id") == "ex-level")
         check.source = 'print("Correct: all good")'
@@ -100,6 +109,7 @@ def gradebook(teacher, tmp_path_factory):
         _submission(folder, "wrong1", teacher, wrong1),
         _submission(folder, "wrong2", teacher, wrong2),
         _submission(folder, "tampered", teacher, {}, tamper),
+        _submission(folder, "patched", teacher, patched),
         _submission(folder, "loop", teacher, ref, loop),
     ]
     broken = folder / "broken.ipynb"
@@ -126,6 +136,19 @@ def test_stubs_get_zero_with_the_checkers_message(gradebook):
     passed, message = _rows(book, "stubs")
     assert not any(passed[e] for e in (LEVEL, DISTANCE, PREDICT))
     assert all("NotImplementedError" in message[e] for e in (LEVEL, DISTANCE, PREDICT))
+
+
+def test_a_notebook_whose_cells_raised_is_not_passed(gradebook):
+    book, _ = gradebook
+    passed, message = _rows(book, "stubs")
+    assert not passed["(notebook)"] and "cell(s) raised an error" in message["(notebook)"]
+
+
+def test_checkers_replaced_in_a_solution_cell_do_not_grade(gradebook):
+    book, _ = gradebook
+    passed, message = _rows(book, "patched")
+    assert not passed[LEVEL] and not passed[DISTANCE]
+    assert "expected" in message[LEVEL] and "0.0" in message[LEVEL]
 
 
 def test_wrong_answers_get_the_checkers_diagnosis(gradebook):
@@ -190,3 +213,27 @@ def test_the_teacher_notebook_is_found_by_file_name_or_by_the_assignment_header(
     nb.cells = [nbformat.v4.new_markdown_cell(assignments.HEADER.format(title="t", name="04_idp_kmeans.ipynb"))]
     nbformat.write(nb, renamed)
     assert grade._teacher_for(renamed, None).name == "04_idp_kmeans.ipynb"
+
+
+def test_a_teacher_notebook_grades_outside_the_compendium(tmp_path):
+    # A copy of a paper notebook in a folder outside the compendium: every exercise passes, and no cell
+    # misses the compendium (the run finds it as where the teacher notebook lies).
+    teacher = resolve_notebook("03")
+    copy = tmp_path / teacher.name
+    copy.write_text(teacher.read_text())
+    book = grade.grade([copy], tmp_path / "g.csv", time_limit=600, teacher=teacher)
+    graded = book[book["exercise"] != "(notebook)"]
+    assert len(graded) >= 4 and graded["passed"].all(), graded["message"].tolist()
+    assert not book["message"].str.contains("CompendiumNotFoundError").any(), book["message"].tolist()
+
+
+def test_the_session_cell_reports_versions_outside_the_compendium(tmp_path, monkeypatch):
+    # Every notebook ends with environment.versions(); an exported assignment runs where there is no lock.
+    from dpclust import environment
+
+    monkeypatch.setenv("DPCLUST_HOME", str(tmp_path))  # not a compendium: no notebooks/ folder
+    table = environment.versions(packages=["numpy", "surely-not-installed"]).set_index("package")
+    assert table.loc["numpy", "installed"] == np.__version__ and table["locked"].isna().all()
+    assert table["match"].isna().all() and pd.isna(table.loc["surely-not-installed", "installed"])
+    with pytest.raises(FileNotFoundError):  # a lock asked for by name must exist
+        environment.versions(tmp_path / "requirements.lock", packages=["numpy"])

@@ -11,6 +11,15 @@ from nbformat.v4 import new_code_cell, new_notebook
 from dpclust import reproduce
 
 
+@pytest.fixture(autouse=True)
+def _own_compendium(tmp_path, monkeypatch):
+    """Runs stage, lock and keep their failed notebooks in a compendium of the test's own, never the repository's."""
+    home = tmp_path / "compendium"
+    (home / "notebooks").mkdir(parents=True)
+    (home / "pyproject.toml").write_text("")
+    monkeypatch.setenv("DPCLUST_HOME", str(home))
+
+
 def _notebook(
     path,
     *sources,

@@ -6,6 +6,8 @@ answer).
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 from scipy import stats
 
@@ -20,6 +22,7 @@ __all__ = [
     "passed",
     "short",
     "call_student",
+    "reference_inputs",
     "copy_args",
     "same_shape_close",
     "as_float",
@@ -69,6 +72,41 @@ def call_student(fn, *args):
             f"{name} raised {type(exc).__name__}: {exc}\n  called with: {name}({', '.join(map(short, args))})\n"
             "  hint:     the traceback above shows the line; check the shapes and the types of the arguments"
         ) from exc
+
+
+@contextlib.contextmanager
+def reference_inputs(fn, **references):
+    """While the block runs, the functions of earlier exercises that ``fn`` calls are the references.
+
+    A dependent exercise is graded on its own: the names in ``references`` are
+    looked up in ``fn``'s module (the notebook's namespace) when ``fn`` runs, so
+    they are swapped for the references there and put back afterwards, whatever
+    the student's versions of them do.
+
+    Examples
+    --------
+    >>> def double(x):
+    ...     return 2 * x
+    >>> def quadruple(x):
+    ...     return double(double(x))
+    >>> with reference_inputs(quadruple, double=lambda x: x + x):
+    ...     quadruple(3)
+    12
+    """
+    namespace = getattr(fn, "__globals__", None)
+    if namespace is None:  # not a plain Python function: nothing to swap
+        yield
+        return
+    saved = {name: namespace[name] for name in references if name in namespace}
+    namespace.update(references)
+    try:
+        yield
+    finally:
+        for name in references:
+            if name in saved:
+                namespace[name] = saved[name]
+            else:
+                namespace.pop(name, None)
 
 
 def copy_args(args):

@@ -16,13 +16,23 @@ from scipy.spatial.distance import pdist
 
 from dpclust_lib.cluster.birch import (  # the checker's argument has this name
     ClusteringFeature,
-    DPBirch,
-    DPBirchPublicTree,
     NegativeRadiusWarning,
 )
 from dpclust_lib.cluster.birch import cf_sensitivities as library_cf_sensitivities
+from dpclust_lib.cluster.dp_birch import DPBirch, DPBirchPublicTree
 
-from ._core import ALPHA, ExerciseError, as_float, call_student, check_function, diagnose, fail, passed, short
+from ._core import (
+    ALPHA,
+    ExerciseError,
+    as_float,
+    call_student,
+    check_function,
+    diagnose,
+    fail,
+    passed,
+    reference_inputs,
+    short,
+)
 
 __all__ = [
     "check_clustering_feature",
@@ -146,6 +156,121 @@ def _root(value):
     return math.sqrt(value) if value >= 0 else np.nan
 
 
+# The typical wrong answers of Exercise 1, as data: (name, wrong function, hint). A function of the same
+# arguments as the student's; check_clustering_feature names the first one the answer matches.
+CF_OF_MISTAKES = (
+    (
+        "mean for LS",
+        lambda X: _flat_parts(len(X), X.mean(axis=0), np.sum(X * X)),
+        "LS is the SUM of the points, not their mean (the centroid is LS/N)",
+    ),
+    (
+        "SS without squares",
+        lambda X: _flat_parts(len(X), X.sum(axis=0), X.sum()),
+        "SS sums the SQUARED norms ||x||^2 of the points",
+    ),
+    (
+        "SS as ||LS||^2",
+        lambda X: _flat_parts(len(X), X.sum(axis=0), X.sum(axis=0) @ X.sum(axis=0)),
+        "SS is the sum of the squared norms of the points, not the squared norm of their sum",
+    ),
+    (
+        "N as d",
+        lambda X: _flat_parts(X.shape[1], X.sum(axis=0), np.sum(X * X)),
+        "N counts the points (the rows of X), not the coordinates",
+    ),
+)
+
+CF_MERGE_MISTAKES = (
+    (
+        "averaged",
+        lambda a, b: _flat_parts(a[0] + b[0], (a[1] + b[1]) / 2, (a[2] + b[2]) / 2),
+        "the additivity theorem ADDS the three parts; it does not average them",
+    ),
+    (
+        "cross term in SS",
+        lambda a, b: _flat_parts(a[0] + b[0], a[1] + b[1], a[2] + b[2] + 2 * a[1] @ b[1]),
+        "SS adds like N and LS: SS_a + SS_b. The cross term 2 LS_a.LS_b belongs to ||LS_a + LS_b||^2, not to SS",
+    ),
+    (
+        "SS as ||LS||^2",
+        lambda a, b: _flat_parts(a[0] + b[0], a[1] + b[1], (a[1] + b[1]) @ (a[1] + b[1])),
+        "SS is not ||LS||^2: it is the sum of the points' squared norms, so the union has SS_a + SS_b",
+    ),
+    (
+        "LS as a centroid",
+        lambda a, b: _flat_parts(a[0] + b[0], (a[1] + b[1]) / (a[0] + b[0]), a[2] + b[2]),
+        "LS is a sum, not a centroid: the union has LS_a + LS_b",
+    ),
+)
+
+CF_RADIUS_MISTAKES = (
+    ("R^2", _sq_radius, "that is R^2; the radius is its square root"),
+    (
+        "||LS||^2 / N",
+        lambda cf: _root(cf[2] / cf[0] - cf[1] @ cf[1] / cf[0]),
+        "the centroid is LS/N, so its squared norm is ||LS||^2 / N^2",
+    ),
+    (
+        "sum, not mean",
+        lambda cf: _root(cf[2] - cf[1] @ cf[1] / cf[0]),
+        "that is the root of the SUM of the squared distances to the centroid; R is the root of their MEAN: "
+        "divide by N",
+    ),
+    (
+        "roots subtracted",
+        lambda cf: math.sqrt(max(cf[2] / cf[0], 0)) - np.linalg.norm(cf[1] / cf[0]),
+        "subtract before the square root: R^2 = SS/N - ||LS/N||^2",
+    ),
+    (
+        "the diameter",
+        lambda cf: _root(_sq_diameter(cf)),
+        "that is the diameter (the mean over pairs of points); the radius is the root mean squared distance "
+        "to the centroid",
+    ),
+)
+
+CF_DIAMETER_MISTAKES = (
+    ("D^2", _sq_diameter, "that is D^2; the diameter is its square root"),
+    (
+        "twice the radius",
+        lambda cf: 2 * _root(_sq_radius(cf)),
+        "the diameter is not twice the radius: D^2 = 2 N R^2 / (N - 1)",
+    ),
+    (
+        "all N^2 pairs",
+        lambda cf: _root(2 * _sq_radius(cf)),
+        "average over the N (N - 1) ordered pairs of DISTINCT points, not over all N^2 pairs",
+    ),
+    (
+        "unordered pairs counted twice",
+        lambda cf: _root(_sq_diameter(cf) / 2),
+        "the sum over i != j of ||x_i - x_j||^2 is 2 (N SS - ||LS||^2): each ordered pair gives "
+        "||x_i||^2 + ||x_j||^2 - 2 x_i.x_j",
+    ),
+    ("the radius", lambda cf: _root(_sq_radius(cf)), "that is the radius R"),
+)
+
+_CF_RTOL = 1e-9
+
+
+def _pairs(catalogue):
+    """The (wrong function, hint) pairs of a catalogue of (name, wrong function, hint)."""
+    return [(wrong, hint) for _, wrong, hint in catalogue]
+
+
+def _point_sets(seed):
+    """The point sets of Exercise 1: one with negative coordinates, one of two points, one of a single point."""
+    rng = np.random.default_rng(seed)
+    return [
+        rng.random((7, 3)),
+        rng.random((4, 3)) * 2 - 0.5,
+        rng.normal(size=(12, 5)) * 2,
+        rng.random((2, 1)),
+        rng.random((1, 4)),
+    ]
+
+
 def check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter, seed=0):
     """Four functions on clustering features, each CF a tuple (n, ls, ss) with SS one number.
 
@@ -157,44 +282,22 @@ def check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter, seed=0):
     :class:`~dpclust_lib.cluster.birch.ClusteringFeature` on five point sets
     (one with negative coordinates) and on noisy CFs, the diameter with the mean
     over the pairs of points (``scipy.spatial.distance.pdist``); relative
-    tolerance 1e-9.
+    tolerance 1e-9. The typical mistakes named are ``CF_OF_MISTAKES``,
+    ``CF_MERGE_MISTAKES``, ``CF_RADIUS_MISTAKES`` and ``CF_DIAMETER_MISTAKES``.
     """
-    rng = np.random.default_rng(seed)
-    sets = [
-        rng.random((7, 3)),
-        rng.random((4, 3)) * 2 - 0.5,
-        rng.normal(size=(12, 5)) * 2,
-        rng.random((2, 1)),
-        rng.random((1, 4)),
-    ]
+    sets = _point_sets(seed)
     noisy = (5.0, np.array([1.2, -0.3, 2.0]), 1.4)  # a CF after noise: R^2 = 0.0588 > 0
     noisy_negative = (3.0, np.array([2.0, 1.0, -1.5]), 0.9)  # noise made R^2 = 0.3 - 0.806 < 0
-    rtol = 1e-9
     _quietly(
         check_function,
         "cf_of",
         _cf_valued(cf_of, "cf_of"),
         lambda X: _flat(_cf(X)),
         [(X,) for X in sets],
-        rtol=rtol,
-        mistakes=[
-            (
-                lambda X: _flat_parts(len(X), X.mean(axis=0), np.sum(X * X)),
-                "LS is the SUM of the points, not their mean (the centroid is LS/N)",
-            ),
-            (lambda X: _flat_parts(len(X), X.sum(axis=0), X.sum()), "SS sums the SQUARED norms ||x||^2 of the points"),
-            (
-                lambda X: _flat_parts(len(X), X.sum(axis=0), X.sum(axis=0) @ X.sum(axis=0)),
-                "SS is the sum of the squared norms of the points, not the squared norm of their sum",
-            ),
-            (
-                lambda X: _flat_parts(X.shape[1], X.sum(axis=0), np.sum(X * X)),
-                "N counts the points (the rows of X), not the coordinates",
-            ),
-        ],
+        rtol=_CF_RTOL,
+        mistakes=_pairs(CF_OF_MISTAKES),
         hint="N = the number of rows, LS = their sum (a vector), SS = the sum of their squared norms (a number)",
     )
-
     pairs = [(_cf(sets[0]), _cf(sets[1])), (_cf(sets[2][:5]), _cf(sets[2][5:])), (noisy, noisy_negative)]
     _quietly(
         check_function,
@@ -202,64 +305,31 @@ def check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter, seed=0):
         _cf_valued(cf_merge, "cf_merge"),
         lambda a, b: _flat(_cf_of_library(ClusteringFeature(*a) + ClusteringFeature(*b))),
         pairs,
-        rtol=rtol,
-        mistakes=[
-            (
-                lambda a, b: _flat_parts(a[0] + b[0], (a[1] + b[1]) / 2, (a[2] + b[2]) / 2),
-                "the additivity theorem ADDS the three parts; it does not average them",
-            ),
-            (
-                lambda a, b: _flat_parts(a[0] + b[0], a[1] + b[1], a[2] + b[2] + 2 * a[1] @ b[1]),
-                "SS adds like N and LS: SS_a + SS_b. The cross term 2 LS_a.LS_b belongs to ||LS_a + LS_b||^2, "
-                "not to SS",
-            ),
-            (
-                lambda a, b: _flat_parts(a[0] + b[0], a[1] + b[1], (a[1] + b[1]) @ (a[1] + b[1])),
-                "SS is not ||LS||^2: it is the sum of the points' squared norms, so the union has SS_a + SS_b",
-            ),
-            (
-                lambda a, b: _flat_parts(a[0] + b[0], (a[1] + b[1]) / (a[0] + b[0]), a[2] + b[2]),
-                "LS is a sum, not a centroid: the union has LS_a + LS_b",
-            ),
-        ],
+        rtol=_CF_RTOL,
+        mistakes=_pairs(CF_MERGE_MISTAKES),
         hint="the additivity theorem: (N_a + N_b, LS_a + LS_b, SS_a + SS_b)",
     )
-
-    name = "cf_radius"
     _quietly(
         check_function,
-        name,
+        "cf_radius",
         cf_radius,
         lambda cf: ClusteringFeature(*cf).radius,
         [(_cf(X),) for X in sets] + [(noisy,)],
-        rtol=rtol,
-        mistakes=[
-            (_sq_radius, "that is R^2; the radius is its square root"),
-            (
-                lambda cf: _root(cf[2] / cf[0] - cf[1] @ cf[1] / cf[0]),
-                "the centroid is LS/N, so its squared norm is ||LS||^2 / N^2",
-            ),
-            (
-                lambda cf: _root(cf[2] - cf[1] @ cf[1] / cf[0]),
-                "that is the root of the SUM of the squared distances to the centroid; R is the root of their MEAN: "
-                "divide by N",
-            ),
-            (
-                lambda cf: math.sqrt(max(cf[2] / cf[0], 0)) - np.linalg.norm(cf[1] / cf[0]),
-                "subtract before the square root: R^2 = SS/N - ||LS/N||^2",
-            ),
-            (
-                lambda cf: _root(_sq_diameter(cf)),
-                "that is the diameter (the mean over pairs of points); the radius is the root mean squared distance "
-                "to the centroid",
-            ),
-        ],
+        rtol=_CF_RTOL,
+        mistakes=_pairs(CF_RADIUS_MISTAKES),
         hint="R^2 = SS/N - ||LS/N||^2: the mean squared norm minus the squared norm of the mean",
     )
-    negative_hint = (
-        "noise can make SS/N - ||LS/N||^2 negative (section 2); the library then takes the radius as 0, "
-        "as the threshold test does: return 0 in that case"
+    _check_negative_radius(cf_radius, noisy_negative)
+    _check_diameter(cf_diameter, sets)
+    return passed(
+        "cf_of, cf_merge and cf_radius agree with the library's ClusteringFeature on every case (noisy CFs "
+        "included), and cf_diameter with the mean over the pairs of points"
     )
+
+
+def _check_negative_radius(cf_radius, noisy_negative):
+    """A noisy CF whose squared radius is negative has radius 0 (as the library's threshold test takes it)."""
+    name = "cf_radius"
     with np.errstate(invalid="ignore"):
         try:
             got, crashed = call_student(cf_radius, _fresh(noisy_negative)), None
@@ -274,50 +344,35 @@ def check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter, seed=0):
             f"{name}({short(noisy_negative, 90)}): a noisy CF whose squared radius is negative",
             0.0,
             crashed or np.round(got, 6).tolist(),
-            negative_hint,
+            "noise can make SS/N - ||LS/N||^2 negative (section 2); the library then takes the radius as 0, "
+            "as the threshold test does: return 0 in that case",
         )
 
-    diameter_mistakes = [
-        (_sq_diameter, "that is D^2; the diameter is its square root"),
-        (lambda cf: 2 * _root(_sq_radius(cf)), "the diameter is not twice the radius: D^2 = 2 N R^2 / (N - 1)"),
-        (
-            lambda cf: _root(2 * _sq_radius(cf)),
-            "average over the N (N - 1) ordered pairs of DISTINCT points, not over all N^2 pairs",
-        ),
-        (
-            lambda cf: _root(_sq_diameter(cf) / 2),
-            "the sum over i != j of ||x_i - x_j||^2 is 2 (N SS - ||LS||^2): each ordered pair gives "
-            "||x_i||^2 + ||x_j||^2 - 2 x_i.x_j",
-        ),
-        (lambda cf: _root(_sq_radius(cf)), "that is the radius R"),
-    ]
+
+def _check_diameter(cf_diameter, sets):
+    """The diameter of the CF of each point set against the mean over its pairs of points (``pdist``)."""
     for X in sets:
         if len(X) < 2:
             continue
         cf = _cf(X)
         want = math.sqrt(float(np.mean(pdist(X, "sqeuclidean"))))
         got = as_float(call_student(cf_diameter, _fresh(cf)), "cf_diameter", ())
-        if got.shape == () and np.isclose(got, want, rtol=rtol, atol=0):
+        if got.shape == () and np.isclose(got, want, rtol=_CF_RTOL, atol=0):
             continue
+        wrong = [(np.asarray(w(cf), dtype=float).reshape(got.shape), h) for _, w, h in CF_DIAMETER_MISTAKES]
         hint = diagnose(
             got,
-            [(np.asarray(w(cf), dtype=float).reshape(got.shape), h) for w, h in diameter_mistakes]
-            if got.size == 1
-            else [],
-            rtol,
+            wrong if got.size == 1 else [],
+            _CF_RTOL,
             "expand ||x_i - x_j||^2 = ||x_i||^2 + ||x_j||^2 - 2 x_i.x_j and sum over the pairs i != j",
         )
         fail(
-            f"cf_diameter({short(cf, 90)}) is not right (relative tolerance {rtol:g}; the subcluster has "
+            f"cf_diameter({short(cf, 90)}) is not right (relative tolerance {_CF_RTOL:g}; the subcluster has "
             f"{len(X)} points)",
             round(want, 6),
             np.round(got, 6).tolist(),
             hint,
         )
-    return passed(
-        "cf_of, cf_merge and cf_radius agree with the library's ClusteringFeature on every case (noisy CFs "
-        "included), and cf_diameter with the mean over the pairs of points"
-    )
 
 
 def _laplace_part(what, draws, scale, level, mistakes, hint):
@@ -355,6 +410,79 @@ def _independent(noise, names, level):
         )
 
 
+# The typical wrong noise-free parts of the paper's step 1, as data: (name, wrong update of (cf, x, ...), hint).
+UPDATE_MERGE_MISTAKES = (
+    (
+        "N not counted",
+        lambda cf, x, *_: _flat((cf[0], cf[1] + x, cf[2] + x @ x)),
+        "N counts the records: the merged CF has N + 1",
+    ),
+    (
+        "SS + sum(x)",
+        lambda cf, x, *_: _flat((cf[0] + 1, cf[1] + x, cf[2] + x.sum())),
+        "SS adds the squared norm ||x||^2, not the sum of x's coordinates",
+    ),
+    (
+        "SS + ||x||",
+        lambda cf, x, *_: _flat((cf[0] + 1, cf[1] + x, cf[2] + math.sqrt(x @ x))),
+        "SS adds ||x||^2, the SQUARED norm",
+    ),
+    (
+        "SS unchanged",
+        lambda cf, x, *_: _flat((cf[0] + 1, cf[1] + x, cf[2])),
+        "SS takes the record in as well: SS + ||x||^2",
+    ),
+    ("LS unchanged", lambda cf, x, *_: _flat((cf[0] + 1, cf[1], cf[2] + x @ x)), "LS takes the record in: LS + x"),
+    (
+        "CF replaced",
+        lambda cf, x, *_: _flat((cf[0] + 1, x, x @ x)),
+        "the record joins the subcluster: add it to the CF, do not replace the CF by it",
+    ),
+)
+
+# The typical wrong noise of step 1, as data: (name, distribution family, its scale as a function of
+# (d, epsilon), hint; "{scale}" in a hint is that scale).
+UPDATE_NOISE_MISTAKES = (
+    (
+        "scale d/eps",
+        stats.laplace,
+        lambda d, eps: d / eps,
+        "scale d/eps = {scale:g}: d is the L1 sensitivity of LS on [0, 1]^d (the honest accounting of "
+        "Exercise 3), but the paper's step 1, which this exercise implements, uses Delta q = 1: Lap(1/eps)",
+    ),
+    (
+        "scale 2/eps",
+        stats.laplace,
+        lambda d, eps: 2 / eps,
+        "scale 2/eps: the paper spends eps on LS and eps on SS (2 eps in all), so each draw is Lap(1/eps)",
+    ),
+    (
+        "scale 1/(2 eps)",
+        stats.laplace,
+        lambda d, eps: 1 / (2 * eps),
+        "scale 1/(2 eps): each of LS and SS gets the whole eps in the paper, so each draw is Lap(1/eps)",
+    ),
+    ("scale eps", stats.laplace, lambda d, eps: eps, "the scale is Delta q / eps = 1/eps, not eps"),
+    (
+        "Gaussian, the same scale",
+        stats.norm,
+        lambda d, eps: 1.0 / eps,
+        "that is Gaussian noise; the paper uses the Laplace mechanism",
+    ),
+    (
+        "Gaussian, the same variance",
+        stats.norm,
+        lambda d, eps: math.sqrt(2) * (1.0 / eps),
+        "that is Gaussian noise; the paper uses the Laplace mechanism",
+    ),
+)
+
+
+def _merged(cf, x, *_):
+    """The library's merge of record x into the CF, flat."""
+    return _flat(_cf_of_library(ClusteringFeature(*cf) + ClusteringFeature.of(x)))
+
+
 def check_dpbirch_noisy_update(update, d=3, epsilon=0.5, n=10_000, seed=0):
     """``update(cf, x, epsilon, rng)``: the paper's step 1, record x merged into one CF with Laplace noise.
 
@@ -362,22 +490,40 @@ def check_dpbirch_noisy_update(update, d=3, epsilon=0.5, n=10_000, seed=0):
     xi one independent Lap(1/epsilon) draws (the paper's Delta q = 1 on [0, 1]
     data), and N is exact. First at epsilon = 1e8 (noise below 1e-6) against the
     library's merge ``ClusteringFeature`` + ``ClusteringFeature.of(x)`` on three
-    CFs; then ``n`` calls at ``epsilon`` on one CF: Kolmogorov-Smirnov tests of
-    the LS noise (all coordinates) and of the SS noise against Lap(1/epsilon),
-    and a correlation test of every pair of the d + 1 noise columns;
-    family-wise alpha = 0.001 (Bonferroni, a third for each).
+    CFs (typical mistakes: ``UPDATE_MERGE_MISTAKES``); then ``n`` calls at
+    ``epsilon`` on one CF: Kolmogorov-Smirnov tests of the LS noise (all
+    coordinates) and of the SS noise against Lap(1/epsilon) (typical mistakes:
+    ``UPDATE_NOISE_MISTAKES``), and a correlation test of every pair of the
+    d + 1 noise columns; family-wise alpha = 0.001 (Bonferroni, a third for each).
     """
     rng = np.random.default_rng(seed)
     cfs = [_cf(rng.random((5, d))), _cf(rng.random((1, d))), _cf(rng.random((40, d)))]
     records = list(rng.random((3, d)))
     flat_update = _cf_valued(update, "update")
+    _check_update_noise_free(flat_update, [(cf, x, 1e8, rng) for cf, x in zip(cfs, records)])
+    cf, x = cfs[0], records[0]
+    want = _merged(cf, x)
+    out = np.empty((n, d + 2))
+    for i in range(n):
+        out[i] = call_student(flat_update, cf, x, epsilon, rng)
+    if np.any(out[:, 0] != want[0]):
+        fail(
+            "N is not exact",
+            f"N = {want[0]:g} (N + 1) in every call",
+            f"N from {out[:, 0].min():.4g} to {out[:, 0].max():.4g}",
+            "the paper adds no noise to N: it stays the exact count N + 1",
+        )
+    _check_update_noise(out[:, 1:] - want[1:], d, epsilon)
+    return passed(
+        f"step 1 merges the record exactly, adds independent Lap(1/eps) noise to each of the {d} "
+        f"coordinates of LS and to SS, and keeps N exact ({n:,} calls at eps = {epsilon:g})"
+    )
 
-    def merged(cf, x, *_):
-        return _flat(_cf_of_library(ClusteringFeature(*cf) + ClusteringFeature.of(x)))
 
-    big = 1e8
-    cases = [(cf, x, big, rng) for cf, x in zip(cfs, records)]
-    got, want = call_student(flat_update, *cases[0]), merged(*cases[0])
+def _check_update_noise_free(flat_update, cases):
+    """At a huge epsilon the update is the library's merge (to 1e-5): first a gross check, then every case."""
+    big = cases[0][2]
+    got, want = call_student(flat_update, *cases[0]), _merged(*cases[0])
     if got.shape == want.shape and np.max(np.abs(got - want)) > 1.0:
         fail(
             f"at epsilon = {big:g} the update is far from the exact merge",
@@ -389,64 +535,21 @@ def check_dpbirch_noisy_update(update, d=3, epsilon=0.5, n=10_000, seed=0):
         check_function,
         f"the noise-free part of step 1 (epsilon = {big:g})",
         flat_update,
-        merged,
+        _merged,
         cases,
         rtol=1e-6,
         atol=1e-5,
-        mistakes=[
-            (
-                lambda cf, x, *_: _flat((cf[0], cf[1] + x, cf[2] + x @ x)),
-                "N counts the records: the merged CF has N + 1",
-            ),
-            (
-                lambda cf, x, *_: _flat((cf[0] + 1, cf[1] + x, cf[2] + x.sum())),
-                "SS adds the squared norm ||x||^2, not the sum of x's coordinates",
-            ),
-            (
-                lambda cf, x, *_: _flat((cf[0] + 1, cf[1] + x, cf[2] + math.sqrt(x @ x))),
-                "SS adds ||x||^2, the SQUARED norm",
-            ),
-            (lambda cf, x, *_: _flat((cf[0] + 1, cf[1] + x, cf[2])), "SS takes the record in as well: SS + ||x||^2"),
-            (lambda cf, x, *_: _flat((cf[0] + 1, cf[1], cf[2] + x @ x)), "LS takes the record in: LS + x"),
-            (
-                lambda cf, x, *_: _flat((cf[0] + 1, x, x @ x)),
-                "the record joins the subcluster: add it to the CF, do not replace the CF by it",
-            ),
-        ],
+        mistakes=_pairs(UPDATE_MERGE_MISTAKES),
         hint="step 1 merges x into the CF, (N + 1, LS + x, SS + ||x||^2), and then adds the noise",
     )
 
-    cf, x = cfs[0], records[0]
-    want = merged(cf, x)
-    out = np.empty((n, d + 2))
-    for i in range(n):
-        out[i] = call_student(flat_update, cf, x, epsilon, rng)
-    if np.any(out[:, 0] != want[0]):
-        fail(
-            "N is not exact",
-            f"N = {want[0]:g} (N + 1) in every call",
-            f"N from {out[:, 0].min():.4g} to {out[:, 0].max():.4g}",
-            "the paper adds no noise to N: it stays the exact count N + 1",
-        )
-    noise = out[:, 1:] - want[1:]
+
+def _check_update_noise(noise, d, epsilon):
+    """The noise columns (LS_1..LS_d, SS) of many updates: Lap(1/epsilon) each, and independent."""
     scale, level = 1.0 / epsilon, ALPHA / 3
     mistakes = [
-        (
-            stats.laplace(scale=d / epsilon).cdf,
-            f"scale d/eps = {d / epsilon:g}: d is the L1 sensitivity of LS on [0, 1]^d (the honest accounting of "
-            "Exercise 3), but the paper's step 1, which this exercise implements, uses Delta q = 1: Lap(1/eps)",
-        ),
-        (
-            stats.laplace(scale=2 / epsilon).cdf,
-            "scale 2/eps: the paper spends eps on LS and eps on SS (2 eps in all), so each draw is Lap(1/eps)",
-        ),
-        (
-            stats.laplace(scale=1 / (2 * epsilon)).cdf,
-            "scale 1/(2 eps): each of LS and SS gets the whole eps in the paper, so each draw is Lap(1/eps)",
-        ),
-        (stats.laplace(scale=epsilon).cdf, "the scale is Delta q / eps = 1/eps, not eps"),
-        (stats.norm(scale=scale).cdf, "that is Gaussian noise; the paper uses the Laplace mechanism"),
-        (stats.norm(scale=math.sqrt(2) * scale).cdf, "that is Gaussian noise; the paper uses the Laplace mechanism"),
+        (family(scale=scale_of(d, epsilon)).cdf, hint.format(scale=scale_of(d, epsilon)))
+        for _, family, scale_of, hint in UPDATE_NOISE_MISTAKES
     ]
     _laplace_part(
         "LS",
@@ -466,10 +569,6 @@ def check_dpbirch_noisy_update(update, d=3, epsilon=0.5, n=10_000, seed=0):
         "before squaring it)",
     )
     _independent(noise, [f"LS[{j}]" for j in range(d)] + ["SS"], level)
-    return passed(
-        f"step 1 merges the record exactly, adds independent Lap(1/eps) noise to each of the {d} "
-        f"coordinates of LS and to SS, and keeps N exact ({n:,} calls at eps = {epsilon:g})"
-    )
 
 
 # Boxes [lower, upper]: the first has a negative side whose square beats the positive one.
@@ -482,19 +581,84 @@ _SENSITIVITY_BOXES = [
 ]
 
 
+def _largest(lo, up):
+    """The largest |x_j| over the box, per coordinate."""
+    return np.maximum(np.abs(lo), np.abs(up))
+
+
+def _smallest_square(lo, up):
+    """The smallest x_j^2 over the box, per coordinate (0 where the side contains 0)."""
+    return np.where((lo <= 0) & (up >= 0), 0.0, np.minimum(lo**2, up**2))
+
+
+_REPLACED = "that is the change when one record is REPLACED by another; here a record x is added or removed"
+_ONLY_ON_THE_UNIT_BOX = "d is the answer on [0, 1]^d only; here the box has other sides"
+
+# The typical wrong sensitivities, as data: for N, LS and SS in turn, (name, wrong value as a function of
+# (lower, upper, right sensitivities), hint). check_cf_sensitivities names the first one the answer matches.
+CF_SENSITIVITY_MISTAKES = (
+    (("0 for N", lambda lo, up, want: 0.0, "adding or removing one record changes N by exactly 1"),),
+    (
+        (
+            "Delta q = 1",
+            lambda lo, up, want: 1.0,
+            "Delta q = 1 is the change of ONE coordinate on [0, 1]; LS has d coordinates, and its L1 "
+            "sensitivity adds up their changes",
+        ),
+        (
+            "the largest coordinate",
+            lambda lo, up, want: _largest(lo, up).max(),
+            "the Laplace mechanism needs the L1 norm of the change: the sum over the coordinates, not the largest one",
+        ),
+        (
+            "the L2 norm",
+            lambda lo, up, want: np.sqrt(np.sum(_largest(lo, up) ** 2)),
+            "that is the L2 norm of the change; the Laplace mechanism is calibrated to its L1 norm",
+        ),
+        ("replacement", lambda lo, up, want: np.sum(up - lo), _REPLACED + ", which moves LS by x itself"),
+        (
+            "upper sides only",
+            lambda lo, up, want: np.sum(np.abs(up)),
+            "a coordinate can be negative: |x_j| can reach |l_j|; take max(|l_j|, |u_j|)",
+        ),
+        ("d", lambda lo, up, want: float(len(lo)), _ONLY_ON_THE_UNIT_BOX),
+    ),
+    (
+        (
+            "(sum |x_j|)^2",
+            lambda lo, up, want: want[1] ** 2,
+            "||x||^2 is the sum of the squared coordinates, not the square of their sum",
+        ),
+        (
+            "upper sides only",
+            lambda lo, up, want: np.sum(up**2),
+            "a coordinate in [l_j, u_j] with l_j < 0 can reach l_j^2 > u_j^2: take the larger",
+        ),
+        ("||x||_1", lambda lo, up, want: want[1], "SS moves by ||x||^2 (squared coordinates), not by ||x||_1"),
+        ("1", lambda lo, up, want: 1.0, "SS moves by ||x||^2, which can be far above 1 (d on [0, 1]^d)"),
+        (
+            "replacement",
+            lambda lo, up, want: np.sum(_largest(lo, up) ** 2 - _smallest_square(lo, up)),
+            _REPLACED + ", which moves SS by ||x||^2",
+        ),
+        ("d", lambda lo, up, want: float(len(lo)), _ONLY_ON_THE_UNIT_BOX),
+    ),
+)
+_SENSITIVITY_DEFAULT_HINTS = (
+    "N counts the records",
+    "adding or removing x moves LS by x itself: take the largest L1 norm ||x||_1 over the box",
+    "adding or removing x moves SS by ||x||^2: take its largest value over the box",
+)
+
+
 def check_cf_sensitivities(cf_sensitivities):
     """``cf_sensitivities(lower, upper)``: the L1 sensitivities (Delta N, Delta LS, Delta SS) of one CF.
 
     Neighbouring data sets differ by adding or removing one record x of the box
     [lower, upper]. Checked against ``birch.cf_sensitivities``, the sensitivities
-    ``DPBirchPublicTree`` calibrates its noise to, on five boxes, two with negative sides (relative tolerance 1e-9).
+    ``DPBirchPublicTree`` calibrates its noise to, on five boxes, two with negative sides (relative tolerance
+    1e-9); each part's typical mistakes are in ``CF_SENSITIVITY_MISTAKES``.
     """
-    names = ("N", "LS", "SS")
-    defaults = (
-        "N counts the records",
-        "adding or removing x moves LS by x itself: take the largest L1 norm ||x||_1 over the box",
-        "adding or removing x moves SS by ||x||^2: take its largest value over the box",
-    )
     for lower, upper in _SENSITIVITY_BOXES:
         lo, up = np.array(lower), np.array(upper)
         want = np.array(library_cf_sensitivities(lo, up))
@@ -506,62 +670,30 @@ def check_cf_sensitivities(cf_sensitivities):
                 got.shape,
                 "return (Delta N, Delta LS, Delta SS)",
             )
-        if np.allclose(got, want, rtol=1e-9, atol=0):
-            continue
-        big = np.maximum(np.abs(lo), np.abs(up))
-        low_sq = np.where((lo <= 0) & (up >= 0), 0.0, np.minimum(lo**2, up**2))
-        d = float(len(lo))
-        replaced = "that is the change when one record is REPLACED by another; here a record x is added or removed"
-        candidates = (
-            [(0.0, "adding or removing one record changes N by exactly 1")],
-            [
-                (
-                    1.0,
-                    "Delta q = 1 is the change of ONE coordinate on [0, 1]; LS has d coordinates, and its L1 "
-                    "sensitivity adds up their changes",
-                ),
-                (
-                    big.max(),
-                    "the Laplace mechanism needs the L1 norm of the change: the sum over the coordinates, "
-                    "not the largest one",
-                ),
-                (
-                    np.sqrt(np.sum(big**2)),
-                    "that is the L2 norm of the change; the Laplace mechanism is calibrated to its L1 norm",
-                ),
-                (np.sum(up - lo), replaced + ", which moves LS by x itself"),
-                (np.sum(np.abs(up)), "a coordinate can be negative: |x_j| can reach |l_j|; take max(|l_j|, |u_j|)"),
-                (d, "d is the answer on [0, 1]^d only; here the box has other sides"),
-            ],
-            [
-                (want[1] ** 2, "||x||^2 is the sum of the squared coordinates, not the square of their sum"),
-                (np.sum(up**2), "a coordinate in [l_j, u_j] with l_j < 0 can reach l_j^2 > u_j^2: take the larger"),
-                (want[1], "SS moves by ||x||^2 (squared coordinates), not by ||x||_1"),
-                (1.0, "SS moves by ||x||^2, which can be far above 1 (d on [0, 1]^d)"),
-                (np.sum(big**2 - low_sq), replaced + ", which moves SS by ||x||^2"),
-                (d, "d is the answer on [0, 1]^d only; here the box has other sides"),
-            ],
-        )
-        for k in range(3):
-            if not np.isclose(got[k], want[k], rtol=1e-9, atol=0):
-                hint = next((h for v, h in candidates[k] if np.isclose(got[k], v, rtol=1e-6)), defaults[k])
-                fail(
-                    f"the L1 sensitivity of {names[k]} is not right for the box lower={list(lower)}, "
-                    f"upper={list(upper)}",
-                    round(float(want[k]), 6),
-                    round(float(got[k]), 6),
-                    hint,
-                )
+        for k, what in enumerate(("N", "LS", "SS")):
+            if np.isclose(got[k], want[k], rtol=1e-9, atol=0):
+                continue
+            hint = next(
+                (h for _, value, h in CF_SENSITIVITY_MISTAKES[k] if np.isclose(got[k], value(lo, up, want), rtol=1e-6)),
+                _SENSITIVITY_DEFAULT_HINTS[k],
+            )
+            fail(
+                f"the L1 sensitivity of {what} is not right for the box lower={list(lower)}, upper={list(upper)}",
+                round(float(want[k]), 6),
+                round(float(got[k]), 6),
+                hint,
+            )
     return passed(f"the sensitivities of (N, LS, SS) are right on all {len(_SENSITIVITY_BOXES)} boxes")
 
 
 # DPBirch trees on uniform data in a box: (lower, upper, epsilon, T, B, records). The first is the case the
-# hints are read from: there no two typical mistakes give the same number.
+# hints are read from: there no two typical mistakes give the same number. The epsilons are large enough
+# that no tree collapses to a single level (their heights are 8, 7, 2, 3 and 11).
 _INSERTION_TREES = [
     ((0.0, -2.0, 0.0, -0.5), (1.0, 1.0, 3.0, 0.5), 2.0, 0.3, 4, 300),
-    ((-1.0, 0.0, -3.0), (0.5, 2.0, -1.0), 0.5, 0.1, 3, 200),
+    ((-1.0, 0.0, -3.0), (0.5, 2.0, -1.0), 5.0, 0.1, 3, 200),
     ((0.0,) * 10, (1.0,) * 10, 0.8, 0.5, 50, 300),
-    ((-2.0,), (1.0,), 0.1, 0.2, 5, 50),
+    ((-2.0,), (1.0,), 5.0, 0.2, 5, 50),
     ((0.0,) * 3, (1.0,) * 3, 5.0, 0.1, 2, 100),
 ]
 
@@ -581,6 +713,62 @@ def _insertion_cases(seed=0):
     return cases, cost
 
 
+def _insertion_mistake(cost):
+    """A wrong cost as a function of the checker's case (h, lower, upper, epsilon), from
+    ``cost(h, Delta LS, Delta SS, Delta q, epsilon, d)``."""
+
+    def wrong(h, lo, up, e):
+        big = _largest(lo, up)
+        return cost(h, float(big.sum()), float(np.sum(big**2)), float(big.max()), e, len(lo))
+
+    return wrong
+
+
+# The typical wrong costs of one insertion, as data: (name, cost as a function of (h, Delta LS, Delta SS,
+# Delta q, epsilon, d), hint).
+INSERTION_EPSILON_MISTAKES = (
+    (
+        "the paper's 2 eps",
+        lambda h, L, S, q, e, d: 2 * e,
+        "that is the paper's claim (eps for LS, eps for SS): it takes the sensitivity to be Delta q and counts one CF",
+    ),
+    (
+        "one CF",
+        lambda h, L, S, q, e, d: (L + S) * e / q,
+        "that is the cost of ONE noisy CF. The record updates one CF on each of the h levels; all of them contain "
+        "it, so they compose sequentially",
+    ),
+    (
+        "Delta q as the sensitivity",
+        lambda h, L, S, q, e, d: 2 * h * e,
+        "Delta q is the largest change of ONE coordinate: LS moves by up to sum_j max(|l_j|, |u_j|) in L1 norm, "
+        "and SS by up to sum_j max(l_j^2, u_j^2)",
+    ),
+    (
+        "scale 1/eps",
+        lambda h, L, S, q, e, d: h * (L + S) * e,
+        "the noise scale is Delta q / eps, not 1/eps: a release with L1 sensitivity Delta and noise scale b costs "
+        "Delta / b",
+    ),
+    ("LS only", lambda h, L, S, q, e, d: h * L * e / q, "SS is noised too, and its change counts as well"),
+    (
+        "(sum |x_j|)^2 for SS",
+        lambda h, L, S, q, e, d: h * (L + L * L) * e / q,
+        "SS moves by ||x||^2 = sum_j x_j^2, at most sum_j max(l_j^2, u_j^2), not by (sum_j |x_j|)^2",
+    ),
+    (
+        "h - 1 levels",
+        lambda h, L, S, q, e, d: (h - 1) * (L + S) * e / q,
+        "count the leaf level too: a tree of h levels has h CFs on every path",
+    ),
+    (
+        "2 h d eps",
+        lambda h, L, S, q, e, d: 2 * h * d * e,
+        "2 h d eps holds on [0, 1]^d only; in this box the sensitivities and Delta q are different",
+    ),
+)
+
+
 def check_dpbirch_insertion_epsilon(insertion_epsilon):
     """``insertion_epsilon(h, lower, upper, epsilon)``: what the noise of one insertion costs, the paper's scheme.
 
@@ -589,62 +777,90 @@ def check_dpbirch_insertion_epsilon(insertion_epsilon):
     allows (1 on [0, 1]^d, the paper's value); each noisy CF released once, N
     and the tree's shape taken as public. Checked against
     ``DPBirch.epsilon_if_shape_public_`` of five fitted trees in boxes with
-    and without negative sides (relative tolerance 1e-9).
+    and without negative sides (relative tolerance 1e-9), naming the typical
+    mistakes of ``INSERTION_EPSILON_MISTAKES``. While it runs, the
+    ``cf_sensitivities`` it may call is the library's (the reference answer of
+    the exercise's first part), so a wrong first part does not fail this one.
     """
     cases, costs = _insertion_cases()
     cost = {(h, tuple(lo), tuple(up), e): c for (h, lo, up, e), c in zip(cases, costs)}
+    with reference_inputs(insertion_epsilon, cf_sensitivities=library_cf_sensitivities):
+        return check_function(
+            "the budget one insertion spends",
+            insertion_epsilon,
+            lambda h, lo, up, e: cost[(h, tuple(lo), tuple(up), e)],
+            cases,
+            rtol=1e-9,
+            mistakes=[(_insertion_mistake(f), hint) for _, f, hint in INSERTION_EPSILON_MISTAKES],
+            hint="for each CF on the path: (L1 sensitivity of LS + that of SS) / noise scale; then compose over "
+            "the path",
+        )
 
-    def parts(lo, up):
-        big = np.maximum(np.abs(lo), np.abs(up))
-        return float(big.sum()), float(np.sum(big**2)), float(big.max())  # Delta LS, Delta SS, Delta q
 
-    def wrong(f):
-        return lambda h, lo, up, e: f(h, *parts(lo, up), e, len(lo))
+_SPLIT_HINT = "the three parts share eps: N gets eps/4, LS eps/2 and SS eps/4 (sequential composition)"
 
-    mistakes = [
-        (
-            wrong(lambda h, L, S, q, e, d: 2 * e),
-            "that is the paper's claim (eps for LS, eps for SS): it takes the "
-            "sensitivity to be Delta q and counts one CF",
-        ),
-        (
-            wrong(lambda h, L, S, q, e, d: (L + S) * e / q),
-            "that is the cost of ONE noisy CF. The record updates one CF on each of the h levels; all of them contain "
-            "it, so they compose sequentially",
-        ),
-        (
-            wrong(lambda h, L, S, q, e, d: 2 * h * e),
-            "Delta q is the largest change of ONE coordinate: LS moves by up to sum_j max(|l_j|, |u_j|) in L1 norm, "
-            "and SS by up to sum_j max(l_j^2, u_j^2)",
-        ),
-        (
-            wrong(lambda h, L, S, q, e, d: h * (L + S) * e),
-            "the noise scale is Delta q / eps, not 1/eps: a release with L1 sensitivity Delta and noise scale b costs "
-            "Delta / b",
-        ),
-        (wrong(lambda h, L, S, q, e, d: h * L * e / q), "SS is noised too, and its change counts as well"),
-        (
-            wrong(lambda h, L, S, q, e, d: h * (L + L * L) * e / q),
-            "SS moves by ||x||^2 = sum_j x_j^2, at most sum_j max(l_j^2, u_j^2), not by (sum_j |x_j|)^2",
-        ),
-        (
-            wrong(lambda h, L, S, q, e, d: (h - 1) * (L + S) * e / q),
-            "count the leaf level too: a tree of h levels has h CFs on every path",
-        ),
-        (
-            wrong(lambda h, L, S, q, e, d: 2 * h * d * e),
-            "2 h d eps holds on [0, 1]^d only; in this box the sensitivities and Delta q are different",
-        ),
-    ]
-    return check_function(
-        "the budget one insertion spends",
-        insertion_epsilon,
-        lambda h, lo, up, e: cost[(h, tuple(lo), tuple(up), e)],
-        cases,
-        rtol=1e-9,
-        mistakes=mistakes,
-        hint="for each CF on the path: (L1 sensitivity of LS + that of SS) / noise scale; then compose over the path",
-    )
+# The typical wrong noise scales of the leaves, as data: (part, or None for every part; name; wrong scale
+# as a function of (part index k, sensitivities, epsilon, the part's share of epsilon, lower, upper); hint).
+# check_public_tree_leaf_noise names the first one the noise of a part follows (the common ones first).
+LEAF_NOISE_MISTAKES = (
+    (None, "the whole eps", lambda k, delta, eps, eps_k, lo, up: delta[k] / eps, _SPLIT_HINT),
+    (
+        None,
+        "equal thirds",
+        lambda k, delta, eps, eps_k, lo, up: delta[k] / (eps / 3),
+        "the split is (1/4, 1/2, 1/4) for (N, LS, SS), not equal thirds",
+    ),
+    (
+        "LS",
+        "d",
+        lambda k, delta, eps, eps_k, lo, up: len(lo) / eps_k,
+        "d is the sensitivity of LS on [0, 1]^d only; for this box it is larger",
+    ),
+    (
+        "LS",
+        "Delta q = 1",
+        lambda k, delta, eps, eps_k, lo, up: 1 / eps_k,
+        "Delta q = 1 is the paper's value for one coordinate; LS has d of them, and "
+        "its L1 sensitivity adds up their largest changes",
+    ),
+    (
+        "LS",
+        "the largest coordinate",
+        lambda k, delta, eps, eps_k, lo, up: _largest(lo, up).max() / eps_k,
+        "the L1 sensitivity adds up the coordinates' largest changes; it is not the largest one",
+    ),
+    (
+        "LS",
+        "replacement",
+        lambda k, delta, eps, eps_k, lo, up: np.sum(up - lo) / eps_k,
+        "that is the sensitivity when a record is REPLACED; here a record is added or removed",
+    ),
+    (
+        "SS",
+        "d",
+        lambda k, delta, eps, eps_k, lo, up: len(lo) / eps_k,
+        "d is the sensitivity of SS on [0, 1]^d only; for this box it is larger",
+    ),
+    ("SS", "1", lambda k, delta, eps, eps_k, lo, up: 1 / eps_k, "SS moves by ||x||^2, far more than 1 in this box"),
+    (
+        "SS",
+        "(sum |x_j|)^2",
+        lambda k, delta, eps, eps_k, lo, up: delta[1] ** 2 / eps_k,
+        "||x||^2 is the sum of the squared coordinates, not the square of their sum",
+    ),
+    (
+        "SS",
+        "upper sides only",
+        lambda k, delta, eps, eps_k, lo, up: np.sum(up**2) / eps_k,
+        "a side with l_j < 0 can reach l_j^2 > u_j^2: take the larger",
+    ),
+    (
+        "SS",
+        "||x||_1",
+        lambda k, delta, eps, eps_k, lo, up: delta[1] / eps_k,
+        "SS moves by ||x||^2, not by ||x||_1",
+    ),
+)
 
 
 def check_public_tree_leaf_noise(noisy_leaves, epsilon=1.0, m=20_000, seed=0):
@@ -655,8 +871,9 @@ def check_public_tree_leaf_noise(noisy_leaves, epsilon=1.0, m=20_000, seed=0):
     the box [lower, upper], the shares (1/4, 1/2, 1/4). Checked on m leaves in
     a 4-d box with negative sides, against the library's scales
     (``birch.cf_sensitivities`` over DPBirchPublicTree's budget shares): a Kolmogorov-Smirnov test of each
-    part's noise and a correlation test of all pairs of noise columns,
-    family-wise alpha = 0.001 (Bonferroni, a quarter for each).
+    part's noise (typical mistakes: ``LEAF_NOISE_MISTAKES``) and a correlation test of all pairs of noise
+    columns, family-wise alpha = 0.001 (Bonferroni, a quarter for each). While it runs, the
+    ``cf_sensitivities`` it may call is the library's (Exercise 3's reference answer).
     """
     lower, upper = (np.array(b) for b in _SENSITIVITY_BOXES[0])
     d = len(lower)
@@ -664,7 +881,31 @@ def check_public_tree_leaf_noise(noisy_leaves, epsilon=1.0, m=20_000, seed=0):
     n = rng.integers(0, 60, m).astype(float)
     ls = (lower + (upper - lower) * rng.random((m, d))) * n[:, None]  # exact CFs of some records in the box
     ss = np.sum(np.maximum(lower**2, upper**2)) * n * rng.random(m)
-    out = call_student(noisy_leaves, n.copy(), ls.copy(), ss.copy(), epsilon, lower.copy(), upper.copy(), rng)
+    with reference_inputs(noisy_leaves, cf_sensitivities=library_cf_sensitivities):
+        out = call_student(noisy_leaves, n.copy(), ls.copy(), ss.copy(), epsilon, lower.copy(), upper.copy(), rng)
+    parts = _leaf_noise_parts(out, (n, ls, ss))
+    share = np.array(DPBirchPublicTree().budget_split)
+    delta = np.array(library_cf_sensitivities(lower, upper))
+    scales = delta / (share * epsilon)
+    level = ALPHA / 4
+    for k, (what, noise) in enumerate(zip(("N", "LS", "SS"), (parts[0], parts[1].ravel(), parts[2]))):
+        mistakes = [
+            (stats.laplace(scale=scale(k, delta, epsilon, share[k] * epsilon, lower, upper)).cdf, hint)
+            for part, _, scale, hint in LEAF_NOISE_MISTAKES
+            if part in (None, what)
+        ]
+        hint = f"{what}: Laplace noise of scale (L1 sensitivity of {what}) / (its share of eps)"
+        _laplace_part(what, noise, scales[k], level, mistakes, hint)
+    columns = np.column_stack([parts[0], parts[1], parts[2]])
+    _independent(columns, ["N"] + [f"LS[{j}]" for j in range(d)] + ["SS"], level)
+    return passed(
+        f"each leaf's N, LS and SS carry independent Laplace noise of scales "
+        f"{', '.join(f'{s:g}' for s in scales)} (eps = {epsilon:g}), as in DPBirchPublicTree"
+    )
+
+
+def _leaf_noise_parts(out, exact):
+    """The noise the student's release added to (n, ls, ss): three arrays shaped like the exact ones."""
     if not isinstance(out, (tuple, list)) or len(out) != 3:
         fail(
             "noisy_leaves did not return three arrays",
@@ -673,69 +914,14 @@ def check_public_tree_leaf_noise(noisy_leaves, epsilon=1.0, m=20_000, seed=0):
             "return the noisy n, ls and ss, shaped like the exact ones",
         )
     parts = []
-    for part, exact, label in zip(out, (n, ls, ss), ("n", "ls", "ss")):
-        got = as_float(part, "noisy_leaves", exact.shape)
-        if got.shape != exact.shape:
+    for part, value, label in zip(out, exact, ("n", "ls", "ss")):
+        got = as_float(part, "noisy_leaves", value.shape)
+        if got.shape != value.shape:
             fail(
                 f"noisy_leaves returned {label} of the wrong shape",
-                exact.shape,
+                value.shape,
                 got.shape,
                 "one noisy value per leaf (and per coordinate for ls); no loop, no aggregation",
             )
-        parts.append(got - exact)
-    big = np.maximum(np.abs(lower), np.abs(upper))
-    share = np.array(DPBirchPublicTree().budget_split)
-    delta = np.array(library_cf_sensitivities(lower, upper))
-    scales = delta / (share * epsilon)
-
-    def lap(scale):
-        return stats.laplace(scale=scale).cdf
-
-    split = "the three parts share eps: N gets eps/4, LS eps/2 and SS eps/4 (sequential composition)"
-    thirds = "the split is (1/4, 1/2, 1/4) for (N, LS, SS), not equal thirds"
-    level = ALPHA / 4
-    for k, (what, noise) in enumerate(zip(("N", "LS", "SS"), (parts[0], parts[1].ravel(), parts[2]))):
-        common = [(lap(delta[k] / epsilon), split), (lap(delta[k] / (epsilon / 3)), thirds)]
-        eps_k = share[k] * epsilon
-        if what == "LS":
-            common += [
-                (lap(d / eps_k), "d is the sensitivity of LS on [0, 1]^d only; for this box it is larger"),
-                (
-                    lap(1 / eps_k),
-                    "Delta q = 1 is the paper's value for one coordinate; LS has d of them, and "
-                    "its L1 sensitivity adds up their largest changes",
-                ),
-                (
-                    lap(big.max() / eps_k),
-                    "the L1 sensitivity adds up the coordinates' largest changes; it is not the largest one",
-                ),
-                (
-                    lap(np.sum(upper - lower) / eps_k),
-                    "that is the sensitivity when a record is REPLACED; here a record is added or removed",
-                ),
-            ]
-        elif what == "SS":
-            common += [
-                (lap(d / eps_k), "d is the sensitivity of SS on [0, 1]^d only; for this box it is larger"),
-                (lap(1 / eps_k), "SS moves by ||x||^2, far more than 1 in this box"),
-                (
-                    lap(delta[1] ** 2 / eps_k),
-                    "||x||^2 is the sum of the squared coordinates, not the square of their sum",
-                ),
-                (lap(np.sum(upper**2) / eps_k), "a side with l_j < 0 can reach l_j^2 > u_j^2: take the larger"),
-                (lap(delta[1] / eps_k), "SS moves by ||x||^2, not by ||x||_1"),
-            ]
-        _laplace_part(
-            what,
-            noise,
-            scales[k],
-            level,
-            common,
-            f"{what}: Laplace noise of scale (L1 sensitivity of {what}) / (its share of eps)",
-        )
-    columns = np.column_stack([parts[0], parts[1], parts[2]])
-    _independent(columns, ["N"] + [f"LS[{j}]" for j in range(d)] + ["SS"], level)
-    return passed(
-        f"each leaf's N, LS and SS carry independent Laplace noise of scales "
-        f"{', '.join(f'{s:g}' for s in scales)} (eps = {epsilon:g}), as in DPBirchPublicTree"
-    )
+        parts.append(got - value)
+    return parts

@@ -20,6 +20,60 @@ __all__ = [
 ]
 
 
+# The typical wrong noise scales of one quadtree level, as data: (name, scale as a function of
+# (epsilon_tree, max_height), hint). check_quadtree_level names the first one the noise follows.
+QUADTREE_SCALE_MISTAKES = (
+    (
+        "the whole budget per level",
+        lambda eps, height: 1 / eps,
+        "every level gets epsilon_tree / maxH, not all of epsilon_tree: the maxH "
+        "levels run one after the other on the same data (sequential composition)",
+    ),
+    (
+        "maxH + 1 levels",
+        lambda eps, height: (height + 1) / eps,
+        "off by one in the depth: counts are released at depths "
+        "0, ..., maxH - 1, that is maxH levels (a node at depth maxH "
+        "stops whatever its count), so each gets epsilon_tree / maxH",
+    ),
+    (
+        "maxH - 1 levels",
+        lambda eps, height: (height - 1) / eps,
+        "off by one in the depth: depths 0, ..., maxH - 1 are maxH levels, so each gets epsilon_tree / maxH",
+    ),
+    (
+        "budget times sensitivity",
+        lambda eps, height: 1 / (eps * height),
+        "the scale is sensitivity / budget = 1 / (epsilon_tree / maxH) = maxH / epsilon_tree",
+    ),
+    (
+        "sensitivity 2",
+        lambda eps, height: 2 * height / eps,
+        "the nodes of one level are disjoint cells, so one record changes one count by 1: the level's sensitivity is 1",
+    ),
+)
+
+# The typical wrong split rules, as data: (name, split as a function of (counts, noisy counts, threshold), hint).
+QUADTREE_SPLIT_MISTAKES = (
+    (
+        "split on the true count",
+        lambda counts, noisy, threshold: counts > threshold,
+        "the split is decided on the TRUE count; it must use the noisy count, or the tree's "
+        "shape leaks the data outside the budget",
+    ),
+    (
+        "inverted",
+        lambda counts, noisy, threshold: noisy <= threshold,
+        "inverted: a node splits when its noisy count EXCEEDS the threshold (Alg. 2 stops if NoisyCount <= T)",
+    ),
+    (
+        "not strict",
+        lambda counts, noisy, threshold: noisy >= threshold,
+        "a node splits when its noisy count exceeds T (strictly)",
+    ),
+)
+
+
 def check_quadtree_level(release_level, epsilon_tree=0.6, max_height=4, threshold=10.0, n_nodes=20_000, seed=0):
     """``release_level(counts, epsilon_tree, max_height, threshold, rng)``: one level of the DP quadtree.
 
@@ -28,13 +82,23 @@ def check_quadtree_level(release_level, epsilon_tree=0.6, max_height=4, threshol
     sensitivity 1 over disjoint cells), and split = noisy count > threshold, as
     :func:`~dpclust_lib.cluster.dpqt_kmeans.build_dp_quadtree` does. The noise is
     checked by a Kolmogorov-Smirnov test at alpha = 0.001 over ``n_nodes``
-    nodes, naming typical wrong scales; the split rule exactly.
+    nodes, naming typical wrong scales (``QUADTREE_SCALE_MISTAKES``); the split
+    rule exactly (``QUADTREE_SPLIT_MISTAKES``).
     """
     counts = np.random.default_rng([seed, 303]).integers(0, 40, size=n_nodes).astype(float)
     name = "release_level"
     out = call_student(release_level, counts.copy(), epsilon_tree, max_height, threshold, np.random.default_rng(seed))
     noisy, split = pair_of_arrays(out, name, ("noisy_counts", (n_nodes,)), ("split", (n_nodes,)))
-    noise = noisy - counts
+    _check_level_noise(noisy - counts, epsilon_tree, max_height)
+    _check_level_split(split, counts, noisy, threshold)
+    return passed(
+        f"every node's count carries Lap(maxH / epsilon_tree) = Lap({max_height / epsilon_tree:g}), and a node "
+        "splits when its noisy count exceeds T"
+    )
+
+
+def _check_level_noise(noise, epsilon_tree, max_height):
+    """The noise of one level: present, one draw per node, Lap(maxH / epsilon_tree)."""
     if np.all(np.abs(noise) < 1e-12):
         fail(
             "the counts came back exact",
@@ -50,120 +114,95 @@ def check_quadtree_level(release_level, epsilon_tree=0.6, max_height=4, threshol
             "draw one Laplace value per node: size=len(counts)",
         )
     b = max_height / epsilon_tree
-    mistakes = [
-        (
-            laplace_cdf(1 / epsilon_tree),
-            "every level gets epsilon_tree / maxH, not all of epsilon_tree: the maxH "
-            "levels run one after the other on the same data (sequential composition)",
-        ),
-        (
-            laplace_cdf((max_height + 1) / epsilon_tree),
-            "off by one in the depth: counts are released at depths "
-            "0, ..., maxH - 1, that is maxH levels (a node at depth maxH "
-            "stops whatever its count), so each gets epsilon_tree / maxH",
-        ),
-        (
-            laplace_cdf((max_height - 1) / epsilon_tree),
-            "off by one in the depth: depths 0, ..., maxH - 1 are maxH levels, so each gets epsilon_tree / maxH",
-        ),
-        (
-            laplace_cdf(1 / (epsilon_tree * max_height)),
-            "the scale is sensitivity / budget = 1 / (epsilon_tree / maxH) = maxH / epsilon_tree",
-        ),
-        (
-            laplace_cdf(2 * max_height / epsilon_tree),
-            "the nodes of one level are disjoint cells, so one record "
-            "changes one count by 1: the level's sensitivity is 1",
-        ),
-    ]
+    mistakes = [(laplace_cdf(scale(epsilon_tree, max_height)), hint) for _, scale, hint in QUADTREE_SCALE_MISTAKES]
     ks_check(
         "the noise of the counts",
         noise,
-        n_nodes,
+        noise.size,
         laplace_cdf(b),
         mistakes,
         f"each count gets Lap(maxH / epsilon_tree) = Lap({b:g})",
     )
+
+
+def _check_level_split(split, counts, noisy, threshold):
+    """The split decisions: exactly noisy count > threshold, one boolean per node."""
     want = noisy > threshold
     as_bool = split.astype(bool)
-    if not (np.isin(split, [0, 1]).all() and np.array_equal(as_bool, want)):
-        hint = diagnose(
-            split,
-            [
-                (
-                    counts > threshold,
-                    "the split is decided on the TRUE count; it must use the noisy count, or the tree's "
-                    "shape leaks the data outside the budget",
-                ),
-                (
-                    noisy <= threshold,
-                    "inverted: a node splits when its noisy count EXCEEDS the threshold (Alg. 2 stops "
-                    "if NoisyCount <= T)",
-                ),
-                (noisy >= threshold, "a node splits when its noisy count exceeds T (strictly)"),
-            ],
-            1e-9,
-            "split = noisy count > threshold, one boolean per node",
-        )
-        fail(
-            "the split decisions are not right",
-            f"{int(want.sum())} of {n_nodes} nodes split",
-            f"{int(as_bool.sum())} split",
-            hint,
-        )
-    return passed(
-        f"every node's count carries Lap(maxH / epsilon_tree) = Lap({b:g}), and a node splits when its "
-        "noisy count exceeds T"
+    if np.isin(split, [0, 1]).all() and np.array_equal(as_bool, want):
+        return
+    wrong = [(rule(counts, noisy, threshold), hint) for _, rule, hint in QUADTREE_SPLIT_MISTAKES]
+    hint = diagnose(split, wrong, 1e-9, "split = noisy count > threshold, one boolean per node")
+    fail(
+        "the split decisions are not right",
+        f"{int(want.sum())} of {len(want)} nodes split",
+        f"{int(as_bool.sum())} split",
+        hint,
     )
+
+
+def _eug_raw(n, e, d, theta=10.0):
+    """m before rounding: (N eps / theta)^(2 / (d + 2))."""
+    return (n * e / theta) ** (2.0 / (d + 2))
+
+
+_ROUNDING = "round to the nearest integer (2.55 -> 3), as the library does"
+
+# The typical wrong grid sizes, as data: (name, m as a function of (n, epsilon, n_features), hint).
+EUG_GRID_MISTAKES = (
+    (
+        "M, not m",
+        lambda n, e, d: max(1, math.floor(_eug_raw(n, e, d) ** d + 0.5)),
+        "that is M, the number of cells in all; each of the d dimensions gets m = M^(1/d)",
+    ),
+    (
+        "not rounded",
+        lambda n, e, d: _eug_raw(n, e, d),
+        "a number of cells is an integer: round to the nearest, at least 1",
+    ),
+    ("rounded down", lambda n, e, d: max(1, math.floor(_eug_raw(n, e, d))), _ROUNDING),
+    ("rounded up", lambda n, e, d: max(1, math.ceil(_eug_raw(n, e, d))), _ROUNDING),
+    (
+        "no floor at 1",
+        lambda n, e, d: math.floor(_eug_raw(n, e, d) + 0.5),
+        "a grid has at least one cell per dimension, even when N eps / 10 is below 1",
+    ),
+    (
+        "theta left out",
+        lambda n, e, d: max(1, math.floor(_eug_raw(n, e, d, 1.0) + 0.5)),
+        "theta = 10 is part of the formula: (N eps / 10)",
+    ),
+    (
+        "exponent 2/d",
+        lambda n, e, d: max(1, math.floor((n * e / 10) ** (2.0 / d) + 0.5)),
+        "M^(1/d) = (N eps / 10)^(2d/(d + 2) / d) = (N eps / 10)^(2/(d + 2))",
+    ),
+)
+
+_EUG_CASES = [
+    (10_000, 0.1, 2),
+    (6_500, 0.01, 2),
+    (100, 0.01, 2),
+    (19_020, 0.5, 10),
+    (1_000, 1.0, 1),
+    (5_000, 0.2, 3),
+    (100_000, 1.0, 2),
+]
 
 
 def check_eug_grid_size(cells_per_dim):
     """``cells_per_dim(n, epsilon, n_features)``: m of Su et al.'s grid, as :func:`eug_grid_size` computes it.
 
     M = (N epsilon / 10)^(2d / (d + 2)) cells in all, m = M^(1/d) per dimension,
-    rounded to the nearest integer, at least 1. Seven cases (relative tolerance 1e-9).
+    rounded to the nearest integer, at least 1. Seven cases (relative tolerance 1e-9);
+    the typical mistakes named are ``EUG_GRID_MISTAKES``.
     """
-
-    def raw(n, e, d, theta=10.0):
-        return (n * e / theta) ** (2.0 / (d + 2))
-
-    cases = [
-        (10_000, 0.1, 2),
-        (6_500, 0.01, 2),
-        (100, 0.01, 2),
-        (19_020, 0.5, 10),
-        (1_000, 1.0, 1),
-        (5_000, 0.2, 3),
-        (100_000, 1.0, 2),
-    ]
-    rounding = "round to the nearest integer (2.55 -> 3), as the library does"
-    mistakes = [
-        (
-            lambda n, e, d: max(1, math.floor(raw(n, e, d) ** d + 0.5)),
-            "that is M, the number of cells in all; each of the d dimensions gets m = M^(1/d)",
-        ),
-        (lambda n, e, d: raw(n, e, d), "a number of cells is an integer: round to the nearest, at least 1"),
-        (lambda n, e, d: max(1, math.floor(raw(n, e, d))), rounding),
-        (lambda n, e, d: max(1, math.ceil(raw(n, e, d))), rounding),
-        (
-            lambda n, e, d: math.floor(raw(n, e, d) + 0.5),
-            "a grid has at least one cell per dimension, even when N eps / 10 is below 1",
-        ),
-        (
-            lambda n, e, d: max(1, math.floor(raw(n, e, d, 1.0) + 0.5)),
-            "theta = 10 is part of the formula: (N eps / 10)",
-        ),
-        (
-            lambda n, e, d: max(1, math.floor((n * e / 10) ** (2.0 / d) + 0.5)),
-            "M^(1/d) = (N eps / 10)^(2d/(d + 2) / d) = (N eps / 10)^(2/(d + 2))",
-        ),
-    ]
     return check_function(
         "the number of grid cells per dimension",
         cells_per_dim,
         eug_grid_size,
-        cases,
-        mistakes=mistakes,
+        _EUG_CASES,
+        mistakes=[(wrong, hint) for _, wrong, hint in EUG_GRID_MISTAKES],
         hint="m = M^(1/d), rounded to the nearest integer, at least 1",
     )
 
@@ -188,42 +227,46 @@ def _dpqt_cases(seed=0):
     return out
 
 
+_OFF_BY_ONE_LEVEL = "off by one: levels_released already counts every released level, the root's included"
+
+# The typical wrong budgets of a fit, as data: (name, epsilon spent as a function of (epsilon, gamma,
+# max_height, levels_released), hint).
+DPQT_SPENT_MISTAKES = (
+    (
+        "every level charged",
+        lambda e, g, h, L: e,
+        "a level releases counts only if it has nodes: when no node of depth h splits, the "
+        "deeper levels release nothing and spend nothing",
+    ),
+    (
+        "the whole tree budget per level",
+        lambda e, g, h, L: L * g * e + (1 - g) * e,
+        "each level gets epsilon_1 / maxH, not all of epsilon_1 = gamma eps",
+    ),
+    ("one level too many", lambda e, g, h, L: (L + 1) * g * e / h + (1 - g) * e, _OFF_BY_ONE_LEVEL),
+    ("one level too few", lambda e, g, h, L: (L - 1) * g * e / h + (1 - g) * e, _OFF_BY_ONE_LEVEL),
+    ("leaves left out", lambda e, g, h, L: L * g * e / h, "the leaf counts spend epsilon_2 = (1 - gamma) eps as well"),
+    (
+        "shares swapped",
+        lambda e, g, h, L: g * e + L * (1 - g) * e / h,
+        "gamma eps is the TREE's share; the leaf counts get (1 - gamma) eps",
+    ),
+)
+
+
 def check_dpqt_epsilon_spent(epsilon_spent, seed=0):
     """``epsilon_spent(epsilon, gamma, max_height, levels_released)``: what a DPQTk-means fit spends.
 
     Checked against ``epsilon_spent_`` of the library's DPQTKMeans on five fits
-    whose trees release 1 to ``max_height`` levels (relative tolerance 1e-9).
+    whose trees release 1 to ``max_height`` levels (relative tolerance 1e-9); the
+    typical mistakes named are ``DPQT_SPENT_MISTAKES``.
     """
     spent = _dpqt_cases(seed)
-    mistakes = [
-        (
-            lambda e, g, h, L: e,
-            "a level releases counts only if it has nodes: when no node of depth h splits, the "
-            "deeper levels release nothing and spend nothing",
-        ),
-        (
-            lambda e, g, h, L: L * g * e + (1 - g) * e,
-            "each level gets epsilon_1 / maxH, not all of epsilon_1 = gamma eps",
-        ),
-        (
-            lambda e, g, h, L: (L + 1) * g * e / h + (1 - g) * e,
-            "off by one: levels_released already counts every released level, the root's included",
-        ),
-        (
-            lambda e, g, h, L: (L - 1) * g * e / h + (1 - g) * e,
-            "off by one: levels_released already counts every released level, the root's included",
-        ),
-        (lambda e, g, h, L: L * g * e / h, "the leaf counts spend epsilon_2 = (1 - gamma) eps as well"),
-        (
-            lambda e, g, h, L: g * e + L * (1 - g) * e / h,
-            "gamma eps is the TREE's share; the leaf counts get (1 - gamma) eps",
-        ),
-    ]
     return check_function(
         "the epsilon a DPQTk-means fit spends",
         epsilon_spent,
         lambda *case: spent[case],
         list(spent),
-        mistakes=mistakes,
+        mistakes=[(wrong, hint) for _, wrong, hint in DPQT_SPENT_MISTAKES],
         hint="add up the budgets of the releases: one per released level, then the leaves",
     )

@@ -153,77 +153,103 @@ def _as_records(out, n, sizes, name):
     return arr
 
 
+def _grr_keep(sizes, epsilon):
+    """The probability that each attribute's k_j-ary randomized response at ``epsilon`` keeps its value."""
+    e, k = np.exp(epsilon), np.asarray(sizes)
+    return e / (e + k - 1)
+
+
+# The typical wrong keep rates of the Hamming-distance RR, as data: (name, keep rate per attribute as a function
+# of (domain sizes, epsilon), hint). check_hamming_rr_perturb names the first one the observed keep rates match.
+HAMMING_RR_KEEP_MISTAKES = (
+    (
+        "the other values not uniform",
+        _grr_keep,
+        "each attribute keeps its value with the right probability, but the other values are not "
+        "equally likely: draw uniformly among the k_j - 1 OTHER values",
+    ),
+    (
+        "the binary formula",
+        lambda sizes, eps: np.full(len(sizes), np.exp(eps) / (np.exp(eps) + 1)),
+        "p looks like e^eps/(e^eps+1) for every attribute (the binary formula, or k = 2 "
+        "for all): attribute j keeps its value with e^eps/(e^eps+k_j-1)",
+    ),
+    (
+        "eps split over the attributes",
+        lambda sizes, eps: _grr_keep(sizes, eps / len(sizes)),
+        "you split eps over the m attributes; eps is per unit of Hamming distance, so every "
+        "attribute's randomized response runs at the full eps",
+    ),
+    (
+        "replacement among all k_j values",
+        lambda sizes, eps: _grr_keep(sizes, eps) + (1 - _grr_keep(sizes, eps)) / np.asarray(sizes),
+        "when you do not keep the value, draw among the OTHER k_j-1 values, not all k_j",
+    ),
+)
+
+
 def check_hamming_rr_perturb(perturb, domain_sizes=(3, 2, 4), epsilon=0.7, n=20_000, seed=0):
     """``perturb(X, domain_sizes, epsilon, rng)`` must be the Hamming-distance RR of Peng et al. (Eq. 4).
 
     For three input records (n copies of each), a chi-square test of the
     reports over the whole joint domain against the exact row of
     :func:`~dpclust_lib.mechanisms.hamming_rr_matrix`, Bonferroni over the three
-    records, family-wise alpha = 0.001. Unequal domains on purpose.
+    records, family-wise alpha = 0.001. Unequal domains on purpose. A wrong
+    answer is named after ``HAMMING_RR_KEEP_MISTAKES``.
     """
     sizes = tuple(int(k) for k in domain_sizes)
-    m, cells = len(sizes), math.prod(sizes)
+    cells = math.prod(sizes)
     P = hamming_rr_matrix(sizes, epsilon)
     inputs = joint_records(np.array([0, cells // 2 + 1, cells - 1]), sizes)
     rng = np.random.default_rng(seed)
     level = ALPHA / len(inputs)
-    e, k = np.exp(epsilon), np.asarray(sizes)
-    correct_keep = e / (e + k - 1)
     for x in inputs:
         out = _as_records(call_student(perturb, np.tile(x, (n, 1)), sizes, epsilon, rng), n, sizes, "perturb")
         row = P[joint_index(x[None, :], sizes)[0]]
         observed = np.bincount(joint_index(out, sizes), minlength=cells)
         if stats.chisquare(observed, row * n).pvalue >= level:
             continue
-        keep = (out == x).mean(axis=0)
-        marginals_ok = all(
-            stats.chisquare(
-                np.bincount(out[:, j], minlength=kj),
-                n * np.where(np.arange(kj) == x[j], correct_keep[j], (1 - correct_keep[j]) / (kj - 1)),
-            ).pvalue
-            >= level / m
-            for j, kj in enumerate(sizes)
-        )
-        em = np.exp(epsilon / m)
-        candidates = [
-            (
-                correct_keep,
-                "each attribute keeps its value with the right probability, but the other values are not "
-                "equally likely: draw uniformly among the k_j - 1 OTHER values",
-            ),
-            (
-                np.full(m, e / (e + 1)),
-                "p looks like e^eps/(e^eps+1) for every attribute (the binary formula, or k = 2 "
-                "for all): attribute j keeps its value with e^eps/(e^eps+k_j-1)",
-            ),
-            (
-                em / (em + k - 1),
-                "you split eps over the m attributes; eps is per unit of Hamming distance, so every "
-                "attribute's randomized response runs at the full eps",
-            ),
-            (
-                correct_keep + (1 - correct_keep) / k,
-                "when you do not keep the value, draw among the OTHER k_j-1 values, not all k_j",
-            ),
-        ]
-        hint = "Section 3: the mechanism is m independent k_j-ary randomized responses, each at eps"
-        if marginals_ok:
-            hint = (
-                "every attribute on its own is right, but the attributes are not independent: draw a separate "
-                "keep/replace decision for every attribute (the mechanism factorises, Section 3)"
-            )
-        else:
-            tol = 5 * np.sqrt(0.25 / n) + 0.01
-            hint = next((h for c, h in candidates if np.all(np.abs(keep - c) < tol)), hint)
-        fail(
-            f"the reports for record {x.tolist()} do not follow Eq. 4 (chi-square p < {level:.1e})",
-            f"keep rates per attribute {np.round(correct_keep, 3).tolist()}",
-            f"keep rates per attribute {np.round(keep, 3).tolist()}",
-            hint,
-        )
+        _fail_hamming_rr(out, x, sizes, epsilon, level)
     return passed(
         f"Hamming-distance RR on domain {sizes}, eps={epsilon}: the report distribution matches Eq. 4 "
         "for every input tested"
+    )
+
+
+def _marginals_ok(out, x, sizes, correct_keep, level):
+    """True when every attribute's reports alone follow its k_j-ary randomized response (chi-square, Bonferroni)."""
+    n, m = out.shape
+    return all(
+        stats.chisquare(
+            np.bincount(out[:, j], minlength=kj),
+            n * np.where(np.arange(kj) == x[j], correct_keep[j], (1 - correct_keep[j]) / (kj - 1)),
+        ).pvalue
+        >= level / m
+        for j, kj in enumerate(sizes)
+    )
+
+
+def _fail_hamming_rr(out, x, sizes, epsilon, level):
+    """The failure for input record ``x``, with the hint of the typical mistake its keep rates match."""
+    n = out.shape[0]
+    correct_keep = _grr_keep(sizes, epsilon)
+    keep = (out == x).mean(axis=0)
+    hint = "Section 3: the mechanism is m independent k_j-ary randomized responses, each at eps"
+    if _marginals_ok(out, x, sizes, correct_keep, level):
+        hint = (
+            "every attribute on its own is right, but the attributes are not independent: draw a separate "
+            "keep/replace decision for every attribute (the mechanism factorises, Section 3)"
+        )
+    else:
+        tol = 5 * np.sqrt(0.25 / n) + 0.01
+        hint = next(
+            (h for _, rate, h in HAMMING_RR_KEEP_MISTAKES if np.all(np.abs(keep - rate(sizes, epsilon)) < tol)), hint
+        )
+    fail(
+        f"the reports for record {x.tolist()} do not follow Eq. 4 (chi-square p < {level:.1e})",
+        f"keep rates per attribute {np.round(correct_keep, 3).tolist()}",
+        f"keep rates per attribute {np.round(keep, 3).tolist()}",
+        hint,
     )
 
 

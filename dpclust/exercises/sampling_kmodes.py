@@ -78,6 +78,58 @@ def _toy_reports(rng, epsilon, index_epsilon=None, n=3000):
     return user_reports(X, _TOY_CENTRES, _TOY_SIZES, epsilon, index_epsilon, random_state=rng)
 
 
+def _binary_rr_p(eps):
+    return np.exp(eps) / (np.exp(eps) + 1)
+
+
+# The typical wrong answers of Eq. 9, as data: (name, g' as a function of (s, cluster sizes N, d, eps, right
+# answer), hint). check_eq9_estimate names the first one the answer equals.
+EQ9_ESTIMATE_MISTAKES = (
+    (
+        "|C_r| not divided by d",
+        lambda s, N, d, eps, want: (s - N[:, None] * oue_pq(eps)[1]) / (oue_pq(eps)[0] - oue_pq(eps)[1]),
+        "|C_r|' = |C_r| / d: only about one user in d reports attribute j",
+    ),
+    (
+        "p and q swapped",
+        lambda s, N, d, eps, want: (s - N[:, None] * oue_pq(eps)[0] / d) / (oue_pq(eps)[1] - oue_pq(eps)[0]),
+        "p and q look swapped: the TRUE bit is 1 with p = 1/2, the others with q",
+    ),
+    (
+        "not rescaled",
+        lambda s, N, d, eps, want: s - N[:, None] * oue_pq(eps)[1] / d,
+        "the bias is removed, but the estimate is not rescaled: divide by (p - q)",
+    ),
+    (
+        "the share of Eq. 11",
+        lambda s, N, d, eps, want: (
+            (s - N[:, None] * oue_pq(eps)[1] / d) / (oue_pq(eps)[0] - oue_pq(eps)[1]) / (N[:, None] / d)
+        ),
+        "that is the share g'/|C_r|' of Eq. 11; return the count estimate g'",
+    ),
+    (
+        "SUE's p and q",
+        lambda s, N, d, eps, want: (s - N[:, None] * sue_pq(eps)[1] / d) / (sue_pq(eps)[0] - sue_pq(eps)[1]),
+        "these are SUE's p and q; OUE uses p = 1/2, q = 1/(e^eps+1)",
+    ),
+    (
+        "binary randomized response's p",
+        lambda s, N, d, eps, want: (s - N[:, None] * oue_pq(eps)[1] / d) / (_binary_rr_p(eps) - oue_pq(eps)[1]),
+        "p = e^eps/(e^eps+1) is binary randomized response; OUE keeps a 1 with p = 1/2",
+    ),
+    (
+        "wrong axis",
+        lambda s, N, d, eps, want: (s - (N * oue_pq(eps)[1] / d)[None, :]) / (oue_pq(eps)[0] - oue_pq(eps)[1]),
+        "|C_r| is subtracted along the wrong axis: cluster r is row r, so use cluster_sizes[:, None]",
+    ),
+    (
+        "transposed",
+        lambda s, N, d, eps, want: want.T,
+        "rows and columns are transposed: return one row per cluster, one column per value",
+    ),
+)
+
+
 def check_eq9_estimate(estimate, seed=0, rtol=1e-9):
     """``estimate(bit_sums, cluster_sizes, d, epsilon)`` must be Eq. 9 of Zhang et al.
 
@@ -85,7 +137,8 @@ def check_eq9_estimate(estimate, seed=0, rtol=1e-9):
     reports (r, j, .) of one attribute j; ``cluster_sizes`` (K,): |C_r|, the
     reports labelled r. The answer g' (K, k_j) is compared with the library's
     ``server_estimates`` on one round of simulated reports, attribute by
-    attribute, at two values of eps (relative tolerance ``rtol``).
+    attribute, at two values of eps (relative tolerance ``rtol``); a wrong answer
+    is named after ``EQ9_ESTIMATE_MISTAKES``.
     """
     rng = np.random.default_rng(seed)
     d = len(_TOY_SIZES)
@@ -94,56 +147,90 @@ def check_eq9_estimate(estimate, seed=0, rtol=1e-9):
         S, M = tallies(reports, len(_TOY_CENTRES), _TOY_SIZES)
         N = M.sum(axis=1)
         library = server_estimates(reports, len(_TOY_CENTRES), _TOY_SIZES, eps)
-        p, q = oue_pq(eps)
         for j, k in enumerate(_TOY_SIZES):
-            s, want = S[:, j, :k], library[j]
-            got = as_float(call_student(estimate, s.copy(), N.copy(), d, eps), "estimate", want.shape)
-            if got.shape != want.shape:
-                fail(
-                    "estimate returned the wrong shape",
-                    f"{want.shape}: clusters x values of attribute {j}",
-                    got.shape,
-                    "return one estimate per cluster and value, shaped like bit_sums",
-                )
-            if same_shape_close(got, want, rtol):
-                continue
-            Nc = N[:, None]
-            ps, qs = sue_pq(eps)
-            pb = np.exp(eps) / (np.exp(eps) + 1)
-            hint = diagnose(
-                got,
-                [
-                    ((s - Nc * q) / (p - q), "|C_r|' = |C_r| / d: only about one user in d reports attribute j"),
-                    (
-                        (s - Nc * p / d) / (q - p),
-                        "p and q look swapped: the TRUE bit is 1 with p = 1/2, the others with q",
-                    ),
-                    (s - Nc * q / d, "the bias is removed, but the estimate is not rescaled: divide by (p - q)"),
-                    (
-                        (s - Nc * q / d) / (p - q) / (Nc / d),
-                        "that is the share g'/|C_r|' of Eq. 11; return the count estimate g'",
-                    ),
-                    ((s - Nc * qs / d) / (ps - qs), "these are SUE's p and q; OUE uses p = 1/2, q = 1/(e^eps+1)"),
-                    (
-                        (s - Nc * q / d) / (pb - q),
-                        "p = e^eps/(e^eps+1) is binary randomized response; OUE keeps a 1 with p = 1/2",
-                    ),
-                    (
-                        (s - (N * q / d)[None, :]) / (p - q),
-                        "|C_r| is subtracted along the wrong axis: cluster r is row r, so use cluster_sizes[:, None]",
-                    ),
-                    (want.T, "rows and columns are transposed: return one row per cluster, one column per value"),
-                ],
-                rtol,
-                "g' = (s - |C_r|' q) / (p - q), with p = 1/2, q = 1/(e^eps+1) and |C_r|' = |C_r| / d",
-            )
-            fail(
-                f"g' of attribute {j} (eps={eps}) differs from Eq. 9 as the library computes it",
-                np.round(want[0], 2).tolist(),
-                np.round(got[0], 2).tolist(),
-                hint + " (first cluster shown)",
-            )
+            _check_eq9_attribute(estimate, S[:, j, :k], N, d, eps, library[j], j, rtol)
     return passed("your Eq. 9 equals the library's estimate for every cluster, attribute and value")
+
+
+def _check_eq9_attribute(estimate, s, N, d, eps, want, j, rtol):
+    """The student's g' of attribute ``j`` against the library's ``want``."""
+    got = as_float(call_student(estimate, s.copy(), N.copy(), d, eps), "estimate", want.shape)
+    if got.shape != want.shape:
+        fail(
+            "estimate returned the wrong shape",
+            f"{want.shape}: clusters x values of attribute {j}",
+            got.shape,
+            "return one estimate per cluster and value, shaped like bit_sums",
+        )
+    if same_shape_close(got, want, rtol):
+        return
+    hint = diagnose(
+        got,
+        [(wrong(s, N, d, eps, want), hint) for _, wrong, hint in EQ9_ESTIMATE_MISTAKES],
+        rtol,
+        "g' = (s - |C_r|' q) / (p - q), with p = 1/2, q = 1/(e^eps+1) and |C_r|' = |C_r| / d",
+    )
+    fail(
+        f"g' of attribute {j} (eps={eps}) differs from Eq. 9 as the library computes it",
+        np.round(want[0], 2).tolist(),
+        np.round(got[0], 2).tolist(),
+        hint + " (first cluster shown)",
+    )
+
+
+def _unmix_with(mixed, pq, axis=0):
+    """The GRR inverse (observed - q * total) / (p - q) for the pair ``pq`` = (p, q), totals over ``axis``."""
+    p, q = pq
+    return (mixed - q * mixed.sum(axis=axis, keepdims=True)) / (p - q)
+
+
+_OFF_BY_ONE_DOMAIN = "off by one in the domain: GRR over K labels has q = 1/(e^eps+K-1), K = observed.shape[0]"
+
+# The typical wrong un-mixings, as data: (name, answer as a function of (observed tallies, K, index_epsilon),
+# hint). check_index_unmix names the first one the answer equals.
+UNMIX_MISTAKES = (
+    (
+        "p and q swapped",
+        lambda mixed, K, ie: _unmix_with(mixed, grr_probabilities(K, ie)[::-1]),
+        "p and q look swapped: the true label is KEPT with p = e^eps/(e^eps+K-1)",
+    ),
+    (
+        "not rescaled",
+        lambda mixed, K, ie: mixed - grr_probabilities(K, ie)[1] * mixed.sum(axis=0, keepdims=True),
+        "the leaked share is removed but not rescaled: divide by (p - q)",
+    ),
+    (
+        "summed over the last axis",
+        lambda mixed, K, ie: _unmix_with(mixed, grr_probabilities(K, ie), axis=-1),
+        "you summed over the wrong axis: the labels are on axis 0",
+    ),
+    (
+        "summed over axis 1",
+        lambda mixed, K, ie: _unmix_with(mixed, grr_probabilities(K, ie), axis=1),
+        "you summed over the wrong axis: the labels are on axis 0",
+    ),
+    ("K + 1 labels", lambda mixed, K, ie: _unmix_with(mixed, grr_probabilities(K + 1, ie)), _OFF_BY_ONE_DOMAIN),
+    (
+        "K - 1 labels",
+        lambda mixed, K, ie: _unmix_with(mixed, grr_probabilities(K - 1, ie) if K > 2 else (np.nan, np.nan)),
+        _OFF_BY_ONE_DOMAIN,
+    ),
+    (
+        "OUE's p and q",
+        lambda mixed, K, ie: _unmix_with(mixed, oue_pq(ie)),
+        "the index goes through K-ary GRR, not OUE: p = e^eps/(e^eps+K-1)",
+    ),
+    (
+        "mixed once more",
+        lambda mixed, K, ie: np.tensordot(grr_matrix(K, ie).T, mixed, axes=1),
+        "that mixes the labels once more (P^T); apply its inverse",
+    ),
+    (
+        "inverse on the wrong side",
+        lambda mixed, K, ie: np.tensordot(np.linalg.inv(grr_matrix(K, ie)), mixed, axes=1),
+        "that is P^{-1} applied along the wrong side; E[observed] = P^T truth, so apply (P^T)^{-1}",
+    ),
+)
 
 
 def check_index_unmix(unmix, seed=0, rtol=1e-9):
@@ -153,83 +240,62 @@ def check_index_unmix(unmix, seed=0, rtol=1e-9):
     the answer is the unbiased estimate of the tallies by true cluster r. Checked
     two ways: (1) on exact expectations, E[observed] = P^T tallies with P the
     library's K x K GRR matrix, the answer must give the tallies back, for K = 2,
-    3, 5; (2) Eq. 9 on the un-mixed tallies of one round of simulated reports
-    must equal the library's ``server_estimates(..., index_epsilon=...)``.
-    Relative tolerance ``rtol``.
+    3, 5 (a wrong answer is named after ``UNMIX_MISTAKES``); (2) Eq. 9 on the
+    un-mixed tallies of one round of simulated reports must equal the library's
+    ``server_estimates(..., index_epsilon=...)``. Relative tolerance ``rtol``.
     """
     rng = np.random.default_rng(seed)
     for K, ie in [(2, 1.0), (3, 0.5), (5, 2.0)]:
-        truth = rng.poisson(50.0, size=(K, 4, 3)).astype(float)
-        P = grr_matrix(K, ie)
-        mixed = np.tensordot(P.T, truth, axes=1)  # E[observed tallies]
-        got = as_float(call_student(unmix, mixed.copy(), ie), "unmix", truth.shape)
-        if got.shape != truth.shape:
-            fail(
-                "unmix returned the wrong shape",
-                f"{truth.shape}, the shape of observed",
-                got.shape,
-                "return tallies shaped like the input: one row per cluster",
-            )
-        if same_shape_close(got, truth, rtol, atol=1e-9):
-            continue
-        p, q = grr_probabilities(K, ie)
-
-        def inverse(p_, q_, axis=0):
-            return (mixed - q_ * mixed.sum(axis=axis, keepdims=True)) / (p_ - q_)
-
-        pk1 = grr_probabilities(K + 1, ie)
-        pkm = grr_probabilities(K - 1, ie) if K > 2 else (np.nan, np.nan)
-        hint = diagnose(
-            got,
-            [
-                (inverse(q, p), "p and q look swapped: the true label is KEPT with p = e^eps/(e^eps+K-1)"),
-                (
-                    mixed - q * mixed.sum(axis=0, keepdims=True),
-                    "the leaked share is removed but not rescaled: divide by (p - q)",
-                ),
-                (inverse(p, q, axis=-1), "you summed over the wrong axis: the labels are on axis 0"),
-                (inverse(p, q, axis=1), "you summed over the wrong axis: the labels are on axis 0"),
-                (
-                    inverse(*pk1),
-                    "off by one in the domain: GRR over K labels has q = 1/(e^eps+K-1), K = observed.shape[0]",
-                ),
-                (
-                    inverse(*pkm),
-                    "off by one in the domain: GRR over K labels has q = 1/(e^eps+K-1), K = observed.shape[0]",
-                ),
-                (inverse(*oue_pq(ie)), "the index goes through K-ary GRR, not OUE: p = e^eps/(e^eps+K-1)"),
-                (np.tensordot(P.T, mixed, axes=1), "that mixes the labels once more (P^T); apply its inverse"),
-                (
-                    np.tensordot(np.linalg.inv(P), mixed, axes=1),
-                    "that is P^{-1} applied along the wrong side; E[observed] = P^T truth, so apply (P^T)^{-1}",
-                ),
-            ],
-            rtol,
-            "E[observed] = P^T truth with P the K x K GRR matrix; (P^T)^{-1} = (I - q J) / (p - q)",
-        )
-        fail(
-            f"unmix does not give back the clear-index tallies (K={K}, index_epsilon={ie})",
-            np.round(truth[:, 0, 0], 2).tolist(),
-            np.round(got[:, 0, 0], 2).tolist(),
-            hint + " (tallies[:, 0, 0] shown)",
-        )
+        _check_unmix_expectation(unmix, rng.poisson(50.0, size=(K, 4, 3)).astype(float), ie, rtol)
     for eps, ie in [(1.0, 0.5), (2.0, 1.5)]:
-        reports = _toy_reports(rng, eps, ie)
-        K = len(_TOY_CENTRES)
-        S, M = tallies(reports, K, _TOY_SIZES)
-        S_u = as_float(call_student(unmix, S.copy(), ie), "unmix", S.shape)
-        M_u = as_float(call_student(unmix, M.copy(), ie), "unmix", M.shape)
-        ours = estimates_from_tallies(S_u, M_u, _TOY_SIZES, eps, None)
-        library = server_estimates(reports, K, _TOY_SIZES, eps, index_epsilon=ie)
-        for j, (a, b) in enumerate(zip(ours, library)):
-            if not same_shape_close(np.asarray(a), b, rtol, atol=1e-9):
-                fail(
-                    f"with your un-mixing, Eq. 9 differs from the library's server side (attribute {j})",
-                    np.round(b[0], 2).tolist(),
-                    np.round(a[0], 2).tolist(),
-                    "unmix must work for tallies of any shape with the labels on axis 0, e.g. (K, d) and (K, d, w)",
-                )
+        _check_unmix_server(unmix, _toy_reports(rng, eps, ie), eps, ie, rtol)
     return passed("your un-mixing inverts the GRR on the index exactly, and the server's estimates match the library's")
+
+
+def _check_unmix_expectation(unmix, truth, ie, rtol):
+    """The answer on E[observed] = P^T truth must give ``truth`` back."""
+    K = truth.shape[0]
+    mixed = np.tensordot(grr_matrix(K, ie).T, truth, axes=1)  # E[observed tallies]
+    got = as_float(call_student(unmix, mixed.copy(), ie), "unmix", truth.shape)
+    if got.shape != truth.shape:
+        fail(
+            "unmix returned the wrong shape",
+            f"{truth.shape}, the shape of observed",
+            got.shape,
+            "return tallies shaped like the input: one row per cluster",
+        )
+    if same_shape_close(got, truth, rtol, atol=1e-9):
+        return
+    hint = diagnose(
+        got,
+        [(wrong(mixed, K, ie), hint) for _, wrong, hint in UNMIX_MISTAKES],
+        rtol,
+        "E[observed] = P^T truth with P the K x K GRR matrix; (P^T)^{-1} = (I - q J) / (p - q)",
+    )
+    fail(
+        f"unmix does not give back the clear-index tallies (K={K}, index_epsilon={ie})",
+        np.round(truth[:, 0, 0], 2).tolist(),
+        np.round(got[:, 0, 0], 2).tolist(),
+        hint + " (tallies[:, 0, 0] shown)",
+    )
+
+
+def _check_unmix_server(unmix, reports, eps, ie, rtol):
+    """Eq. 9 on the un-mixed tallies of ``reports`` must equal the library's server side."""
+    K = len(_TOY_CENTRES)
+    S, M = tallies(reports, K, _TOY_SIZES)
+    S_u = as_float(call_student(unmix, S.copy(), ie), "unmix", S.shape)
+    M_u = as_float(call_student(unmix, M.copy(), ie), "unmix", M.shape)
+    ours = estimates_from_tallies(S_u, M_u, _TOY_SIZES, eps, None)
+    library = server_estimates(reports, K, _TOY_SIZES, eps, index_epsilon=ie)
+    for j, (a, b) in enumerate(zip(ours, library)):
+        if not same_shape_close(np.asarray(a), b, rtol, atol=1e-9):
+            fail(
+                f"with your un-mixing, Eq. 9 differs from the library's server side (attribute {j})",
+                np.round(b[0], 2).tolist(),
+                np.round(a[0], 2).tolist(),
+                "unmix must work for tallies of any shape with the labels on axis 0, e.g. (K, d) and (K, d, w)",
+            )
 
 
 def _eq9_variance_exact(g, N, d, epsilon, reporters="expected"):
@@ -259,6 +325,100 @@ def _eq9_variance_exact(g, N, d, epsilon, reporters="expected"):
     return (g * (h2 - h1**2) + (N - g) * (o2 - o1**2)) / (p - q) ** 2
 
 
+def _oue_parts(g, N, d, e):
+    p, q = oue_pq(e)
+    return p, q, (p - q) ** 2
+
+
+def _plain_oue_variance(g, N, d, e):
+    """OUE over all N users, as if every user reported attribute j."""
+    p, q, s2 = _oue_parts(g, N, d, e)
+    return (g * p * (1 - p) + (N - g) * q * (1 - q)) / s2
+
+
+def _sampled_variance(g, N, d, e, squared=True):
+    """Each bit Bernoulli(p/d) or Bernoulli(q/d); ``squared=False``: Var[s], not divided by (p - q)^2."""
+    p, q, s2 = _oue_parts(g, N, d, e)
+    var_s = g * p / d * (1 - p / d) + (N - g) * q / d * (1 - q / d)
+    return var_s / s2 if squared else var_s
+
+
+def _eq12_variance(g, N, d, e):
+    p, q, s2 = _oue_parts(g, N, d, e)
+    return (N * p * (1 - p) / d + N * (1 - 1 / d) * q * (1 - q)) / s2
+
+
+# The typical wrong variances of g', per way of counting the reporters, as data: (name, variance as a function of
+# (g, N, d, epsilon), hint). check_eq9_variance names the first one the answer equals.
+EQ9_VARIANCE_MISTAKES = {
+    "expected": (
+        (
+            "Eq. 12 as printed",
+            _eq12_variance,
+            "that is Eq. 12 as printed: the OUE variance of a count whose true value is N/d. Here 1/d is the "
+            "chance that a user reports attribute j at all",
+        ),
+        (
+            "plain OUE",
+            _plain_oue_variance,
+            "that is plain OUE over all N users; only a 1/d share reports attribute j, so a holder's "
+            "bit is Bernoulli(p/d)",
+        ),
+        (
+            "plain OUE over d",
+            lambda g, N, d, e: _plain_oue_variance(g, N, d, e) / d,
+            "p(1-p)/d is the variance of a reporter's bit times 1/d; the bit the server receives from a user is "
+            "Bernoulli(p/d), with variance (p/d)(1 - p/d)",
+        ),
+        (
+            "Var[s]",
+            lambda g, N, d, e: _sampled_variance(g, N, d, e, squared=False),
+            "that is Var[s], the variance of the bit sum; g' = (s - |C_r|' q)/(p - q), so divide by (p - q)^2",
+        ),
+        (
+            "divided by (p - q) once",
+            lambda g, N, d, e: _sampled_variance(g, N, d, e, squared=False) / (oue_pq(e)[0] - oue_pq(e)[1]),
+            "Var[s / c] = Var[s] / c^2: divide by (p - q) squared",
+        ),
+    ),
+    "observed": (
+        (
+            "given who reports",
+            lambda g, N, d, e: _plain_oue_variance(g, N, d, e) / d,
+            "that is the variance given WHO reports attribute j (about g/d holders among N/d reporters). Which "
+            "users report j is random too: add the variance that comes from the number of holders among the "
+            "reporters",
+        ),
+        (
+            "expected reporters",
+            _sampled_variance,
+            "that is the variance with the expected number of reporters |C_r|/d; with the observed n_rj "
+            "the subtracted term n_rj q moves together with the bit sum",
+        ),
+        (
+            "plain OUE",
+            _plain_oue_variance,
+            "that is plain OUE over all N users; only a 1/d share reports attribute j",
+        ),
+    ),
+}
+
+EQ9_VARIANCE_HINTS = {
+    "expected": "a user's bit at position w of attribute j is Bernoulli(p/d) if it holds w, Bernoulli(q/d) if "
+    "not, independently across users",
+    "observed": "write (p - q) g' = sum over the users of R_i (b_i - q), with R_i ~ Bernoulli(1/d) whether user i "
+    "reports j, and take the variance of one term",
+}
+
+_EQ9_VARIANCE_CASES = [
+    (40, 400, 6, 1.0),
+    (0, 1000, 2, 0.5),
+    (250, 1000, 4, 2.0),
+    (1000, 1000, 3, 0.1),
+    (7011, 11372, 6, 1.0),
+]
+
+
 def check_eq9_variance(variance, reporters="expected"):
     """``variance(g, N, d, epsilon)``: the exact variance of Eq. 9's g' (Theorem 3, corrected).
 
@@ -267,83 +427,15 @@ def check_eq9_variance(variance, reporters="expected"):
     paper's |C_r|' = |C_r|/d) or "observed" (the number of reports (r, j)
     received). Checked against the variance computed from the library's exact
     report distribution (``report_distribution``) on five cases (relative
-    tolerance 1e-9).
+    tolerance 1e-9); a wrong answer is named after ``EQ9_VARIANCE_MISTAKES``.
     """
     if reporters not in ("expected", "observed"):
         raise ValueError(f"reporters must be 'expected' or 'observed', got reporters={reporters!r}")
-
-    def parts(g, N, d, e):
-        p, q = oue_pq(e)
-        return p, q, (p - q) ** 2
-
-    def plain_oue(g, N, d, e):  # OUE over all N users, as if every user reported attribute j
-        p, q, s2 = parts(g, N, d, e)
-        return (g * p * (1 - p) + (N - g) * q * (1 - q)) / s2
-
-    def sampled(g, N, d, e, squared=True):  # each bit Bernoulli(p/d) or Bernoulli(q/d)
-        p, q, s2 = parts(g, N, d, e)
-        var_s = g * p / d * (1 - p / d) + (N - g) * q / d * (1 - q / d)
-        return var_s / s2 if squared else var_s
-
-    def eq12(g, N, d, e):
-        p, q, s2 = parts(g, N, d, e)
-        return (N * p * (1 - p) / d + N * (1 - 1 / d) * q * (1 - q)) / s2
-
-    cases = [(40, 400, 6, 1.0), (0, 1000, 2, 0.5), (250, 1000, 4, 2.0), (1000, 1000, 3, 0.1), (7011, 11372, 6, 1.0)]
-    if reporters == "expected":
-        mistakes = [
-            (
-                eq12,
-                "that is Eq. 12 as printed: the OUE variance of a count whose true value is N/d. Here 1/d is the "
-                "chance that a user reports attribute j at all",
-            ),
-            (
-                plain_oue,
-                "that is plain OUE over all N users; only a 1/d share reports attribute j, so a holder's "
-                "bit is Bernoulli(p/d)",
-            ),
-            (
-                lambda *a: plain_oue(*a) / a[2],
-                "p(1-p)/d is the variance of a reporter's bit times 1/d; the bit the server receives from a user is "
-                "Bernoulli(p/d), with variance (p/d)(1 - p/d)",
-            ),
-            (
-                lambda *a: sampled(*a, squared=False),
-                "that is Var[s], the variance of the bit sum; g' = (s - |C_r|' q)/(p - q), so divide by (p - q)^2",
-            ),
-            (
-                lambda *a: sampled(*a, squared=False) / (parts(*a)[0] - parts(*a)[1]),
-                "Var[s / c] = Var[s] / c^2: divide by (p - q) squared",
-            ),
-        ]
-        hint = (
-            "a user's bit at position w of attribute j is Bernoulli(p/d) if it holds w, Bernoulli(q/d) if "
-            "not, independently across users"
-        )
-    else:
-        mistakes = [
-            (
-                lambda *a: plain_oue(*a) / a[2],
-                "that is the variance given WHO reports attribute j (about g/d holders among N/d reporters). Which "
-                "users report j is random too: add the variance that comes from the number of holders among the "
-                "reporters",
-            ),
-            (
-                sampled,
-                "that is the variance with the expected number of reporters |C_r|/d; with the observed n_rj "
-                "the subtracted term n_rj q moves together with the bit sum",
-            ),
-            (plain_oue, "that is plain OUE over all N users; only a 1/d share reports attribute j"),
-        ]
-        hint = (
-            "write (p - q) g' = sum over the users of R_i (b_i - q), with R_i ~ Bernoulli(1/d) whether user i "
-            "reports j, and take the variance of one term"
-        )
     return check_function(
         f"the variance of g' ({reporters} reporters)",
         variance,
         lambda *a: _eq9_variance_exact(*a, reporters=reporters),
-        cases,
-        mistakes=mistakes,
-        hint=hint,
+        _EQ9_VARIANCE_CASES,
+        mistakes=[(wrong, hint) for _, wrong, hint in EQ9_VARIANCE_MISTAKES[reporters]],
+        hint=EQ9_VARIANCE_HINTS[reporters],
     )

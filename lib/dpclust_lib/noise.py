@@ -18,9 +18,9 @@ Accounting (:func:`laplace_release`): the exact answer x (d entries) is rounded 
 which moves each entry by at most gamma/2, so the L1 sensitivity of the rounded answer is at most
 sensitivity + d*gamma. The discrete Laplace scale is (sensitivity + d*gamma) / epsilon, computed as
 an exact rational, so the released distribution is epsilon-DP exactly as accounted. The grid is
-gamma = the largest power of two <= min(sensitivity / d, sensitivity / epsilon) * 2^-20: the noise
+gamma = the largest power of two <= min(sensitivity 2^-10 / d, sensitivity 2^-20 / epsilon): the noise
 then spans at least 2^20 grid steps per unit of scale (it is a Laplace distribution to within a
-relative 2^-20 in every quantile), and the extra noise d*gamma/sensitivity is at most 2^-20.
+relative 2^-20 in every quantile), and the extra noise d*gamma/sensitivity is at most 2^-10.
 
 ``noise="float"`` keeps the textbook release, drawn exactly as before, so old results can be
 reproduced by name.
@@ -43,8 +43,10 @@ __all__ = [
 ]
 
 NOISE_KINDS = ("exact", "float")
-# The grid is 2^GRID_BITS times finer than both the noise scale and the per-entry sensitivity.
+# The grid is at least 2^GRID_BITS times finer than the noise scale, and the rounding of all entries
+# together adds at most 2^-ROUNDING_BITS of the sensitivity (so at most that relative extra noise).
 GRID_BITS = 20
+ROUNDING_BITS = 10
 # |value / gamma| must stay below 2^52, so that grid index + noise (|noise| << 2^52) is an integer
 # that a double holds exactly and gamma * index is an exact double.
 MAX_GRID_INDEX = 2**52
@@ -263,9 +265,11 @@ def sample_discrete_laplace(scale, size, rng):
 def laplace_noise_grid(sensitivity, epsilon, dim=1):
     """The grid spacing gamma (a power of two) of the exact release of a ``dim``-entry answer.
 
-    gamma is the largest power of two <= min(sensitivity / dim, sensitivity / epsilon) * 2^-20: the
-    noise scale is then >= 2^20 grid steps, and rounding costs at most a relative 2^-20 of extra
-    noise (the accounted sensitivity grows from sensitivity to sensitivity + dim * gamma).
+    gamma is the largest power of two <= min(sensitivity * 2^-10 / dim, sensitivity * 2^-20 / epsilon):
+    the noise scale is then >= 2^20 grid steps, and rounding costs at most a relative 2^-10 of extra
+    noise (the accounted sensitivity grows from sensitivity to sensitivity + dim * gamma). The grid
+    does not shrink with dim faster than that, so a release of many entries (a histogram of thousands
+    of cells) keeps its grid indices far below 2^52.
 
     Parameters
     ----------
@@ -284,15 +288,18 @@ def laplace_noise_grid(sensitivity, epsilon, dim=1):
     --------
     >>> laplace_noise_grid(1.0, 1.0) == 2.0**-20
     True
-    >>> laplace_noise_grid(1.0, 0.1, dim=4) == 2.0**-22
+    >>> laplace_noise_grid(1.0, 0.1, dim=4) == 2.0**-17
+    True
+    >>> laplace_noise_grid(1.0, 1.0, dim=10_000) == 2.0**-24
     True
     """
     sensitivity = check_positive_real(sensitivity, "sensitivity")
     epsilon = check_positive_real(epsilon, "epsilon")
     if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, numbers.Integral) or dim < 1:
         raise ValueError("dim must be an integer >= 1")
-    _, exponent = math.frexp(sensitivity / max(float(dim), epsilon))  # q = m 2^e, m in [0.5, 1)
-    gamma = math.ldexp(1.0, exponent - 1 - GRID_BITS)  # largest power of two <= q, times 2^-20
+    # q = sensitivity 2^-20 / max(dim 2^-10, epsilon) = m 2^e with m in [0.5, 1): gamma = 2^(e - 1) <= q
+    _, exponent = math.frexp(sensitivity / max(math.ldexp(float(dim), -ROUNDING_BITS), epsilon))
+    gamma = math.ldexp(1.0, exponent - 1 - GRID_BITS)
     if gamma == 0.0:
         raise ValueError("sensitivity is too small for the noise grid (the grid spacing underflows)")
     return gamma
@@ -374,7 +381,7 @@ def laplace_release(value, sensitivity, epsilon, rng, noise="exact"):
     --------
     >>> rng = np.random.default_rng(0)
     >>> noisy, scale, gamma = laplace_release([0.3, 2.0], 1.0, 1.0, rng)
-    >>> gamma == 2.0**-21, scale == 1.0 + 2 * 2.0**-21
+    >>> gamma == 2.0**-20, scale == 1.0 + 2 * 2.0**-20
     (True, True)
     >>> bool(np.all(noisy / gamma == np.round(noisy / gamma)))
     True
