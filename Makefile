@@ -77,7 +77,7 @@ test-minimum: $(MINIMUM)/.installed
 
 $(MINIMUM)/.installed: requirements/minimum.lock pyproject.toml lib/pyproject.toml
 	@test "$(PY_VERSION)" = 3.10 || { echo "make test-minimum needs Python 3.10 (the oldest supported):\
-	 make test-minimum PYTHON=/path/to/python3.10; $(PYTHON) is $(or $(PY_VERSION),not a Python)" >&2; exit 1; }
+	 make test-minimum PYTHON=/path/to/python3.10; $(PYTHON) is $(if $(PY_VERSION),Python $(PY_VERSION),not a Python that runs)" >&2; exit 1; }
 	$(PYTHON) -m venv --clear $(MINIMUM)
 	echo '*' > $(MINIMUM)/.gitignore
 	$(MINIMUM)/bin/python -m pip install --quiet --upgrade pip
