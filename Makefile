@@ -4,6 +4,7 @@
 #   make verify      rerun all notebooks (paper profile) in a temporary folder; compare every result table
 #   make test        ruff, unit tests (incl. the wheel check and the book) + every notebook in the smoke
 #                    profile (nbval)
+#   make test-minimum  the unit tests on the lowest versions pyproject.toml allows (.venv-minimum, Python 3.10)
 #   make sweep       a papermill parameter sweep (NOTEBOOK=..., GRID=name=v1,v2,..., OUT=...,
 #                    SCHEDULER=tcp://host:8786 to run it on a Dask cluster)
 #   make bench       benchmarks
@@ -17,6 +18,19 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+# The Pythons the compendium is tested on, each with the lock `make` installs for it. requirements.lock holds
+# the versions that produced the committed outputs (Python 3.11); they install unchanged on 3.12 and 3.13.
+SUPPORTED := 3.10 3.11 3.12 3.13
+LOCK_3.10 := requirements/py3.10.lock
+LOCK_3.11 := requirements.lock
+LOCK_3.12 := requirements.lock
+LOCK_3.13 := requirements.lock
+PY_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+LOCK   := $(LOCK_$(PY_VERSION))
+# .venv follows $(PYTHON): built with another Python version, it is built again.
+ifneq ($(shell $(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null),$(PY_VERSION))
+  $(shell rm -f $(VENV)/.installed)
+endif
 JOBS   ?= 2
 NOTEBOOK ?= 00_overview
 GRID   ?= epsilon=0.5,1,2
@@ -25,20 +39,24 @@ SCHEDULER ?=
 
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: install reproduce verify test sweep bench data lab assignments book browser clean-venv
+.PHONY: install unsupported-python reproduce verify test test-minimum sweep bench data lab assignments book clean-venv
 
-# The exact versions of requirements.lock, then the two packages of this repository (the algorithms in lib/,
-# the compendium's tooling at the root) without resolving anything again.
-$(VENV)/.installed: requirements.lock pyproject.toml lib/pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+# The exact versions of the lock for this Python (requirements.lock for 3.11), then the two packages of this
+# repository (the algorithms in lib/, the compendium's tooling at the root) without resolving anything again.
+$(VENV)/.installed: $(or $(LOCK),unsupported-python) pyproject.toml lib/pyproject.toml
+	$(PYTHON) -m venv --clear $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet -r $(LOCK)
 	$(BIN)/python -m pip install --quiet --no-deps -e ./lib -e .
 	touch $@
 
 $(VENV)/.bench-installed: $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e ./lib -e ".[test,bench]"
 	touch $@
+
+unsupported-python:
+	@echo "$(PYTHON) is $(if $(PY_VERSION),Python $(PY_VERSION),not a Python that runs): the compendium supports Python\
+	 $(SUPPORTED) (one lock each). Give one: make $(MAKECMDGOALS) PYTHON=/path/to/python3.11" >&2; exit 1
 
 install: $(VENV)/.installed
 
@@ -48,11 +66,27 @@ reproduce: $(VENV)/.installed
 verify: $(VENV)/.installed
 	$(BIN)/python -m dpclust verify --jobs $(JOBS)
 
-test: $(VENV)/.installed browser
+test: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest tests
 	DPCLUST_PROFILE=smoke $(BIN)/python -m pytest --nbval-lax --nbval-current-env notebooks
+
+# The lower bounds of pyproject.toml and lib/pyproject.toml installed together (requirements/minimum.lock, on
+# the oldest supported Python) and the unit tests run on them; lint, the book and the notebooks are left out.
+MINIMUM := .venv-minimum
+test-minimum: $(MINIMUM)/.installed
+	$(MINIMUM)/bin/python -m pytest tests
+
+$(MINIMUM)/.installed: requirements/minimum.lock pyproject.toml lib/pyproject.toml
+	@test "$(PY_VERSION)" = 3.10 || { echo "make test-minimum needs Python 3.10 (the oldest supported):\
+	 make test-minimum PYTHON=/path/to/python3.10; $(PYTHON) is $(if $(PY_VERSION),Python $(PY_VERSION),not a Python that runs)" >&2; exit 1; }
+	$(PYTHON) -m venv --clear $(MINIMUM)
+	echo '*' > $(MINIMUM)/.gitignore
+	$(MINIMUM)/bin/python -m pip install --quiet --upgrade pip
+	$(MINIMUM)/bin/python -m pip install --quiet -r requirements/minimum.lock
+	$(MINIMUM)/bin/python -m pip install --quiet --no-deps -e ./lib -e .
+	touch $@
 
 sweep: $(VENV)/.installed
 	$(BIN)/python -m dpclust sweep $(NOTEBOOK) --grid $(GRID) --jobs $(JOBS) --out $(OUT) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
@@ -72,12 +106,5 @@ assignments: $(VENV)/.installed
 book: $(VENV)/.installed
 	$(BIN)/python book/build.py _build/html
 
-# The book's browser test needs a headless Chromium and its driver (Debian packages); without
-# them it is skipped with a message.
-browser:
-	@command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || \
-	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; } \
-	  >/dev/null 2>&1 || echo "no Chromium could be installed here: the book's browser test will be skipped"
-
 clean-venv:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(MINIMUM)

@@ -63,8 +63,8 @@ def _browser():
     driver = shutil.which("chromedriver")
     if not (chromium and driver):
         pytest.skip(
-            "no headless Chromium and chromedriver on this machine (Debian: apt-get install chromium "
-            "chromium-driver); the browser test is skipped"
+            "no chromium and chromedriver on PATH; to run the browser test, install them "
+            "(Debian: sudo apt-get install chromium chromium-driver)"
         )
     webdriver = pytest.importorskip("selenium.webdriver")
     options = webdriver.ChromeOptions()

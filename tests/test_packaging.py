@@ -25,7 +25,10 @@ OURS = {"dpclust", "dpclust-lib"}
 
 
 def _pyproject(folder=ROOT):
-    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: tomli, which pytest and build need there
+        tomllib = pytest.importorskip("tomli", reason="tomllib is in the standard library from Python 3.11")
     return tomllib.loads((folder / "pyproject.toml").read_text())
 
 
@@ -55,55 +58,107 @@ def test_the_compendium_requires_exactly_this_version_of_the_algorithms():
 def _makefile_extras():
     """The extras the Makefile's base install uses: those of ``-e .[...]`` lines, else the lock's."""
     makefile = (ROOT / "Makefile").read_text()
-    return ["notebooks", "test"] if "-r requirements.lock" in makefile else []
+    return ["notebooks", "test"] if "-r $(LOCK)" in makefile else []
+
+
+def _locks():
+    """``{python version: lock file}`` of the Makefile: the Pythons it supports and the lock it installs for each."""
+    makefile = (ROOT / "Makefile").read_text()
+    locks = dict(re.findall(r"^LOCK_(3\.\d+) := (\S+)$", makefile, re.M))
+    supported = re.search(r"^SUPPORTED := (.*)$", makefile, re.M).group(1).split()
+    assert list(locks) == supported, "one lock for each supported Python"
+    return locks
+
+
+def test_each_supported_python_has_a_lock_and_the_readme_and_requires_python_name_them():
+    from packaging.specifiers import SpecifierSet
+
+    locks = _locks()
+    assert locks["3.11"] == "requirements.lock"  # the versions that produced the committed outputs
+    assert all((ROOT / lock).is_file() for lock in locks.values())
+    oldest, newest = min(locks, key=lambda v: int(v[2:])), max(locks, key=lambda v: int(v[2:]))
+    for folder in (ROOT, LIB):
+        requires = SpecifierSet(_pyproject(folder)["project"]["requires-python"])
+        assert all(requires.contains(v + ".0") for v in locks), folder
+        below = f"3.{int(oldest[2:]) - 1}.0"
+        assert not requires.contains(below), f"{folder}: requires-python allows an untested Python"
+    readme = (ROOT / "README.md").read_text()
+    assert f"Python {oldest} to {newest}" in readme, "the README names the supported Pythons"
 
 
 # Conda names of the pip distributions whose conda-forge package is named otherwise.
 _CONDA_NAMES = {"build": "python-build"}
 
 
-def test_environment_yml_is_the_whole_compendium_environment():
-    from packaging.requirements import Requirement
+def _conda_writer():
+    import importlib.util
 
-    project = _pyproject()["project"]
+    spec = importlib.util.spec_from_file_location("conda_writer", ROOT / "requirements" / "conda.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_environment_yml_is_the_whole_compendium_environment_at_the_locked_versions():
+    from dpclust.environment import canonical_name, read_lock
+
+    writer = _conda_writer()
+    assert writer.CONDA_NAMES == _CONDA_NAMES
+    assert (ROOT / "environment.yml").read_text() == writer.environment_yml(), (
+        "environment.yml is not what `python requirements/conda.py > environment.yml` writes from requirements.lock"
+    )
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda = [d for d in env["dependencies"] if isinstance(d, str)]
     conda_deps = {_name(d): d.replace(" ", "") for d in conda if _name(d) not in {"python", "pip"}}
+    pins = read_lock(ROOT / "requirements.lock")
     wanted = {}
     for req in _requirements(["notebooks", "test"]):
-        wanted[_CONDA_NAMES.get(req.name, req.name.lower())] = str(req.specifier)
+        wanted[_CONDA_NAMES.get(req.name, req.name.lower())] = pins[canonical_name(req.name)]
         for extra in req.extras:  # dask[distributed]: conda-forge packages distributed on its own
-            wanted[extra] = str(req.specifier)
+            wanted[extra] = pins[canonical_name(extra)]
     assert set(conda_deps) == set(wanted)
     for name, spec in conda_deps.items():
-        assert Requirement("x" + spec[len(name) :]).specifier == Requirement("x" + wanted[name]).specifier, name
+        assert spec == f"{name}=={wanted[name]}", name
     python = next(d for d in conda if _name(d) == "python").replace(" ", "")
-    assert python == "python" + project["requires-python"]
+    assert _locks()[python.split("=")[-1]] == "requirements.lock", "environment.yml is on requirements.lock's Python"
     assert "conda-forge" in env["channels"]
     pip_section = next(d for d in env["dependencies"] if isinstance(d, dict))["pip"]
     assert pip_section == ["-e ./lib", "-e ."]
 
 
-def test_lock_pins_every_requirement_with_a_version_that_satisfies_it():
+@pytest.mark.parametrize("lock", sorted(set(_locks().values())) + ["requirements/minimum.lock"])
+def test_lock_pins_every_requirement_with_a_version_that_satisfies_it(lock):
     from dpclust.environment import canonical_name, read_lock
 
-    pins = read_lock(ROOT / "requirements.lock")
+    pins = read_lock(ROOT / lock)
     requirements = _requirements(_makefile_extras())
     assert len(requirements) > 8
     for req in requirements:
         name = canonical_name(req.name)
-        assert name in pins, f"{req.name} is required by pyproject.toml but not pinned in requirements.lock"
+        assert name in pins, f"{req.name} is required by pyproject.toml but not pinned in {lock}"
         assert req.specifier.contains(pins[name], prereleases=True), f"{req} is not satisfied by {name}=={pins[name]}"
         for extra in req.extras:
             assert canonical_name(extra) in pins, f"{req}: {extra} is not pinned"
 
 
+def test_the_minimum_lock_installs_every_lower_bound():
+    from packaging.version import Version
+
+    from dpclust.environment import canonical_name, read_lock
+
+    pins = read_lock(ROOT / "requirements" / "minimum.lock")
+    for req in _requirements(["notebooks", "test"]) + _requirements([], LIB):
+        (lower,) = [s.version for s in req.specifier if s.operator == ">="]
+        pinned = pins[canonical_name(req.name)]
+        assert Version(pinned) == Version(lower), f"{req}: requirements/minimum.lock has {pinned}"
+
+
 def test_makefile_installs_the_lock_then_the_package_without_dependencies():
     makefile = (ROOT / "Makefile").read_text()
     stamp = re.search(r"^\$\(VENV\)/\.installed: (.*)\n((?:\t.*\n)+)", makefile, re.M)
-    assert stamp and "requirements.lock" in stamp.group(1)
+    assert stamp and "$(LOCK)" in stamp.group(1)
     recipe = stamp.group(2)
-    assert recipe.index("-r requirements.lock") < recipe.index("--no-deps -e ./lib -e .")
+    assert recipe.index("-r $(LOCK)") < recipe.index("--no-deps -e ./lib -e .")
     assert recipe.rstrip().endswith("touch $@")
     test = re.search(r"^test:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
     assert "ruff check" in test and "ruff format --check" in test
