@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pandas as pd
@@ -100,10 +101,11 @@ def test_the_overview_runs_after_the_notebooks_whose_results_it_reads(tmp_path):
 
 
 def test_resolve_notebook_by_number_and_stem():
-    assert reproduce.resolve_notebook("00").name == "00_overview.ipynb"
-    assert reproduce.resolve_notebook("00_overview").name == "00_overview.ipynb"
+    folder = Path(__file__).resolve().parents[1] / "notebooks"  # the compendium's own notebooks
+    assert reproduce.resolve_notebook("00", folder).name == "00_overview.ipynb"
+    assert reproduce.resolve_notebook("00_overview", folder).name == "00_overview.ipynb"
     with pytest.raises(ValueError, match="unknown notebook='99'"):
-        reproduce.resolve_notebook("99")
+        reproduce.resolve_notebook("99", folder)
 
 
 def test_parse_value():
