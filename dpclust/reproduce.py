@@ -424,11 +424,16 @@ def _run_pool(calls, jobs, progress, on_done):
     # Longest first (by the last recorded run), so a long notebook does not start last and run alone.
     order = sorted(range(len(calls)), key=lambda i: -_last_duration(calls[i]["notebook"]))
     rows = [None] * len(calls)
-    with multiprocessing.Manager() if progress else contextlib.nullcontext() as manager:
+    # Fresh worker processes (spawn), not forks: this process runs threads (progress, kernel clients),
+    # and forking a multi-threaded process can deadlock the child (Python 3.12 warns about it).
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() if progress else contextlib.nullcontext() as manager:
         events = manager.Queue() if progress else None
         with (
             _Progress(events, len(calls)) if progress else contextlib.nullcontext(),
-            ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(os.getpid(),)) as pool,
+            ProcessPoolExecutor(
+                max_workers=jobs, mp_context=context, initializer=_worker_init, initargs=(os.getpid(),)
+            ) as pool,
         ):
             futures = {pool.submit(_run_one, calls[i], events, True): i for i in order}
             try:

@@ -533,7 +533,7 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
     >>> est = DPQTKMeans(3, epsilon=1.0, bounds=(0, 1), n_public=500, random_state=0).fit(X)
     >>> est.cluster_centers_.shape, est.max_height_, est.threshold_
     ((3, 2), 3, 0.5)
-    >>> est.tree_.point_node is None, est.epsilon_guaranteed_
+    >>> est.tree_.point_node is None, round(est.epsilon_guaranteed_, 12)
     (True, 1.0)
     """
 
