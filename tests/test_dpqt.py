@@ -266,7 +266,9 @@ def test_node_cap_refuses_before_allocating():
 
     from dpclust_lib.cluster.dpqt_kmeans import MAX_TREE_BYTES
 
-    X = np.random.default_rng(1).random((50, 12))
+    # 2,000 records: the root's count clears its noise whatever the draw, so the root splits and about half of its
+    # 4,096 children (the non-empty ones and the empty ones with positive noise) would split again.
+    X = np.random.default_rng(1).random((2000, 12))
     est = DPQTKMeans(2, bounds=(0, 1), max_height=12, threshold=0.0, random_state=0)
     tracemalloc.start()
     try:

@@ -77,6 +77,61 @@ def test_discrete_laplace_mean_zero_and_closed_form_variance(t):
     assert abs(np.mean(z**2) - var) / math.sqrt((fourth - var**2) / n) < level
 
 
+@pytest.mark.parametrize("t", SCALES)
+def test_small_releases_draw_the_closed_form_pmf(t):
+    # Small releases take the few-calls path (every random word of a candidate drawn up front); 400 of them
+    # give 100,000 draws of the same pmf as the step-by-step path above.
+    rng = np.random.default_rng(14)
+    z = np.concatenate([sample_discrete_laplace(t, 250, rng) for _ in range(400)])
+    observed, expected = _binned(z, t)
+    assert stats.chisquare(observed, expected).pvalue > bonferroni(ALPHA, len(SCALES))
+
+
+def test_factorial_digits_of_one_integer_are_the_bernoulli_one_over_k_draws():
+    # Exact enumeration over every W in {0..7!-1}: step k (= 2..7) is the first failure of W's chain for
+    # 7! (1/(k-1)! - 1/k!) integers (Pr[A_2 = .. = A_{k-1} = 1, A_k = 0] with A_j ~ Bernoulli(1/j)), and the
+    # digits are independent: every pattern of zero digits has the product probability.
+    zero = noise._ZERO_DIGIT
+    n = math.factorial(7)
+    assert zero.shape == (n, 6)
+    failed = ~zero
+    first = np.where(failed.any(axis=1), failed.argmax(axis=1) + 2, 0)
+    for k in range(2, 8):
+        assert np.sum(first == k) == n * (Fraction(1, math.factorial(k - 1)) - Fraction(1, math.factorial(k)))
+    assert np.sum(first == 0) == 1  # the chain survives all six steps for W = 0 only: 7! / 7!
+    patterns, counts = np.unique(zero, axis=0, return_counts=True)
+    for pattern, count in zip(patterns, counts):
+        p = math.prod(Fraction(1, k) if z else Fraction(k - 1, k) for k, z in zip(range(2, 8), pattern))
+        assert count == n * p
+
+
+def _exp_chain_from(start, gamma):
+    """Pr[CKS20 Algorithm 1 returns 1 | its steps 1..start-1 succeeded], summed in closed form."""
+    total, reach = 0.0, 1.0
+    for k in range(start, start + 60):
+        if k % 2 == 1:
+            total += reach * (1 - gamma / k)
+        reach *= gamma / k
+    return total
+
+
+@pytest.mark.parametrize("start", [1, 8])
+@pytest.mark.parametrize("gamma", [Fraction(1, 3), Fraction(1)])
+def test_algorithm_1_continued_from_any_step_has_the_closed_form_probability(start, gamma):
+    # The few-calls path continues the (rare) chains that survive its block at step 8 with these loops.
+    n = 200_000
+    rng = np.random.default_rng(15)
+    if gamma == 1:
+        hits = noise._bernoulli_exp1(n, rng, start=max(start, 2)).sum()
+    else:
+        num = np.full(n, gamma.numerator, dtype=np.int64)
+        hits = noise._bernoulli_exp_fraction(num, gamma.denominator, rng, start=start).sum()
+    p = _exp_chain_from(max(start, 2) if gamma == 1 else start, float(gamma))
+    if start == 1:
+        assert p == pytest.approx(math.exp(-float(gamma)))  # the series is e^-gamma from the first step
+    assert stats.binomtest(int(hits), n, p).pvalue > bonferroni(ALPHA, 4)
+
+
 def test_discrete_laplace_matches_opendp_two_sample():
     dp = pytest.importorskip("opendp.prelude", reason="opendp is not installed: no independent reference sampler")
     dp.enable_features("contrib")

@@ -28,11 +28,14 @@ reproduced by name.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from fractions import Fraction
 
 import numpy as np
+
+from .validation import check_finite_values, check_positive
 
 __all__ = [
     "NOISE_KINDS",
@@ -56,21 +59,13 @@ _MAX_PART = 2**56
 # Largest discrete Laplace scale accepted (grid units); its draws stay far inside int64.
 MAX_DISCRETE_SCALE = 2**52
 _SAFE_V = (2**63 - 1) // _MAX_PART - 1  # U + t*V < 2^63 for every V <= _SAFE_V
+# Below this grid spacing no int64 grid index times gamma overflows a double.
+_NO_OVERFLOW_GAMMA = 2.0**960
 
 
 # ---------------------------------------------------------------------------
 # Input checks (messages name the parameter and never show its value: it may be a record's)
 # ---------------------------------------------------------------------------
-
-
-def check_positive_real(value, name):
-    """``value`` as a float, refused unless a finite real number > 0 (the message names ``name``)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got a {type(value).__name__}")
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0")
-    return value
 
 
 def _check_rng(rng):
@@ -86,29 +81,13 @@ def check_noise_kind(noise):
     return noise
 
 
-def as_finite_array(value, name="value"):
-    """The exact answer(s) as a float array; strings, bools and objects are refused, not cast."""
-    if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
-        raise TypeError(f"{name} must be a number or an array of numbers, got a {type(value).__name__}")
-    try:
-        raw = np.asarray(value)
-    except Exception as exc:  # ragged nested lists
-        raise TypeError(f"{name} must be a number or a rectangular array of numbers") from exc
-    if raw.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be a number or an array of numbers, got an array of dtype {raw.dtype}")
-    arr = raw.astype(float)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite (it holds NaN or inf)")
-    return arr
-
-
 def _scale_fraction(scale):
     """A scale > 0 as an exact Fraction (a float's Fraction is its exact binary value)."""
     if isinstance(scale, Fraction):
         if scale <= 0:
             raise ValueError("scale must be > 0")
         return scale
-    return Fraction(check_positive_real(scale, "scale"))
+    return Fraction(check_positive(scale, "scale", show_value=False))
 
 
 def _limit_up(ratio, bound=_MAX_PART):
@@ -133,17 +112,18 @@ def _limit_up(ratio, bound=_MAX_PART):
 # ---------------------------------------------------------------------------
 
 
-def _bernoulli_exp_fraction(num, den, rng):
+def _bernoulli_exp_fraction(num, den, rng, start=1):
     """Bernoulli(exp(-num/den)) for every entry of ``num`` (1-D int64 array, 0 <= num <= den), exactly.
 
     CKS20 Algorithm 1 for gamma = num/den in [0, 1]: draw A_k ~ Bernoulli(gamma/k) for k = 1, 2, ...
     until the first A_k = 0; return 1 iff that k is odd. Bernoulli(num/(den*k)) is drawn as the AND
     of Bernoulli(num/den) = [integers(0, den) < num] and Bernoulli(1/k) = [integers(0, k) == 0], which
-    never forms den*k (no int64 overflow).
+    never forms den*k (no int64 overflow). ``start`` > 1 continues chains whose steps 1..start-1 all
+    succeeded (drawn by :func:`_candidates_in_few_calls`).
     """
     out = np.zeros(num.size, dtype=bool)
     idx = np.arange(num.size)
-    k = 1
+    k = start
     while idx.size:
         a = rng.integers(0, den, idx.size) < num[idx]
         if k > 1:  # Bernoulli(1/1) is always 1
@@ -154,11 +134,12 @@ def _bernoulli_exp_fraction(num, den, rng):
     return out
 
 
-def _bernoulli_exp1(n, rng):
-    """n draws of Bernoulli(e^-1): CKS20 Algorithm 1 with gamma = 1 (A_k ~ Bernoulli(1/k), A_1 = 1)."""
+def _bernoulli_exp1(n, rng, start=2):
+    """n draws of Bernoulli(e^-1): CKS20 Algorithm 1 with gamma = 1 (A_k ~ Bernoulli(1/k), A_1 = 1), from step
+    ``start`` on (every earlier step succeeded)."""
     out = np.zeros(n, dtype=bool)
     idx = np.arange(n)
-    k = 2
+    k = start
     while idx.size:
         a = rng.integers(0, k, idx.size) == 0
         out[idx[~a]] = k % 2 == 1
@@ -178,13 +159,72 @@ def _geometric_exp1(n, rng):
     return v
 
 
+def _first_failure(a):
+    """Per row of the boolean block ``a`` (the last axis is the steps): whether some step failed, and the first."""
+    failed = ~a
+    return failed.any(axis=-1), failed.argmax(axis=-1)
+
+
+# A small release (the common case: a count, a centre) is dominated by the number of numpy calls, not by the
+# random words: its candidates take three calls to ``rng.integers``, each with one upper bound (numpy's fast
+# path). The Bernoulli(1/k) draws of steps k = 2..7 of an Algorithm 1 chain come from one uniform integer W on
+# {0..7!-1}: its digits in the factorial number system, W = d_2 1! + d_3 2! + ... + d_7 6! with d_k in {0..k-1},
+# are independent and uniform (the map is a bijection onto the product of the digits' ranges), so [d_k = 0]
+# is Bernoulli(1/k). The rare longer chains (probability 1/7! per chain, e^-6 per geometric) go on with the
+# loops above. Beyond _BLOCK_MAX_SIZE entries the wasted words cost more than the calls save.
+_STEPS = 6  # Bernoulli(1/k) steps k = 2..7 per uniform integer
+_W_RANGE = math.factorial(_STEPS + 1)
+_ZERO_DIGIT = np.stack(
+    [(np.arange(_W_RANGE) // math.factorial(k - 1)) % k == 0 for k in range(2, _STEPS + 2)], axis=1
+)  # _ZERO_DIGIT[w, k - 2]: d_k(w) = 0
+_TRIALS = 6  # Bernoulli(e^-1) trials per candidate's V
+_BLOCK_MAX_SIZE = 512
+
+
+def _candidates_in_few_calls(m, t, s, rng):
+    """U, its acceptance, V and the sign of m candidates of CKS20 Algorithm 2 (see :func:`_discrete_laplace_flat`).
+
+    Draws: U and the uniforms on {0..t-1} of steps 1..7 of its acceptance chain; one W for that chain's
+    Bernoulli(1/k) and one per Bernoulli(e^-1) trial of V (A_1 = 1 there, steps k = 2..7); the sign. Draws
+    after a chain's first failure are ignored, which leaves every outcome's distribution unchanged.
+    """
+    x = rng.integers(0, t, (m, _STEPS + 2))
+    w = rng.integers(0, _W_RANGE, (m, _TRIALS))
+    sign_and_w = rng.integers(0, 2 * _W_RANGE, m)  # a bijection onto {0, 1} x {0..7!-1}: independent parts
+    u = x[:, 0]
+    chain = x[:, 1:] < u[:, None]  # step k's [integers(0, t) < U], k = 1..7
+    chain[:, 1:] &= _ZERO_DIGIT[sign_and_w >> 1]
+    ended, first = _first_failure(chain)
+    keep = ended & (first % 2 == 0)  # the first failure at step first + 1: accept iff that is odd
+    if not ended.all():
+        keep[~ended] = _bernoulli_exp_fraction(u[~ended], t, rng, start=_STEPS + 2)
+    ended, first = _first_failure(_ZERO_DIGIT[w])
+    trial = ended & (first % 2 == 1)  # a trial's first failure at step first + 2: success iff odd
+    if not ended.all():
+        trial[~ended] = _bernoulli_exp1(int((~ended).sum()), rng, start=_STEPS + 2)
+    stopped, v = _first_failure(trial)  # V = the successes before the first failed trial
+    if not stopped.all():
+        v[~stopped] = _TRIALS + _geometric_exp1(int((~stopped).sum()), rng)
+    return u, keep, v, (sign_and_w & 1) == 1
+
+
+def _candidates_in_loops(m, t, s, rng):
+    """The same as :func:`_candidates_in_few_calls`, one step at a time (large releases)."""
+    u = rng.integers(0, t, m)
+    keep = _bernoulli_exp_fraction(u, t, rng)
+    v = np.zeros(m, dtype=np.int64)
+    v[keep] = _geometric_exp1(int(keep.sum()), rng)
+    return u, keep, v, rng.integers(0, 2, m) == 1
+
+
 def _floor_div(u, v, t, s):
     """floor((u + t v) / s) as int64 entries; the (e^-127-rare) rows where t v could overflow int64 are
     computed in Python integers."""
+    if not v.size or v.max() <= _SAFE_V:
+        return (u + t * v) // s
     big = v > _SAFE_V
     y = np.empty(u.shape, dtype=np.int64)
-    small = ~big
-    y[small] = (u[small] + t * v[small]) // s
+    y[~big] = (u[~big] + t * v[~big]) // s
     for i in np.flatnonzero(big):
         exact = (int(u[i]) + t * int(v[i])) // s
         if exact >= 2**63:
@@ -196,24 +236,25 @@ def _floor_div(u, v, t, s):
 def _discrete_laplace_flat(n, t, s, rng):
     """n draws with Pr[Z = z] proportional to exp(-|z| s / t): CKS20 Algorithm 2, vectorised.
 
-    Each pending draw: U ~ uniform{0..t-1}; keep it with probability exp(-U/t); V ~ Geometric(1 - e^-1);
+    Each candidate: U ~ uniform{0..t-1}; keep it with probability exp(-U/t); V ~ Geometric(1 - e^-1);
     X = U + t V (so Pr[X = x] is proportional to exp(-x/t)); Y = floor(X / s); a sign B ~ Bernoulli(1/2);
-    reject (B = 1, Y = 0) so that zero is not counted twice; Z = (1 - 2B) Y. Rejected draws are redrawn.
+    reject (B = 1, Y = 0) so that zero is not counted twice; Z = (1 - 2B) Y. Candidates are i.i.d. and
+    about 1 - 1/e of them are accepted, so each round draws 7/4 of the draws still missing (plus 8): one
+    round almost always suffices. The first accepted candidates, in order, are the draws (rejection
+    sampling: which candidates are accepted says nothing about the accepted values).
     """
     out = np.empty(n, dtype=np.int64)
-    pending = np.arange(n)
-    while pending.size:
-        m = pending.size
-        u = rng.integers(0, t, m)
-        keep = _bernoulli_exp_fraction(u, t, rng)
-        u = u[keep]
-        v = _geometric_exp1(u.size, rng)
-        y = _floor_div(u, v, t, s)
-        negative = rng.integers(0, 2, u.size) == 1
-        ok = ~(negative & (y == 0))
-        done = pending[keep][ok]
-        out[done] = np.where(negative[ok], -y[ok], y[ok])
-        pending = np.concatenate([pending[~keep], pending[keep][~ok]])
+    filled = 0
+    while filled < n:
+        need = n - filled
+        m = need + need * 3 // 4 + 8
+        candidates = _candidates_in_few_calls if m <= _BLOCK_MAX_SIZE else _candidates_in_loops
+        u, keep, v, negative = candidates(m, t, s, rng)
+        y = _floor_div(u[keep], v[keep], t, s)
+        negative = negative[keep]
+        z = np.where(negative, -y, y)[~(negative & (y == 0))][:need]
+        out[filled : filled + z.size] = z
+        filled += z.size
     return out
 
 
@@ -293,8 +334,8 @@ def laplace_noise_grid(sensitivity, epsilon, dim=1):
     >>> laplace_noise_grid(1.0, 1.0, dim=10_000) == 2.0**-24
     True
     """
-    sensitivity = check_positive_real(sensitivity, "sensitivity")
-    epsilon = check_positive_real(epsilon, "epsilon")
+    sensitivity = check_positive(sensitivity, "sensitivity", show_value=False)
+    epsilon = check_positive(epsilon, "epsilon", show_value=False)
     if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, numbers.Integral) or dim < 1:
         raise ValueError("dim must be an integer >= 1")
     # q = sensitivity 2^-20 / max(dim 2^-10, epsilon) = m 2^e with m in [0.5, 1): gamma = 2^(e - 1) <= q
@@ -324,28 +365,39 @@ def _release_rng(rng):
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(rng.bit_generator.random_raw()))))
 
 
-def _exact_release(arr, sensitivity, epsilon, rng):
-    dim = max(arr.size, 1)
+@functools.lru_cache(maxsize=1024)
+def _release_grid(sensitivity, epsilon, dim):
+    """gamma, the exact grid scale (a Fraction) and gamma times it as a float, for one kind of release.
+
+    Estimators repeat the same (sensitivity, epsilon, dim) for every iteration and every run, and the
+    exact rational arithmetic costs more than a small release's noise: it is computed once.
+    """
     gamma = laplace_noise_grid(sensitivity, epsilon, dim)
     ratio = _grid_scale(sensitivity, epsilon, gamma, dim)
-    with np.errstate(over="ignore"):  # a huge value overflows to inf, refused just below
-        index = arr / gamma  # exact: gamma is a power of two
-    if not np.all(np.abs(index) < MAX_GRID_INDEX):
+    return gamma, ratio, float(ratio * Fraction(gamma))
+
+
+def _exact_release(arr, sensitivity, epsilon, rng):
+    gamma, ratio, scale = _release_grid(sensitivity, epsilon, max(arr.size, 1))
+    # |value| < 2^52 gamma keeps the grid index exact in a double and in int64; the bound is a power of two
+    # times gamma, so comparing before dividing cannot overflow.
+    if not np.all(np.abs(arr) < MAX_GRID_INDEX * gamma):
         raise ValueError(
             "value is too large for the noise grid: |value| / gamma must stay below 2^52, or it overflows the "
             "grid's integers (rescale the query)"
         )
-    base = np.rint(index).astype(np.int64)  # nearest grid point, error <= gamma / 2
-    k = base + _discrete_laplace_flat(arr.size, ratio.numerator, ratio.denominator, _release_rng(rng)).reshape(
-        arr.shape
-    )
+    base = np.rint(arr / gamma).astype(np.int64)  # exact division (gamma is a power of two); error <= gamma / 2
+    noise = _discrete_laplace_flat(arr.size, ratio.numerator, ratio.denominator, _release_rng(rng))
+    k = base + noise.reshape(arr.shape)
     # The DP release is the integer k; the double is a deterministic function of it (post-processing), exact for
     # |k| <= 2^53 and otherwise the nearest double, still on the grid. Nothing below can leak like Mironov's attack.
+    if gamma < _NO_OVERFLOW_GAMMA:  # |k| < 2^63, so |k| gamma < 2^1023: finite
+        return k.astype(float) * gamma, scale, gamma
     with np.errstate(over="ignore"):  # checked just below
         noisy = k.astype(float) * gamma
     if not np.all(np.isfinite(noisy)):
         raise ValueError("value + noise overflows to inf: value is too close to the largest float")
-    return noisy, float(ratio * Fraction(gamma)), gamma
+    return noisy, scale, gamma
 
 
 def laplace_release(value, sensitivity, epsilon, rng, noise="exact"):
@@ -391,9 +443,15 @@ def laplace_release(value, sensitivity, epsilon, rng, noise="exact"):
     """
     check_noise_kind(noise)
     _check_rng(rng)
-    arr = as_finite_array(value)
-    sensitivity = check_positive_real(sensitivity, "sensitivity")
-    epsilon = check_positive_real(epsilon, "epsilon")
+    arr = check_finite_values(value)
+    sensitivity = check_positive(sensitivity, "sensitivity", show_value=False)
+    epsilon = check_positive(epsilon, "epsilon", show_value=False)
+    return _release_checked(arr, sensitivity, epsilon, rng, noise)
+
+
+def _release_checked(arr, sensitivity, epsilon, rng, noise):
+    """:func:`laplace_release` of arguments already checked: a finite float array, two floats > 0, a
+    Generator and a noise kind (:func:`dpclust_lib.mechanisms.laplace_mechanism` checks them once)."""
     if noise == "exact":
         return _exact_release(arr, sensitivity, epsilon, rng)
     scale = sensitivity / epsilon

@@ -28,7 +28,7 @@ def _short(value, limit=60):
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def check_epsilon(epsilon, name="epsilon"):
+def check_epsilon(epsilon, name="epsilon", *, show_value=True):
     """Return ``epsilon`` as a float after checking it is a finite number > 0.
 
     Parameters
@@ -37,6 +37,9 @@ def check_epsilon(epsilon, name="epsilon"):
         The value as given.
     name : str, default="epsilon"
         The parameter's name, for the messages.
+    show_value : bool, default=True
+        Whether a message may show the value. The noise samplers pass False: a sensitivity or a
+        scale may be computed from the data.
 
     Returns
     -------
@@ -50,16 +53,22 @@ def check_epsilon(epsilon, name="epsilon"):
     Traceback (most recent call last):
     ...
     ValueError: epsilon must be a finite number > 0, got epsilon=0.0
+    >>> check_epsilon(-3.5, "scale", show_value=False)
+    Traceback (most recent call last):
+    ...
+    ValueError: scale must be a finite number > 0
     """
     if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {_short(epsilon)} of type {type(epsilon).__name__}")
+        shown = f"{_short(epsilon)} of type " if show_value else "a "
+        raise TypeError(f"{name} must be a real number, got {shown}{type(epsilon).__name__}")
     value = float(epsilon)
     if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {name}={_short(epsilon)}")
+        shown = f", got {name}={_short(epsilon)}" if show_value else ""
+        raise ValueError(f"{name} must be a finite number > 0{shown}")
     return value
 
 
-def check_positive(value, name):
+def check_positive(value, name, *, show_value=True):
     """A finite real number > 0 (sensitivities, thresholds, scales).
 
     Parameters
@@ -67,6 +76,8 @@ def check_positive(value, name):
     value : object
     name : str
         The parameter's name, for the messages.
+    show_value : bool, default=True
+        Whether a message may show the value (see :func:`check_epsilon`).
 
     Returns
     -------
@@ -77,7 +88,51 @@ def check_positive(value, name):
     >>> check_positive(0.5, "sensitivity")
     0.5
     """
-    return check_epsilon(value, name=name)
+    return check_epsilon(value, name=name, show_value=show_value)
+
+
+def check_finite_values(value, name="value"):
+    """A number or an array of numbers as a float array, refused unless every entry is finite.
+
+    Strings, bools and objects are refused, not cast. The messages name the parameter and, for a
+    NaN or inf, its first index, but never show a value: the value is a query's exact answer, which
+    may be a record's.
+
+    Parameters
+    ----------
+    value : object
+    name : str, default="value"
+        The parameter's name, for the messages.
+
+    Returns
+    -------
+    ndarray of float (0-d for a number)
+
+    Examples
+    --------
+    >>> check_finite_values([1, 2.5])
+    array([1. , 2.5])
+    >>> check_finite_values([1.0, float("nan")])
+    Traceback (most recent call last):
+    ...
+    ValueError: value must be finite, got NaN or inf (first at index (1,))
+    """
+    if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
+        raise TypeError(f"{name} must be a number or an array of numbers, got a {type(value).__name__}")
+    if isinstance(value, numbers.Real):
+        arr = np.asarray(float(value))
+    else:
+        try:
+            raw = np.asarray(value)
+        except Exception as exc:  # ragged nested lists
+            raise TypeError(f"{name} must be a number or a rectangular array of numbers") from exc
+        if raw.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must be a number or an array of numbers, got an array of dtype {raw.dtype}")
+        arr = raw.astype(float)
+    if arr.size and not np.all(np.isfinite(arr)):
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr.reshape(arr.shape or (1,))))[0])
+        raise ValueError(f"{name} must be finite, got NaN or inf (first at index {bad})")
+    return arr
 
 
 def check_fraction(value, name, low=0.0, high=1.0):

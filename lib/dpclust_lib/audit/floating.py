@@ -15,7 +15,8 @@ import math
 
 import numpy as np
 
-from ..noise import as_finite_array, check_noise_kind, check_positive_real
+from ..noise import check_noise_kind
+from ..validation import check_finite_values, check_positive
 
 __all__ = ["reachable_outputs", "mironov_attack"]
 
@@ -91,16 +92,16 @@ def reachable_outputs(outputs, x, scale, noise="float", gamma=None):
 
 def _reachable(outputs, x, scale, noise, gamma, x_name):
     check_noise_kind(noise)
-    ys = as_finite_array(outputs, "outputs")
-    x = as_finite_array(x, x_name)
+    ys = check_finite_values(outputs, "outputs")
+    x = check_finite_values(x, x_name)
     if x.ndim:
         raise ValueError(f"{x_name} must be a single number (the attack is run on a scalar query)")
     if noise == "exact":
         if gamma is None:
             raise ValueError("gamma (the grid spacing) is required for noise='exact'")
-        gamma = check_positive_real(gamma, "gamma")
+        gamma = check_positive(gamma, "gamma", show_value=False)
         return ys / gamma == np.rint(ys / gamma)
-    scale = check_positive_real(scale, "scale")
+    scale = check_positive(scale, "scale", show_value=False)
     flags = [_float_reachable(float(y), float(x), scale) for y in ys.ravel()]
     return np.array(flags, dtype=bool).reshape(ys.shape)
 
