@@ -36,6 +36,8 @@ import pandas as pd
 
 from ._paths import CompendiumNotFoundError
 
+__all__ = ["build_parser", "main"]
+
 
 def _grid_arg(text):
     from .reproduce import parse_value
@@ -60,6 +62,26 @@ def _positive_int(text):
 
 
 def build_parser(prog="python -m dpclust"):
+    """The command line's argument parser: one subcommand per task (see the module docstring).
+
+    Parameters
+    ----------
+    prog : str, default "python -m dpclust"
+        The program's name in the usage and error messages.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["sweep", "03", "--grid", "epsilon=0.5,1", "-p", "seed", "7", "--out", "runs"])
+    >>> args.command, args.notebook, args.grid, args.parameter, args.out, args.jobs
+    ('sweep', '03', [('epsilon', [0.5, 1])], [['seed', '7']], 'runs', 1)
+    >>> args = build_parser().parse_args(["reproduce", "--profile", "smoke", "01", "02"])
+    >>> args.notebooks, args.profile, args.timeout
+    (['01', '02'], 'smoke', 1800)
+    """
     parser = argparse.ArgumentParser(prog=prog, description="dpclust: run the executable papers.")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -154,6 +176,31 @@ def main(argv=None):
     Bad notebook names, bad notebook parameters, a notebook another run is reproducing and a
     missing compendium give a message on stderr and status 2, not a traceback; Ctrl-C gives
     what was kept and status 130.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0 when every run succeeded (and, for ``verify``, every table matched), 1 when
+        one failed, 2 for bad input, 130 after Ctrl-C.
+
+    Examples
+    --------
+    >>> import contextlib, os, pathlib, sys, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as home, mock.patch.dict(os.environ, {"DPCLUST_HOME": home}):
+    ...     pathlib.Path(home, "notebooks").mkdir()
+    ...     pathlib.Path(home, "Makefile").touch()
+    ...     pathlib.Path(home, "notebooks", "01_toy.ipynb").touch()
+    ...     with contextlib.redirect_stderr(sys.stdout):  # show the message printed on stderr
+    ...         status = main(["reproduce", "--profile", "smoke", "07"])
+    error: unknown notebook='07'; known: 01_toy
+    >>> status
+    2
     """
     prog = "dpclust" if Path(sys.argv[0]).name == "dpclust" else "python -m dpclust"
     args = build_parser(prog).parse_args(argv)

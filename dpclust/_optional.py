@@ -16,6 +16,20 @@ def require(module, extra):
         The module to import (e.g. ``"seaborn"``).
     extra : str
         The extra of ``dpclust`` that installs it (e.g. ``"notebooks"``).
+
+    Returns
+    -------
+    module
+        The imported module.
+
+    Examples
+    --------
+    >>> require("json", "notebooks").dumps([1, 2])
+    '[1, 2]'
+    >>> require("no_such_module", "notebooks")
+    Traceback (most recent call last):
+    ...
+    ImportError: no_such_module is needed here but is not installed; it comes with the 'notebooks' extra: ...
     """
     try:
         return importlib.import_module(module)

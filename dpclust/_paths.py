@@ -42,6 +42,21 @@ def find_project_dir(start=None):
     start : path-like, optional
         Where the upward search starts (default: the working directory).
         ``$DPCLUST_HOME``, when set, wins over the search.
+
+    Returns
+    -------
+    Path or None
+
+    Examples
+    --------
+    >>> import os, pathlib, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as tmp, mock.patch.dict(os.environ, {"DPCLUST_HOME": ""}):
+    ...     home = pathlib.Path(tmp).resolve()
+    ...     (home / "notebooks" / "figures").mkdir(parents=True)
+    ...     (home / "Makefile").touch()
+    ...     print(find_project_dir(home / "notebooks" / "figures") == home, find_project_dir(home.parent))
+    True None
     """
     home = os.environ.get(HOME_ENV, "").strip()
     if home:
@@ -62,6 +77,20 @@ def project_dir(start=None):
     ----------
     start : path-like, optional
         Where the upward search starts (default: the working directory).
+
+    Returns
+    -------
+    Path
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as tmp, mock.patch.dict(os.environ, {"DPCLUST_HOME": tmp}):
+    ...     project_dir()
+    Traceback (most recent call last):
+    ...
+    dpclust._paths.CompendiumNotFoundError: $DPCLUST_HOME=... is not a dpclust compendium: it needs a notebooks/ ...
     """
     folder = find_project_dir(start)
     if folder is not None:
@@ -80,15 +109,48 @@ def project_dir(start=None):
 
 
 def notebook_dir():
-    """``<project>/notebooks``."""
+    """``<project>/notebooks``.
+
+    Examples
+    --------
+    >>> import os, pathlib, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as home, mock.patch.dict(os.environ, {"DPCLUST_HOME": home}):
+    ...     os.mkdir(os.path.join(home, "notebooks"))
+    ...     pathlib.Path(home, "Makefile").touch()
+    ...     print(notebook_dir().relative_to(project_dir()).as_posix())
+    notebooks
+    """
     return project_dir() / "notebooks"
 
 
 def results_dir():
-    """``<project>/data/results``."""
+    """``<project>/data/results``.
+
+    Examples
+    --------
+    >>> import os, pathlib, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as home, mock.patch.dict(os.environ, {"DPCLUST_HOME": home}):
+    ...     os.mkdir(os.path.join(home, "notebooks"))
+    ...     pathlib.Path(home, "Makefile").touch()
+    ...     print(results_dir().relative_to(project_dir()).as_posix())
+    data/results
+    """
     return project_dir() / "data" / "results"
 
 
 def figures_dir():
-    """``<project>/figures``."""
+    """``<project>/figures``.
+
+    Examples
+    --------
+    >>> import os, pathlib, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as home, mock.patch.dict(os.environ, {"DPCLUST_HOME": home}):
+    ...     os.mkdir(os.path.join(home, "notebooks"))
+    ...     pathlib.Path(home, "Makefile").touch()
+    ...     print(figures_dir().relative_to(project_dir()).as_posix())
+    figures
+    """
     return project_dir() / "figures"

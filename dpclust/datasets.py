@@ -106,6 +106,26 @@ class DataFile:
     ``sha256`` is None only for files that vary by user (the IPUMS extract) or
     whose upstream checksum is not known (the full Gowalla file); such a file
     is loaded only when the caller says so (``allow_unverified=True``).
+
+    Attributes
+    ----------
+    key : str
+        The file's path inside a data folder.
+    url : str or None
+        Its canonical URL; None when it cannot be downloaded.
+    sha256 : str or None
+        Its registered checksum (hex).
+    license : str
+        The license it is published under.
+    note : str
+        What a reader should know to get or check it.
+
+    Examples
+    --------
+    >>> CAR.key, CAR.filename, CAR.license
+    ('car_evaluation/car.data', 'car.data', 'CC BY 4.0')
+    >>> DataFile("toy/points.txt", "https://example.org/points.txt", None, "CC0").filename
+    'points.txt'
     """
 
     key: str
@@ -136,6 +156,18 @@ class Dataset:
     provenance : list of dicts (file, path, url, sha256, verified)
     bounds : for numeric data, the declared data domain (lower, upper) that DP
         estimators take as public, or None; ``bounds_note`` says where it comes from
+
+    Examples
+    --------
+    >>> toy = Dataset("toy", "raw", np.array([[0, 1], [1, 1], [0, 0]]), np.array(["a", "b", "a"]),
+    ...               ["colour", "size"], "class", "three records", [],
+    ...               domain_sizes=(2, 2), categories=[["red", "blue"], ["small", "big"]])
+    >>> toy
+    Dataset('toy', variant='raw', n=3, d=2, domain_sizes=(2, 2))
+    >>> toy.frame().values.tolist()
+    [['red', 'big', 'a'], ['blue', 'big', 'b'], ['red', 'small', 'a']]
+    >>> toy.summary()
+    {'dataset': 'toy', 'variant': 'raw', 'records': 3, 'attributes': 2, 'domain sizes': '{2,2}', 'classes': 2}
     """
 
     name: str
@@ -223,6 +255,22 @@ def default_raw_dir():
     ``data/raw`` of the compendium when there is one (see :mod:`dpclust._paths`),
     else the user's download cache (``pooch.os_cache("dpclust")``, e.g. ``~/.cache/dpclust``),
     so the library works outside any compendium.
+
+    Returns
+    -------
+    Path
+
+    Examples
+    --------
+    >>> import os, pathlib, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as home, mock.patch.dict(os.environ, {"DPCLUST_HOME": home}):
+    ...     print(default_raw_dir().name)  # not a compendium (no notebooks/): the user's cache
+    ...     os.mkdir(os.path.join(home, "notebooks"))
+    ...     pathlib.Path(home, "Makefile").touch()
+    ...     print(default_raw_dir().relative_to(pathlib.Path(home).resolve()).as_posix())
+    dpclust
+    data/raw
     """
     project = _paths.find_project_dir()
     if project is not None:
@@ -231,7 +279,20 @@ def default_raw_dir():
 
 
 def data_dirs():
-    """The folders listed in $DPCLUST_DATA_DIR, in order (may be empty)."""
+    """The folders listed in $DPCLUST_DATA_DIR, in order (may be empty).
+
+    Returns
+    -------
+    list of Path
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"DPCLUST_DATA_DIR": os.pathsep.join(["/srv/mirror", "/srv/uci"])}):
+    ...     [folder.as_posix() for folder in data_dirs()]
+    ['/srv/mirror', '/srv/uci']
+    """
     value = os.environ.get(ENV_VAR, "")
     return [Path(p).expanduser() for p in value.split(os.pathsep) if p.strip()]
 
@@ -318,6 +379,42 @@ def locate(datafile, raw_dir=None, download=True, allow_unverified=False):
 
     Raises :class:`ChecksumError` when a copy with the wrong sha256 is found,
     :class:`DataNotFoundError` when no copy is found and none can be downloaded.
+
+    Parameters
+    ----------
+    datafile : DataFile
+    raw_dir : path-like, optional
+        The folder searched after ``$DPCLUST_DATA_DIR`` and downloaded to (default :func:`default_raw_dir`).
+    download : bool, default True
+        Download a missing file (never when ``$DPCLUST_NO_DOWNLOAD`` is ``1``).
+    allow_unverified : bool, default False
+        Accept a file that has no registered checksum.
+
+    Returns
+    -------
+    Path
+
+    Examples
+    --------
+    >>> import hashlib, pathlib, tempfile
+    >>> text = b"1 2\\n3 4\\n"
+    >>> points = DataFile("toy/points.txt", None, hashlib.sha256(text).hexdigest(), "CC0")
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> raw = pathlib.Path(tmp.name)
+    >>> locate(points, raw)
+    Traceback (most recent call last):
+    ...
+    dpclust.datasets.DataNotFoundError: points.txt was not found. Looked in ... Put it at .../toy/points.txt or ...
+    >>> (raw / "toy").mkdir()
+    >>> _ = (raw / "toy" / "points.txt").write_bytes(text)
+    >>> locate(points, raw).relative_to(raw).as_posix()
+    'toy/points.txt'
+    >>> _ = (raw / "toy" / "points.txt").write_bytes(b"1 2\\n3 5\\n")
+    >>> locate(points, raw)
+    Traceback (most recent call last):
+    ...
+    dpclust.datasets.ChecksumError: ...points.txt has sha256 ..., but toy/points.txt is registered with ...
+    >>> tmp.cleanup()
     """
     raw_dir = Path(default_raw_dir() if raw_dir is None else raw_dir)
     download = download and os.environ.get(NO_DOWNLOAD_ENV, "") != "1"
@@ -354,7 +451,35 @@ def locate(datafile, raw_dir=None, download=True, allow_unverified=False):
 
 
 def fetch(datafile, raw_dir=None):
-    """Make sure ``datafile`` is present (download if needed); return its path."""
+    """Make sure ``datafile`` is present (download if needed); return its path.
+
+    A file without a registered checksum is accepted (:func:`locate` with ``allow_unverified=True``).
+
+    Parameters
+    ----------
+    datafile : DataFile
+    raw_dir : path-like, optional
+        The folder downloaded to (default :func:`default_raw_dir`).
+
+    Returns
+    -------
+    Path
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> extract = DataFile("toy/extract.csv", None, None, "the user's own", "Request an extract and save it there.")
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> (pathlib.Path(tmp.name) / "toy").mkdir()
+    >>> _ = pathlib.Path(tmp.name, "toy", "extract.csv").write_text("a,b\\n1,2\\n")
+    >>> fetch(extract, tmp.name).name  # present: nothing to download
+    'extract.csv'
+    >>> locate(extract, tmp.name)  # no checksum to check it against: refused unless allowed
+    Traceback (most recent call last):
+    ...
+    dpclust.datasets.ChecksumError: ...extract.csv was found, but no checksum is registered for toy/extract.csv, ...
+    >>> tmp.cleanup()
+    """
     return locate(datafile, raw_dir=raw_dir, download=True, allow_unverified=True)
 
 
@@ -893,7 +1018,27 @@ def _classic(datafile_name, name, n_columns, label_col, feature_cols, names, rea
 
 # Synthetic -----------------------------------------------------------------
 def make_uniform_square(n_samples=10_000, low=-2.0, high=2.0, random_state=0):
-    """Points uniform in (low, high)^2: the "Pytest" set of Zhang & Cheng (2021)."""
+    """Points uniform in (low, high)^2: the "Pytest" set of Zhang & Cheng (2021).
+
+    Parameters
+    ----------
+    n_samples : int >= 1
+    low, high : float, low < high
+        The square's edges, declared as the data set's public bounds.
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    Dataset
+
+    Examples
+    --------
+    >>> data = make_uniform_square(1000, low=0.0, high=1.0, random_state=0)
+    >>> data.X.shape, bool(((data.X >= 0) & (data.X < 1)).all()), data.bounds
+    ((1000, 2), True, ((0.0, 0.0), (1.0, 1.0)))
+    >>> data.description
+    "Synthetic: 1000 points uniform in (0, 1)^2, seed 0 (the paper's size is not stated; ours is a choice)."
+    """
     n = check_int(n_samples, "n_samples", minimum=1)
     if not float(high) > float(low):
         raise ValueError(f"high must exceed low, got low={low!r}, high={high!r}")
@@ -1119,7 +1264,18 @@ _REGISTRY = {
 
 
 def entries():
-    """Names of every registered data set."""
+    """Names of every registered data set.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> entries()  # doctest: +NORMALIZE_WHITESPACE
+    ['auto_mpg', 'car', 'nursery', 'covertype', 'adult', 'ipums_usa', 'magic', 'unbalance', 'birch3',
+     'gowalla_sample10k', 'gowalla', 'iris', 'wine', 'letter', 'abalone', 'pytest_uniform']
+    """
     return list(_REGISTRY)
 
 
@@ -1130,7 +1286,26 @@ def _entry(name):
 
 
 def variants(name):
-    """{variant: description} of a data set."""
+    """{variant: description} of a data set.
+
+    Parameters
+    ----------
+    name : str
+        A registry name (:func:`entries`).
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> variants("car")
+    {'raw': 'original domains {4,4,4,3,3,3}', 'ldpk_modes': 'Peng et al. D2, six binary attributes'}
+    >>> variants("cars")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown data set name='cars'; known: auto_mpg, car, nursery, covertype, adult, ...
+    """
     return {k: v.description for k, v in _entry(name).variants.items()}
 
 
@@ -1143,6 +1318,22 @@ def load(name, variant=None, raw_dir=None, **options):
     variant : str, the preprocessing (see :func:`variants`); default: the entry's main one
     raw_dir : folder for downloads (default ``data/raw`` of the project)
     **options : passed to the variant (e.g. ``n_samples`` for ``pytest_uniform``)
+
+    Returns
+    -------
+    Dataset
+
+    Examples
+    --------
+    The synthetic set needs no file:
+
+    >>> data = load("pytest_uniform", n_samples=4, random_state=1)
+    >>> data, data.bounds
+    (Dataset('pytest_uniform', variant='uniform', n=4, d=2, numeric), ((-2.0, -2.0), (2.0, 2.0)))
+    >>> load("car", variant="binary")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown variant='binary' for data set 'car'; known: raw, ldpk_modes
     """
     entry = _entry(name)
     variant = entry.default_variant if variant is None else variant
@@ -1152,7 +1343,33 @@ def load(name, variant=None, raw_dir=None, **options):
 
 
 def available(raw_dir=None):
-    """A table of every registered file: present or missing, where, verified."""
+    """A table of every registered file: present or missing, where, verified.
+
+    Parameters
+    ----------
+    raw_dir : path-like, optional
+        The folder searched after ``$DPCLUST_DATA_DIR`` (default :func:`default_raw_dir`).
+
+    Returns
+    -------
+    DataFrame
+        One row per file (and one per generated data set): dataset, title, file, status
+        (present, present (unverified), checksum mismatch, missing, generated), present,
+        location, url, sha256, license, papers.
+
+    Examples
+    --------
+    >>> import os, pathlib, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as raw, mock.patch.dict(os.environ, {"DPCLUST_DATA_DIR": ""}):
+    ...     (pathlib.Path(raw) / "car_evaluation").mkdir()
+    ...     _ = pathlib.Path(raw, "car_evaluation", "car.data").write_text("not the car data\\n")
+    ...     table = available(raw)
+    >>> table["status"].value_counts().to_dict()
+    {'missing': 15, 'checksum mismatch': 1, 'generated': 1}
+    >>> table.loc[table["dataset"] == "car", ["file", "status", "license"]].values.tolist()
+    [['car_evaluation/car.data', 'checksum mismatch', 'CC BY 4.0']]
+    """
     raw_dir = Path(default_raw_dir() if raw_dir is None else raw_dir)
     rows = []
     for entry in _REGISTRY.values():
@@ -1202,6 +1419,31 @@ def fetch_missing(raw_dir=None):
     """Download every downloadable file that is missing; return a status table.
 
     Files that cannot be downloaded (the IPUMS extract) are reported, not fetched.
+
+    Parameters
+    ----------
+    raw_dir : path-like, optional
+        The folder downloaded to (default :func:`default_raw_dir`).
+
+    Returns
+    -------
+    DataFrame
+        :func:`available`'s table, the status of each missing file replaced by ``downloaded``,
+        ``download failed: <why>`` or ``missing (not downloadable)``.
+
+    Examples
+    --------
+    Offline (``$DPCLUST_NO_DOWNLOAD=1``) every missing file fails, and says why:
+
+    >>> import os, tempfile
+    >>> from unittest import mock
+    >>> offline = {"DPCLUST_DATA_DIR": "", "DPCLUST_NO_DOWNLOAD": "1"}
+    >>> with tempfile.TemporaryDirectory() as raw, mock.patch.dict(os.environ, offline):
+    ...     table = fetch_missing(raw).set_index("file")
+    >>> table.loc["ipums_usa/ipums_usa.csv", "status"]
+    'missing (not downloadable)'
+    >>> table.loc["car_evaluation/car.data", "status"]
+    'download failed: car.data was not found. Looked in ($DPCLUST_DATA_DIR is not set) and ...'
     """
     raw_dir = Path(default_raw_dir() if raw_dir is None else raw_dir)
     table = available(raw_dir)

@@ -21,7 +21,21 @@ LOCK_FILE = "requirements.lock"
 
 
 def canonical_name(name):
-    """A distribution name in its normalised form (PEP 503): lower case, runs of ``-_.`` as ``-``."""
+    """A distribution name in its normalised form (PEP 503): lower case, runs of ``-_.`` as ``-``.
+
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> canonical_name("Scikit_Learn"), canonical_name("jupyter.server--mathjax")
+    ('scikit-learn', 'jupyter-server-mathjax')
+    """
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
@@ -32,6 +46,21 @@ def read_lock(path=None):
     ----------
     path : path-like, optional
         The lock file; default ``requirements.lock`` of the compendium.
+
+    Returns
+    -------
+    dict
+        Canonical name -> version; comments, environment markers, extras and options (``-e``) are dropped.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     lock = pathlib.Path(tmp, "requirements.lock")
+    ...     _ = lock.write_text("# the versions of a run\\nnumpy==2.2.0  # via dpclust_lib\\n"
+    ...                         'Scikit_Learn[alldeps]==1.7.1 ; python_version >= "3.10"\\n')
+    ...     read_lock(lock)
+    {'numpy': '2.2.0', 'scikit-learn': '1.7.1'}
     """
     path = Path(path) if path is not None else _paths.project_dir() / LOCK_FILE
     pins = {}
@@ -48,7 +77,27 @@ def read_lock(path=None):
 
 def requirements(extras=("notebooks", "test")):
     """Canonical names of what the compendium requires: the runtime dependencies of dpclust_lib and of
-    dpclust, and those of ``extras`` (this repository's own two distributions left out)."""
+    dpclust, and those of ``extras`` (this repository's own two distributions left out).
+
+    Read from the installed distributions' metadata.
+
+    Parameters
+    ----------
+    extras : sequence of str, default ("notebooks", "test")
+        The extras of dpclust whose requirements are added.
+
+    Returns
+    -------
+    list of str
+        dpclust_lib's requirements first, in the order they are declared.
+
+    Examples
+    --------
+    >>> requirements(extras=())[:4]
+    ['numpy', 'scipy', 'pandas', 'scikit-learn']
+    >>> "pytest" in requirements(), "pytest" in requirements(extras=())
+    (True, False)
+    """
     names = []
     specs = (importlib.metadata.requires("dpclust_lib") or []) + (importlib.metadata.requires("dpclust") or [])
     for spec in specs:
@@ -90,10 +139,11 @@ def versions(lock=None, packages=None):
 
     Examples
     --------
-    >>> import tempfile, pathlib
-    >>> lock = pathlib.Path(tempfile.mkdtemp()) / "requirements.lock"
-    >>> _ = lock.write_text("numpy==0.0.1\\n")
-    >>> table = versions(lock, ["numpy", "no-such-package"])
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     lock = pathlib.Path(tmp, "requirements.lock")
+    ...     _ = lock.write_text("numpy==0.0.1\\n")
+    ...     table = versions(lock, ["numpy", "no-such-package"])
     >>> table["locked"].iloc[0], bool(table["match"].iloc[0]), bool(table["locked"].isna().iloc[1])
     ('0.0.1', False, True)
     """

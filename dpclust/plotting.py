@@ -437,7 +437,31 @@ def check_figure(fig):
 
 
 def figure_path(notebook, name, figures_dir=None):
-    """``<figures_dir or figures/<notebook>>/<name>.png``; ``name`` is a plain file name."""
+    """``<figures_dir or figures/<notebook>>/<name>.png``; ``name`` is a plain file name.
+
+    Parameters
+    ----------
+    notebook : str
+        The notebook's stem, e.g. ``"03_dpqt_kmeans"``.
+    name : str
+        The figure's file name, without folder or suffix.
+    figures_dir : path-like, optional
+        The folder; default ``figures/<notebook>`` of the compendium.
+
+    Returns
+    -------
+    Path
+
+    Examples
+    --------
+    >>> from dpclust import plotting
+    >>> plotting.figure_path("03_dpqt_kmeans", "nicv_vs_epsilon", "out").as_posix()
+    'out/nicv_vs_epsilon.png'
+    >>> plotting.figure_path("03_dpqt_kmeans", "../nicv")
+    Traceback (most recent call last):
+    ...
+    ValueError: name must be a plain file name (no folder), got name='../nicv'
+    """
     if not isinstance(name, str) or not name or Path(name).name != name:
         raise ValueError(f"name must be a plain file name (no folder), got name={name!r}")
     folder = Path(figures_dir) if figures_dir is not None else _paths.figures_dir() / notebook
@@ -445,7 +469,36 @@ def figure_path(notebook, name, figures_dir=None):
 
 
 def save_figure(fig, notebook, name, figures_dir=None, dpi=DPI):
-    """Check ``fig`` with :func:`check_figure`, save it as ``figures/<notebook>/<name>.png``, return the path."""
+    """Check ``fig`` with :func:`check_figure`, save it as ``figures/<notebook>/<name>.png``, return the path.
+
+    Parameters
+    ----------
+    fig : matplotlib Figure
+    notebook, name, figures_dir
+        As in :func:`figure_path`.
+    dpi : int, default 150
+
+    Returns
+    -------
+    Path
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from dpclust import plotting
+    >>> fig, (ax,) = plotting.subplots()
+    >>> _ = ax.plot([0.1, 1.0], [0.4, 0.2], label="DPk-means")
+    >>> _ = ax.set(xlabel="privacy budget ε", ylabel="NICV", title="NICV against ε")
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     path = plotting.save_figure(fig, "03_dpqt_kmeans", "nicv", out)
+    ...     print(path.name, path.read_bytes()[1:4])
+    nicv.png b'PNG'
+    >>> _ = ax.set(ylabel="nicv")
+    >>> plotting.save_figure(fig, "03_dpqt_kmeans", "nicv", "out")  # refused before anything is written
+    Traceback (most recent call last):
+    ...
+    ValueError: axis label='nicv' is a raw column name: say it in words, with its unit
+    """
     if not hasattr(fig, "savefig"):
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     path = figure_path(notebook, name, figures_dir)

@@ -80,18 +80,81 @@ OVERVIEW_PREFIX = "00_"  # the overview notebook, which reads the others' result
 
 
 def list_notebooks(folder=None):
-    """The project's notebooks, ``NN_name.ipynb``, in order."""
+    """The project's notebooks, ``NN_name.ipynb``, in order.
+
+    Parameters
+    ----------
+    folder : path-like, optional
+        Default: the compendium's ``notebooks/``.
+
+    Returns
+    -------
+    list of Path
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     for name in ["02_b.ipynb", "00_overview.ipynb", "notes.ipynb", "01_a.ipynb"]:
+    ...         pathlib.Path(folder, name).touch()
+    ...     print([p.name for p in list_notebooks(folder)])
+    ['00_overview.ipynb', '01_a.ipynb', '02_b.ipynb']
+    """
     folder = Path(folder) if folder is not None else notebook_dir()
     return sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb"))
 
 
 def committed_results_dir(stem):
-    """The folder of a notebook's committed (paper-profile) result tables."""
+    """The folder of a notebook's committed (paper-profile) result tables.
+
+    Parameters
+    ----------
+    stem : str
+        The notebook's stem, e.g. ``"01_ldpk_modes"``.
+
+    Returns
+    -------
+    Path
+        ``data/results/<stem>`` of the compendium.
+
+    Examples
+    --------
+    >>> import os, pathlib, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as home, mock.patch.dict(os.environ, {"DPCLUST_HOME": home}):
+    ...     pathlib.Path(home, "notebooks").mkdir()
+    ...     pathlib.Path(home, "Makefile").touch()
+    ...     print(committed_results_dir("01_ldpk_modes").relative_to(pathlib.Path(home).resolve()).as_posix())
+    data/results/01_ldpk_modes
+    """
     return results_dir() / stem
 
 
 def resolve_notebook(name, folder=None):
-    """A notebook from a path, a file name, a stem ("01_ldpk_modes") or its number ("01")."""
+    """A notebook from a path, a file name, a stem ("01_ldpk_modes") or its number ("01").
+
+    Parameters
+    ----------
+    name : str or path-like
+    folder : path-like, optional
+        Where names are looked up (default: the compendium's ``notebooks/``).
+
+    Returns
+    -------
+    Path
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     for name in ["01_ldpk_modes.ipynb", "02_ldp_kmodes_sampling.ipynb"]:
+    ...         pathlib.Path(folder, name).touch()
+    ...     print([resolve_notebook(n, folder).name for n in ["01", "02_ldp_kmodes_sampling"]])
+    ...     resolve_notebook("07", folder)
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown notebook='07'; known: 01_ldpk_modes, 02_ldp_kmodes_sampling
+    """
     path = Path(name)
     if path.suffix == ".ipynb" and path.is_file():
         return path.resolve()
@@ -274,6 +337,21 @@ def run_notebook(
     The kernel's own stderr (not the cells' outputs) is kept out of the terminal; the
     last lines of it are added to the error of a notebook that fails. Ctrl-C shuts the
     kernel down, then raises :class:`KeyboardInterrupt` to the caller.
+
+    Returns
+    -------
+    dict with notebook, status (``"ok"`` or ``"failed"``), seconds, error and output
+
+    Examples
+    --------
+    A notebook that cannot run is reported, not raised (here one that is not there, so no
+    kernel starts):
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     row = run_notebook(pathlib.Path(tmp, "01_absent.ipynb"), pathlib.Path(tmp, "out.ipynb"))
+    >>> row["notebook"], row["status"], row["error"]
+    ('01_absent', 'failed', "FileNotFoundError: [Errno 2] No such file or directory: '.../01_absent.ipynb'")
     """
     notebook = Path(notebook)
     output_path = Path(output_path) if output_path is not None else notebook
@@ -458,7 +536,32 @@ def _run_many(calls, jobs, progress=False, on_done=None):
 
 
 def ledger_counts(results_dir):
-    """How many ledger rows of each verdict a results folder holds (zeros without a ledger)."""
+    """How many ledger rows of each verdict a results folder holds (zeros without a ledger).
+
+    Parameters
+    ----------
+    results_dir : path-like
+        A notebook's results folder, named after it (its ``ledger.csv`` is read).
+
+    Returns
+    -------
+    dict
+        Verdict -> count (and, with a ledger, the count of claims graded on run times).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from dpclust.experiments import Ledger
+    >>> ledger = Ledger("Li et al. 2013", "04_idp_kmeans")
+    >>> _ = ledger.add("fig3", "NICV falls", "Fig. 3", "0.12", "partly").add("fig4", "F falls", "Fig. 4", "", "partly")
+    >>> with tempfile.TemporaryDirectory() as root:
+    ...     folder = os.path.join(root, "04_idp_kmeans")
+    ...     print(ledger_counts(folder))
+    ...     _ = ledger.save(folder)
+    ...     print(ledger_counts(folder))
+    {'reproduced': 0, 'partly': 0, 'not reproduced': 0, 'not testable': 0, 'not run': 0}
+    {'reproduced': 0, 'partly': 2, 'not reproduced': 0, 'not testable': 0, 'not run': 0, 'on run times': 0}
+    """
     folder = Path(results_dir)
     ledgers = read_ledgers([folder.name], folder.parent)
     if ledgers.empty:
@@ -487,6 +590,38 @@ def run_batch(calls, jobs=1, progress=None, finish=None):
     ``results_dir`` parameter, else the profile's default folder. The overview (00_) runs
     after the others, whose ledgers it gathers. Every call's parameters are checked
     against the notebook's declarations first (:func:`check_parameters`).
+
+    Parameters
+    ----------
+    calls : iterable of dict
+        Keyword arguments of :func:`run_notebook`, one dict per run.
+    jobs : int, default 1
+        Runs side by side (in fresh worker processes).
+    progress : bool, optional
+        Show which cell each run is at (None: on a terminal).
+    finish : callable (call, row) -> path-like or None, optional
+
+    Returns
+    -------
+    DataFrame with columns notebook, status, seconds, one per verdict, error
+
+    Examples
+    --------
+    The batch is checked before anything runs:
+
+    >>> import nbformat, pathlib, tempfile
+    >>> cell = nbformat.v4.new_code_cell("max_iter = 5  # [int ≥ 1] N, the number of noisy releases")
+    >>> cell.metadata["tags"] = ["parameters"]
+    >>> kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp, "01_toy.ipynb")
+    ...     nbformat.write(nbformat.v4.new_notebook(cells=[cell], metadata=kernel), path)
+    ...     run_batch([{"notebook": path, "parameters": {"max_iter": 3}},
+    ...                 {"notebook": path, "parameters": {"max_iter": 0}}])
+    Traceback (most recent call last):
+    ...
+    ValueError: notebook parameter max_iter=0 of 01_toy.ipynb must be int ≥ 1 (declared in its parameters cell):
+    fails ≥ 1
     """
     calls = list(calls)
     for call in calls:
@@ -593,7 +728,32 @@ def violates(value, declaration):
 
 
 def declared_parameters(notebook):
-    """The parameters of a notebook's ``parameters`` cell: name -> parsed declaration (None: undeclared)."""
+    """The parameters of a notebook's ``parameters`` cell: name -> parsed declaration (None: undeclared).
+
+    Parameters
+    ----------
+    notebook : path-like
+
+    Returns
+    -------
+    dict
+        Name -> :func:`parse_declaration` of the bracketed declaration that opens its comment.
+
+    Examples
+    --------
+    >>> import nbformat, pathlib, tempfile
+    >>> cell = nbformat.v4.new_code_cell("max_iter = 5  # [int ≥ 1] N, the number of noisy releases\\nseed = 0")
+    >>> cell.metadata["tags"] = ["parameters"]
+    >>> kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp, "01_toy.ipynb")
+    ...     nbformat.write(nbformat.v4.new_notebook(cells=[cell], metadata=kernel), path)
+    ...     declared = declared_parameters(path)
+    >>> declared["max_iter"]
+    {'type': 'int', 'optional': False, 'conditions': ['≥ 1'], 'text': 'int ≥ 1'}
+    >>> declared["seed"] is None
+    True
+    """
     import papermill as pm
 
     found = pm.inspect_notebook(str(notebook))
@@ -609,6 +769,27 @@ def check_parameters(notebook, values):
     ``parameters`` cell and meet the type and range declared beside it.
 
     Raises ValueError naming the notebook parameter, e.g. ``max_iter='abc'``.
+
+    Parameters
+    ----------
+    notebook : path-like
+    values : dict
+        Parameter name -> value.
+
+    Examples
+    --------
+    >>> import nbformat, pathlib, tempfile
+    >>> cell = nbformat.v4.new_code_cell("max_iter = 5  # [int ≥ 1] N, the number of noisy releases")
+    >>> cell.metadata["tags"] = ["parameters"]
+    >>> kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp, "01_toy.ipynb")
+    ...     nbformat.write(nbformat.v4.new_notebook(cells=[cell], metadata=kernel), path)
+    ...     check_parameters(path, {"max_iter": 10})  # declared and in range: no error
+    ...     check_parameters(path, {"max_iter": "abc"})
+    Traceback (most recent call last):
+    ...
+    ValueError: notebook parameter max_iter='abc' of 01_toy.ipynb must be int ≥ 1 (declared in its parameters cell): ...
     """
     if not values:
         return
@@ -633,16 +814,49 @@ TMP_SUFFIX = ".dpclust-tmp"  # a prepared file beside its target, renamed onto i
 
 
 class Interrupted(KeyboardInterrupt):
-    """A reproduce run stopped by Ctrl-C (or SIGTERM); the message says what was kept where."""
+    """A reproduce run stopped by Ctrl-C (or SIGTERM); the message says what was kept where.
+
+    A :class:`KeyboardInterrupt`, so code that stops on Ctrl-C stops on it too.
+
+    Examples
+    --------
+    >>> try:
+    ...     raise Interrupted("the notebooks under way are unchanged (notebook, tables and figures)")
+    ... except KeyboardInterrupt as exc:  # what the command line prints before it exits with status 130
+    ...     print(f"interrupted: {exc}")
+    interrupted: the notebooks under way are unchanged (notebook, tables and figures)
+    """
 
 
 def staging_dir():
-    """``data/results/staging``: the runs under way, their locks and commit journals (git-ignored)."""
+    """``data/results/staging``: the runs under way, their locks and commit journals (git-ignored).
+
+    Examples
+    --------
+    >>> import os, pathlib, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as home, mock.patch.dict(os.environ, {"DPCLUST_HOME": home}):
+    ...     pathlib.Path(home, "notebooks").mkdir()
+    ...     pathlib.Path(home, "Makefile").touch()
+    ...     print(staging_dir().relative_to(pathlib.Path(home).resolve()).as_posix())
+    data/results/staging
+    """
     return results_dir() / "staging"
 
 
 def failed_dir():
-    """``data/results/failed``: the executed notebook of each failed or interrupted run (git-ignored)."""
+    """``data/results/failed``: the executed notebook of each failed or interrupted run (git-ignored).
+
+    Examples
+    --------
+    >>> import os, pathlib, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as home, mock.patch.dict(os.environ, {"DPCLUST_HOME": home}):
+    ...     pathlib.Path(home, "notebooks").mkdir()
+    ...     pathlib.Path(home, "Makefile").touch()
+    ...     print(failed_dir().relative_to(pathlib.Path(home).resolve()).as_posix())
+    data/results/failed
+    """
     return results_dir() / "failed"
 
 
@@ -687,6 +901,31 @@ def notebook_locks(targets_by_stem):
     A second run of the same notebook is refused at once, before it writes anything. The locks
     are ``flock``s: the system releases them when the holder dies, even by SIGKILL, and the next
     run then finishes or removes what the killed one left (:func:`_recover`).
+
+    Parameters
+    ----------
+    targets_by_stem : dict
+        Notebook stem -> its targets (a dict with the paths ``notebook``, ``results`` and ``figures``).
+
+    Examples
+    --------
+    >>> import os, pathlib, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as home, mock.patch.dict(os.environ, {"DPCLUST_HOME": home}):
+    ...     pathlib.Path(home, "notebooks").mkdir()
+    ...     pathlib.Path(home, "Makefile").touch()
+    ...     targets = {"notebook": pathlib.Path(home, "notebooks", "01_toy.ipynb"),
+    ...                "results": pathlib.Path(home, "data", "results", "01_toy"),
+    ...                "figures": pathlib.Path(home, "figures", "01_toy")}
+    ...     with notebook_locks({"01_toy": targets}):
+    ...         print(sorted(os.listdir(staging_dir())))
+    ...         try:
+    ...             with notebook_locks({"01_toy": targets}):  # a second run of the same notebook
+    ...                 pass
+    ...         except ValueError as exc:
+    ...             print(exc)
+    ['01_toy.lock']
+    notebook 01_toy is being reproduced by another run (process ...); wait for it to end or stop it. Nothing was run ...
     """
     import fcntl
 
@@ -746,6 +985,42 @@ def commit_run(stage, name, targets, journal):
     per file), the notebook last. The only window left is a SIGKILL or power loss between the
     first and the last rename (milliseconds): some targets are then new, the rest old, and the
     next ``reproduce`` of the notebook completes the renames from the journal before it starts.
+
+    Parameters
+    ----------
+    stage : Path
+        The run's staging folder: the executed notebook ``name``, and ``results/`` and ``figures/``.
+    name : str
+        The notebook's file name.
+    targets : dict
+        The paths ``notebook`` (a file), ``results`` and ``figures`` (folders) to replace.
+    journal : Path
+        Where the list of renames is kept while they happen.
+
+    Returns
+    -------
+    list of Path
+        The targets written, the notebook last.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> root = pathlib.Path(tmp.name)
+    >>> stage = root / "staging" / "01_toy.run"
+    >>> (stage / "results").mkdir(parents=True)
+    >>> _ = (stage / "results" / "ledger.csv").write_text("claim_id,verdict\\nfig3,partly\\n")
+    >>> _ = (stage / "01_toy.ipynb").write_text("the executed notebook")
+    >>> targets = {"notebook": root / "notebooks" / "01_toy.ipynb", "results": root / "results" / "01_toy",
+    ...            "figures": root / "figures" / "01_toy"}
+    >>> written = commit_run(stage, "01_toy.ipynb", targets, root / "staging" / "01_toy.commit.json")
+    >>> [p.relative_to(root).as_posix() for p in written]
+    ['results/01_toy/ledger.csv', 'notebooks/01_toy.ipynb']
+    >>> (root / "results" / "01_toy" / "ledger.csv").read_text().splitlines()
+    ['claim_id,verdict', 'fig3,partly']
+    >>> sorted(p.name for p in (root / "staging").iterdir())  # the journal is gone once every rename is done
+    ['01_toy.run']
+    >>> tmp.cleanup()
     """
     prepared = []
     try:
@@ -846,6 +1121,24 @@ def reproduce(notebooks=None, profile="paper", jobs=1, timeout=DEFAULT_CELL_TIME
     and raises :class:`Interrupted`, whose message says what was kept. A notebook that another
     run is reproducing is refused (:func:`notebook_locks`).
     ``progress``: show which cell each running notebook is at (None: on a terminal).
+
+    Examples
+    --------
+    Every notebook is resolved before anything is locked, staged or run:
+
+    >>> import os, pathlib, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as home, mock.patch.dict(os.environ, {"DPCLUST_HOME": home}):
+    ...     pathlib.Path(home, "notebooks").mkdir()
+    ...     pathlib.Path(home, "Makefile").touch()
+    ...     pathlib.Path(home, "notebooks", "01_toy.ipynb").touch()
+    ...     try:
+    ...         reproduce(["01", "02"], profile="smoke")
+    ...     except ValueError as exc:
+    ...         print(exc)
+    ...     print(sorted(p.name for p in pathlib.Path(home).iterdir()))
+    unknown notebook='02'; known: 01_toy
+    ['Makefile', 'notebooks']
     """
     profile = resolve_profile(profile).name
     paths = [resolve_notebook(n) for n in notebooks] if notebooks else list_notebooks()
@@ -878,7 +1171,17 @@ def reproduce(notebooks=None, profile="paper", jobs=1, timeout=DEFAULT_CELL_TIME
 
 
 def parse_value(text):
-    """A command-line value: a Python literal if it is one (1, 0.5, 'a', [1, 2], None), else the string."""
+    """A command-line value: a Python literal if it is one (1, 0.5, 'a', [1, 2], None), else the string.
+
+    Parameters
+    ----------
+    text : str
+
+    Examples
+    --------
+    >>> [parse_value(t) for t in ["5", "1e-3", "[0.5, 1]", "None", "'paper'", "paper"]]
+    [5, 0.001, [0.5, 1], None, 'paper', 'paper']
+    """
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
@@ -1025,6 +1328,28 @@ def sweep_notebook(
     Returns
     -------
     (summary DataFrame of the runs, dict csv name -> concatenated DataFrame)
+
+    Examples
+    --------
+    The whole grid is checked before the first run:
+
+    >>> import nbformat, pathlib, tempfile
+    >>> cell = nbformat.v4.new_code_cell("max_iter = 5  # [int ≥ 1] N, the number of noisy releases")
+    >>> cell.metadata["tags"] = ["parameters"]
+    >>> kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(tmp.name, "01_toy.ipynb")
+    >>> nbformat.write(nbformat.v4.new_notebook(cells=[cell], metadata=kernel), path)
+    >>> sweep_notebook(path, {"max_iter": [5, 0]}, pathlib.Path(tmp.name, "runs"))
+    Traceback (most recent call last):
+    ...
+    ValueError: notebook parameter max_iter=0 of 01_toy.ipynb must be int ≥ 1 (declared in its parameters cell):
+    fails ≥ 1
+    >>> sweep_notebook(path, {"max_iter": [5, 10]}, pathlib.Path(tmp.name, "runs"))
+    Traceback (most recent call last):
+    ...
+    ValueError: 01_toy.ipynb does not declare 'results_dir', so a sweep cannot collect its results
+    >>> tmp.cleanup()
     """
     path = resolve_notebook(notebook)
     if not grid:

@@ -61,6 +61,26 @@ def compare_tables(committed, new, spec=None):
 
     ``spec`` is the table's declaration (key, timing, rtol, atol); None: rows by
     position, the ``seconds``/``*_seconds`` columns ignored, exact.
+
+    Parameters
+    ----------
+    committed, new : DataFrame
+    spec : dict, optional
+        As :func:`dpclust.experiments.table_spec` returns it.
+
+    Returns
+    -------
+    list of (row, column, committed, new)
+        Cells as text; ``"(absent)"`` marks a row or column on one side only.
+
+    Examples
+    --------
+    >>> committed = pd.DataFrame({"epsilon": [0.5, 1.0, 2.0], "nicv": [0.31, 0.12, 0.05], "seconds": [0.8, 0.7, 0.6]})
+    >>> new = pd.DataFrame({"epsilon": [0.5, 1.0, 4.0], "nicv": [0.31, 0.125, 0.02], "seconds": [0.9, 0.6, 0.5]})
+    >>> compare_tables(committed, new)  # rows by position, exact; the timings are ignored
+    [('2', 'epsilon', '2.0', '4.0'), ('1', 'nicv', '0.12', '0.125'), ('2', 'nicv', '0.05', '0.02')]
+    >>> compare_tables(committed, new, {"key": ["epsilon"], "timing": ["seconds"], "rtol": 0.05})
+    [('epsilon=2.0', '(row)', '(row)', '(absent)'), ('epsilon=4.0', '(row)', '(absent)', '(row)')]
     """
     spec = spec or _default_spec(committed)
     key, timing = list(spec.get("key", [])), set(spec.get("timing", []))
@@ -100,6 +120,30 @@ def compare_folders(notebook, committed_dir, new_dir):
     """Every difference between the result CSVs of two folders, as a DataFrame (DIFF_COLUMNS).
 
     The committed folder's ``tables.json`` says how each table is compared.
+
+    Parameters
+    ----------
+    notebook : str
+        The notebook's stem, written in the ``notebook`` column.
+    committed_dir, new_dir : path-like
+        The committed results and a rerun's.
+
+    Returns
+    -------
+    DataFrame with columns notebook, table, row, column, committed, new
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from dpclust.experiments import save_results
+    >>> frame = pd.DataFrame({"epsilon": [0.5, 1.0], "nicv": [0.31, 0.12], "seconds": [0.8, 0.7]})
+    >>> with tempfile.TemporaryDirectory() as committed, tempfile.TemporaryDirectory() as new:
+    ...     _ = save_results(frame, "03_x", "nicv", committed, key="epsilon", rtol=0.05)
+    ...     _ = save_results(frame, "03_x", "ledger", committed)
+    ...     _ = save_results(frame.assign(nicv=[0.32, 0.10], seconds=[2.0, 3.0]), "03_x", "nicv", new)
+    ...     diffs = compare_folders("03_x", committed, new)
+    >>> diffs.values.tolist()  # 0.32 is within 5% of 0.31, 0.10 is not; the ledger was not written again
+    [['03_x', 'ledger', '(table)', '', '(table)', '(absent)'], ['03_x', 'nicv', 'epsilon=1.0', 'nicv', '0.12', '0.1']]
     """
     committed_dir, new_dir = Path(committed_dir), Path(new_dir)
     manifest = read_manifest(committed_dir)
@@ -133,6 +177,21 @@ def verify(notebooks=None, jobs=1, timeout=None, keep=None, progress=None):
     Returns
     -------
     (summary of the runs, DataFrame of the differing cells and missing tables)
+
+    Examples
+    --------
+    A rerun runs every notebook asked for, so each name is resolved before any starts:
+
+    >>> import os, pathlib, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as home, mock.patch.dict(os.environ, {"DPCLUST_HOME": home}):
+    ...     pathlib.Path(home, "notebooks").mkdir()
+    ...     pathlib.Path(home, "Makefile").touch()
+    ...     pathlib.Path(home, "notebooks", "01_toy.ipynb").touch()
+    ...     verify(["01", "07"])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown notebook='07'; known: 01_toy
     """
     from . import reproduce as rep
 

@@ -1,9 +1,13 @@
 """The docstrings are documentation that runs: every module's examples pass, and the public API has them.
 
-Every module of ``dpclust_lib`` is imported (``pkgutil.walk_packages``) and its doctests run, so an
-example that drifts from the code fails ``make test``. Then the structure: every public estimator
-(``dpclust_lib.__all__``) has numpydoc ``Parameters`` and ``Examples`` sections, and every public
-function of the modules that are done has ``Examples``.
+Every module of ``dpclust_lib`` and of the tooling ``dpclust`` is imported (``pkgutil.walk_packages``;
+``dpclust.__main__`` too, which runs the command line only as a script) and its doctests run, so an
+example that drifts from the code fails ``make test``. The tooling's examples run in an empty
+compendium (``$DPCLUST_HOME``), without ``$DPCLUST_DATA_DIR`` and with downloads off: none may need
+the data files, which a wheel user does not have, and none may write into the compendium. Then the
+structure: every public estimator (``dpclust_lib.__all__``) has numpydoc ``Parameters`` and
+``Examples`` sections, and every public function and helper class (the names in a module's
+``__all__``) of every module of both packages has ``Examples``.
 """
 
 import doctest
@@ -13,55 +17,61 @@ import pkgutil
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator
 
+import dpclust
 import dpclust_lib
 
-MODULES = sorted(
+LIB_MODULES = sorted(
     info.name for info in pkgutil.walk_packages(dpclust_lib.__path__, prefix="dpclust_lib.") if not info.ispkg
 ) + ["dpclust_lib", "dpclust_lib.cluster", "dpclust_lib.audit"]
 
-# Estimators whose docstrings are being rewritten with their redesign (BIRCH family, another
-# engineer's files for now): exempt from the structural check only; their doctests still run.
-ESTIMATORS_PENDING = set()  # every estimator declares its constraints
+# The tooling, packages included; importing __main__ has no side effect (the command line runs under
+# ``if __name__ == "__main__"`` only).
+TOOLING_MODULES = ["dpclust"] + sorted(info.name for info in pkgutil.walk_packages(dpclust.__path__, prefix="dpclust."))
 
-# Modules whose public functions must all have an Examples section.
-FUNCTION_MODULES = [
-    "dpclust_lib.accounting",
-    "dpclust_lib.frequency",
-    "dpclust_lib.metrics",
-    "dpclust_lib.cluster.kmeans",
-    "dpclust_lib.cluster.idp_kmeans",
-    "dpclust_lib.cluster.dpkmeans_pp",
-    "dpclust_lib.cluster.eug_kmeans",
-    "dpclust_lib.cluster.dpqt_kmeans",
-    "dpclust_lib.cluster.birch",
-    "dpclust_lib.cluster.dp_birch",
-    "dpclust_lib.noise",
-    "dpclust_lib.audit.floating",
-    "dpclust_lib.cluster.kmodes",
-    "dpclust_lib.cluster.ldpk_modes",
-    "dpclust_lib.cluster.sampling_kmodes",
-]
+MODULES = LIB_MODULES + TOOLING_MODULES
+
+# Every module's public functions (the names in its __all__) have an Examples section.
+FUNCTION_MODULES = MODULES
 
 
 def test_every_module_is_found():
     assert {"dpclust_lib.validation", "dpclust_lib.cluster.kmeans", "dpclust_lib.cluster.dpqt_kmeans"} <= set(MODULES)
+    assert {"dpclust.datasets", "dpclust.reproduce", "dpclust.__main__", "dpclust.exercises._core"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)
-def test_doctests_pass(name):
+def test_doctests_pass(name, monkeypatch, tmp_path):
     module = importlib.import_module(name)
     finder = doctest.DocTestFinder(exclude_empty=True)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     globs = {"np": np, **vars(module)}
+    if name in TOOLING_MODULES:
+        globs = {"np": np, "pd": pd, **vars(module)}
+        home = _bare_compendium(tmp_path)
+        monkeypatch.setenv("DPCLUST_HOME", str(home))  # not this repository, whose data/raw holds data files
+        monkeypatch.delenv("DPCLUST_DATA_DIR", raising=False)
+        monkeypatch.setenv("DPCLUST_NO_DOWNLOAD", "1")  # an example that would download fails at once
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # examples of leaky options warn by design
         for test in finder.find(module, name, globs=globs):
             runner.run(test)
     result = runner.summarize(verbose=False)
     assert result.failed == 0, f"{result.failed} of {result.attempted} doctest examples of {name} failed (see stdout)"
+    if name in TOOLING_MODULES:
+        written = sorted(p.relative_to(home).as_posix() for p in home.rglob("*"))
+        assert written == ["Makefile", "notebooks"], f"the examples of {name} wrote into the compendium: {written}"
+
+
+def _bare_compendium(folder):
+    """A compendium with nothing in it: no data files, no results; examples must write elsewhere."""
+    home = folder / "compendium"
+    (home / "notebooks").mkdir(parents=True)
+    (home / "Makefile").touch()
+    return home
 
 
 def _sections(obj):
@@ -83,7 +93,7 @@ def test_estimator_docstring_has_parameters_attributes_and_examples(name):
     assert not missing, f"{name}'s docstring has no {sorted(missing)} section"
 
 
-@pytest.mark.parametrize("name", [n for n in ESTIMATORS if n not in ESTIMATORS_PENDING])
+@pytest.mark.parametrize("name", ESTIMATORS)
 def test_estimator_declares_every_parameter(name):
     # validate_params checks the table: a parameter missing from it would go unchecked.
     est = getattr(dpclust_lib, name)

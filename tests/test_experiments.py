@@ -228,3 +228,28 @@ def test_sweep_records_what_a_leaky_setting_guarantees(data):
     assert (by.loc["declared", "epsilon_guaranteed"] == 0.5).all()
     assert np.isinf(by.loc["bounds from data", "epsilon_guaranteed"]).all()
     assert (df["epsilon_spent"] == 0.5).all()  # the arithmetic spends the same in both
+
+
+class _Shell:
+    """The one attribute of an IPython shell that skip_rest_of_notebook touches."""
+
+    def __init__(self):
+        self.input_transformers_post = []
+
+
+def test_skip_rest_of_notebook_silences_later_cells_but_never_in_a_graded_assignment(monkeypatch):
+    import IPython
+
+    shell = _Shell()
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    monkeypatch.delenv("DPCLUST_GRADED", raising=False)
+    experiments.skip_rest_of_notebook("no data")
+    [transform] = shell.input_transformers_post
+    assert transform(["print('a later cell')\n"]) == []  # every later cell runs nothing
+    # In an exported nbgrader assignment a skipped check cell would count as passed: it stops with an error.
+    graded = _Shell()
+    monkeypatch.setattr(IPython, "get_ipython", lambda: graded)
+    monkeypatch.setenv("DPCLUST_GRADED", "1")
+    with pytest.raises(RuntimeError, match="no data; a graded assignment runs every cell"):
+        experiments.skip_rest_of_notebook("no data")
+    assert graded.input_transformers_post == []

@@ -338,3 +338,43 @@ def test_a_missing_optional_dependency_names_the_extra_to_install():
     with pytest.raises(ImportError, match=r"pip install 'dpclust\[notebooks\]'") as err:
         require("surely_not_a_module_xyz", "notebooks")
     assert "surely_not_a_module_xyz" in str(err.value)
+
+
+MAX_FUNCTION_LINES = 60  # a function a reader can hold in their head: signature and code, docstring apart
+NOTEBOOK_CELL_LINES = 40  # a notebook cell a reader takes in at once (the exercises' reference cells apart)
+
+
+def _code_lines(node):
+    """A function's lines without its docstring (numpydoc Examples make docstrings long, not the code)."""
+    lines = node.end_lineno - node.lineno + 1
+    first = node.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        lines -= first.end_lineno - first.lineno + 1
+    return lines
+
+
+def test_no_function_is_longer_than_sixty_lines():
+    long = [
+        f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({_code_lines(node)} lines)"
+        for folder in ("lib", "dpclust", "benchmarks", "book")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _code_lines(node) > MAX_FUNCTION_LINES
+    ]
+    assert not long, "split these functions: " + "; ".join(long)
+
+
+def _is_exercises_heading(cell):
+    return cell["cell_type"] == "markdown" and re.match(r"#+ .*Exercises", "".join(cell["source"]).lstrip())
+
+
+def test_notebook_code_cells_stay_short():
+    long = []
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if _is_exercises_heading(cell):
+                break  # the exercises keep a whole reference solution with its checks in one cell
+            lines = "".join(cell["source"]).count("\n") + 1
+            if cell["cell_type"] == "code" and lines > NOTEBOOK_CELL_LINES:
+                long.append(f"{path.stem} {cell.get('id')} ({lines} lines)")
+    assert not long, "split these cells: " + "; ".join(long)

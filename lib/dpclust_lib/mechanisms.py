@@ -3,7 +3,8 @@
 The budget they spend is accounted in :mod:`dpclust_lib.accounting`.
 
 Central model
-    :func:`laplace_mechanism` -- the textbook Laplace mechanism.
+    :func:`laplace_mechanism` -- the Laplace mechanism (exact discrete noise on a
+    power-of-two grid by default, the textbook floating-point noise by name).
 
 Local model (each user randomises their own value)
     :func:`grr_perturb` -- k-ary (generalised) randomized response, GRR;
@@ -43,11 +44,12 @@ import numbers
 
 import numpy as np
 
-from .noise import NOISE_KINDS, laplace_release
+from .noise import NOISE_KINDS, _release_checked, check_noise_kind
 from .validation import (
     check_categorical,
     check_domain_sizes,
     check_epsilon,
+    check_finite_values,
     check_int,
     check_positive,
     check_random_state,
@@ -93,10 +95,45 @@ _LAPLACE_OBSERVER = contextvars.ContextVar("laplace_observer", default=None)
 def observe_laplace(observer):
     """Route every :func:`laplace_mechanism` release through ``observer`` (for audits).
 
-    ``observer(value, scale, noisy)`` gets the exact value (ndarray), the Laplace
-    scale and the noisy release just drawn, and returns the release to use
-    instead (an array of the same shape). The noise is drawn in any case, so the
-    random stream of the run is the same with or without an observer.
+    The noise is drawn in any case, so the random stream of the run is the same
+    with or without an observer.
+
+    Parameters
+    ----------
+    observer : callable(value, scale, noisy) -> array_like
+        Called once per release inside the ``with`` block, with the exact value
+        (ndarray; with the default ``noise="exact"``, the value as rounded to the
+        noise grid), the Laplace scale actually used and the noisy release just
+        drawn; it returns the release to use instead (same shape).
+
+    Yields
+    ------
+    None
+        The previous observer (usually none) is restored on leaving the block.
+
+    Examples
+    --------
+    An observer that records each release and forces it to the exact value (the
+    coupling audit forces it to another run's release instead):
+
+    >>> seen = []
+    >>> def exact(value, scale, noisy):
+    ...     seen.append((value.tolist(), round(scale, 4)))
+    ...     return value
+    >>> with observe_laplace(exact):
+    ...     laplace_mechanism([3.0, 0.5], sensitivity=1.0, epsilon=0.5, random_state=0).tolist()
+    [3.0, 0.5]
+    >>> seen  # one release: the value and the scale, sensitivity / epsilon (and the grid's rounding)
+    [([3.0, 0.5], 2.0)]
+
+    The noise was drawn all the same, so the caller's stream moves on as without an observer:
+
+    >>> rng_a, rng_b = np.random.default_rng(0), np.random.default_rng(0)
+    >>> with observe_laplace(exact):
+    ...     _ = laplace_mechanism(3.0, 1.0, 0.5, random_state=rng_a)
+    >>> _ = laplace_mechanism(3.0, 1.0, 0.5, random_state=rng_b)
+    >>> bool(rng_a.random() == rng_b.random())
+    True
     """
     token = _LAPLACE_OBSERVER.set(observer)
     try:
@@ -108,8 +145,33 @@ def observe_laplace(observer):
 def laplace_scale(sensitivity, epsilon):
     """The scale b = sensitivity / epsilon of the Laplace mechanism.
 
-    Raises ValueError when b is not a finite number > 0 (it overflows to inf,
-    or underflows to 0, which would release the exact value).
+    Parameters
+    ----------
+    sensitivity : float
+        L1 sensitivity of the query, > 0.
+    epsilon : float
+        Privacy parameter, > 0.
+
+    Returns
+    -------
+    float
+        The scale b, before any rounding to a noise grid (:func:`laplace_mechanism`
+        with ``noise="exact"`` adds the grid's rounding to the sensitivity).
+
+    Raises
+    ------
+    ValueError
+        When an argument is not a finite number > 0, or b is not (it overflows to
+        inf, or underflows to 0, which would release the exact value).
+
+    Examples
+    --------
+    >>> laplace_scale(2.0, 0.5)
+    4.0
+    >>> laplace_scale(1e-300, 1e300)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: the Laplace scale sensitivity / epsilon ... not a finite number > 0; ...
     """
     sensitivity = check_positive(sensitivity, "sensitivity")
     epsilon = check_epsilon(epsilon)
@@ -120,27 +182,6 @@ def laplace_scale(sensitivity, epsilon):
             "number > 0; rescale the query so that sensitivity and epsilon are of moderate size"
         )
     return scale
-
-
-def _laplace_value(value):
-    """The exact query answer as a float array. Strings, bools and objects are refused, not cast;
-    the message names the parameter but never shows the value (it may be a record's)."""
-    if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
-        raise TypeError(f"value must be a number or an array of numbers, got a {type(value).__name__}")
-    if isinstance(value, numbers.Real):
-        arr = np.asarray(float(value))
-    else:
-        try:
-            raw = np.asarray(value)
-        except Exception as exc:  # ragged nested lists
-            raise TypeError("value must be a number or a rectangular array of numbers") from exc
-        if raw.dtype.kind not in "iuf":
-            raise TypeError(f"value must be a number or an array of numbers, got an array of dtype {raw.dtype}")
-        arr = raw.astype(float)
-    if arr.size and not np.all(np.isfinite(arr)):
-        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr.reshape(arr.shape or (1,))))[0])
-        raise ValueError(f"value must be finite, got NaN or inf (first at index {bad})")
-    return arr
 
 
 def laplace_mechanism(value, sensitivity, epsilon, random_state=None, *, noise="exact"):
@@ -163,7 +204,7 @@ def laplace_mechanism(value, sensitivity, epsilon, random_state=None, *, noise="
         ``"exact"``: the answer rounded to a power-of-two grid plus exact discrete Laplace noise
         (:func:`dpclust_lib.noise.laplace_release`), epsilon-DP exactly as accounted, the grid's
         rounding included. ``"float"``: the textbook ``value + rng.laplace(0, b)`` of the papers,
-        whose low-order bits leak (Mironov, CCS 2012; :func:`dpclust_lib.noise.mironov_attack`).
+        whose low-order bits leak (Mironov, CCS 2012; :func:`dpclust_lib.audit.floating.mironov_attack`).
 
     Returns
     -------
@@ -179,8 +220,8 @@ def laplace_mechanism(value, sensitivity, epsilon, random_state=None, *, noise="
     """
     laplace_scale(sensitivity, epsilon)  # the same checks and messages for both kinds of noise
     rng = check_random_state(random_state)
-    arr = _laplace_value(value)
-    noisy, scale, gamma = laplace_release(arr, sensitivity, epsilon, rng, noise=noise)
+    arr = check_finite_values(value)
+    noisy, scale, gamma = _release_checked(arr, float(sensitivity), float(epsilon), rng, check_noise_kind(noise))
     observer = _LAPLACE_OBSERVER.get()
     if observer is not None:
         # The audit couples the noise, which is added to the answer as rounded to the grid.
@@ -214,6 +255,31 @@ def grr_probabilities(k, epsilon):
     overflows nor cancels. Numerically safe range: q >= 2^-40, i.e.
     epsilon <= ln(2^40 - k + 1) (about 27.7; k <= 2^32);
     outside it ValueError names ``epsilon``.
+
+    Parameters
+    ----------
+    k : int
+        Domain size, 2 <= k <= 2^32.
+    epsilon : float
+        Privacy parameter, > 0 and within the safe range above.
+
+    Returns
+    -------
+    p, q : float
+        Probability of reporting the true value, and of reporting one given other value.
+
+    Examples
+    --------
+    With k = 4 and epsilon = ln 3, p = e^eps / (e^eps + k - 1) = 3 / 6:
+
+    >>> import math
+    >>> p, q = grr_probabilities(4, math.log(3))
+    >>> round(p, 12), round(q, 12), round(p / q, 12)
+    (0.5, 0.166666666667, 3.0)
+    >>> grr_probabilities(4, 30.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: epsilon=30.0 is outside the numerically safe range of 4-ary randomized response (epsilon <= 27.73): ...
     """
     # k <= 2^32 keeps p >= 1/k far above 2^-40, so only epsilon can leave the safe range.
     k = check_int(k, "k", minimum=2, maximum=2**32)
@@ -227,7 +293,31 @@ def grr_probabilities(k, epsilon):
 
 
 def grr_matrix(k, epsilon):
-    """The k x k transition matrix of GRR (row = input, column = output); k <= MAX_DENSE_CELLS."""
+    """The k x k transition matrix of GRR (row = input, column = output); k <= MAX_DENSE_CELLS.
+
+    Parameters
+    ----------
+    k : int
+        Domain size, 2 <= k <= ``MAX_DENSE_CELLS``.
+    epsilon : float
+        Privacy parameter (the range of :func:`grr_probabilities`).
+
+    Returns
+    -------
+    ndarray of shape (k, k)
+        ``P[x, y] = Pr[M(x) = y]``: p on the diagonal, q elsewhere; every row sums to one.
+
+    Examples
+    --------
+    With k = 3 and epsilon = ln 2, p = 2 / 4 and q = 1 / 4:
+
+    >>> import math
+    >>> P = grr_matrix(3, math.log(2))
+    >>> P.round(12).tolist()
+    [[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]]
+    >>> P.sum(axis=1).round(12).tolist()
+    [1.0, 1.0, 1.0]
+    """
     k = check_int(k, "k", minimum=2, maximum=MAX_DENSE_CELLS)
     p, q = grr_probabilities(k, epsilon)
     return np.full((k, k), q) + np.eye(k) * (p - q)
@@ -241,7 +331,34 @@ def _check_codes(values, k, name="values"):
 def grr_perturb(values, k, epsilon, random_state=None):
     """Perturb each value in {0..k-1} with k-ary randomized response.
 
-    Returns an int64 array of reports of the same length.
+    Parameters
+    ----------
+    values : array_like of shape (n,)
+        Integer category codes in 0 .. k - 1, one per user.
+    k : int
+        Domain size, >= 2.
+    epsilon : float
+        Privacy parameter (the range of :func:`grr_probabilities`).
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        The source of randomness.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        The reports: the true value with probability p, else one of the k - 1 others,
+        uniformly.
+
+    Examples
+    --------
+    Ten thousand users who all hold 0, k = 4, epsilon = ln 3: about half report
+    the truth (p = 1/2), the rest spread over the three other codes (q = 1/6 each):
+
+    >>> import math
+    >>> reports = grr_perturb(np.zeros(10_000, dtype=int), 4, math.log(3), random_state=0)
+    >>> reports.shape, sorted(set(reports.tolist()))
+    ((10000,), [0, 1, 2, 3])
+    >>> round(float(np.mean(reports == 0)), 2)
+    0.5
     """
     p, _ = grr_probabilities(k, epsilon)
     if np.ndim(values) != 1:
@@ -272,7 +389,25 @@ def _check_report_bits(n, k):
 
 
 def unary_encode(values, k):
-    """One-hot encode codes {0..k-1} into an (n, k) uint8 array (n * k <= MAX_REPORT_BITS)."""
+    """One-hot encode codes {0..k-1} into an (n, k) uint8 array (n * k <= MAX_REPORT_BITS).
+
+    Parameters
+    ----------
+    values : array_like of shape (n,)
+        Integer category codes in 0 .. k - 1.
+    k : int
+        Domain size, >= 2.
+
+    Returns
+    -------
+    ndarray of uint8, shape (n, k)
+        Row i has a single 1, in column ``values[i]``.
+
+    Examples
+    --------
+    >>> unary_encode([0, 2, 1], 3).tolist()
+    [[1, 0, 0], [0, 0, 1], [0, 1, 0]]
+    """
     k = check_int(k, "k", minimum=2)
     if np.ndim(values) != 1:
         raise ValueError(f"values must be a 1-D array of category codes, got shape {np.shape(values)}")
@@ -288,6 +423,25 @@ def sue_pq(epsilon):
 
     Computed as p = 1 / (1 + e^{-eps/2}), q = e^{-eps/2} p. Numerically safe
     range: q >= 2^-40, i.e. epsilon <= 2 ln(2^40 - 1) (about 55.5).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter of a whole report, > 0 and within the safe range above.
+
+    Returns
+    -------
+    p, q : float
+        Probability that the report's bit is 1 where the encoded bit is 1, and where it is 0.
+
+    Examples
+    --------
+    With epsilon = 2 ln 3, e^{eps/2} = 3, so p = 3/4 and q = 1/4:
+
+    >>> import math
+    >>> p, q = sue_pq(2 * math.log(3))
+    >>> round(p, 12), round(q, 12)
+    (0.75, 0.25)
     """
     eps = check_epsilon(epsilon)
     t = math.exp(-eps / 2.0)
@@ -302,6 +456,26 @@ def oue_pq(epsilon):
 
     Computed as q = e^-eps / (1 + e^-eps). Numerically safe range: q >= 2^-40,
     i.e. epsilon <= ln(2^40 - 1) (about 27.7).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter of a whole report, > 0 and within the safe range above.
+
+    Returns
+    -------
+    p, q : float
+        Probability that the report's bit is 1 where the encoded bit is 1 (always 1/2), and
+        where it is 0.
+
+    Examples
+    --------
+    With epsilon = ln 3, q = 1 / (3 + 1):
+
+    >>> import math
+    >>> p, q = oue_pq(math.log(3))
+    >>> p, round(q, 12)
+    (0.5, 0.25)
     """
     eps = check_epsilon(epsilon)
     t = math.exp(-eps)
@@ -326,13 +500,62 @@ def ue_epsilon(p, q):
 
     Two inputs differ in two bits, one of which goes 1->0 and one 0->1, so the
     worst-case ratio of a whole report is p(1-q) / ((1-p) q).
+
+    Parameters
+    ----------
+    p, q : float
+        Bit probabilities, each in [2^-40, 1 - 2^-40], with p > q.
+
+    Returns
+    -------
+    float
+        The epsilon of a whole report.
+
+    Examples
+    --------
+    OUE's p = 1/2 and q = 1/4 give ln[(1/2)(3/4) / ((1/2)(1/4))] = ln 3, and SUE's
+    pair gives back the epsilon it was made for:
+
+    >>> import math
+    >>> math.isclose(ue_epsilon(0.5, 0.25), math.log(3))
+    True
+    >>> round(ue_epsilon(*sue_pq(1.0)), 12)
+    1.0
     """
     p, q = _check_pq(p, q)
     return float(np.log(p * (1 - q) / ((1 - p) * q)))
 
 
 def ue_perturb(bits, p, q, random_state=None):
-    """Flip each bit independently: Pr[b' = 1] = p if b = 1, q if b = 0."""
+    """Flip each bit independently: Pr[b' = 1] = p if b = 1, q if b = 0.
+
+    Parameters
+    ----------
+    bits : array_like of 0/1 integers, shape (n, k)
+        One encoded report per user (e.g. from :func:`unary_encode`); n * k <= MAX_REPORT_BITS.
+    p, q : float
+        Bit probabilities, each in [2^-40, 1 - 2^-40], with p > q (e.g. from :func:`sue_pq`
+        or :func:`oue_pq`).
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        The source of randomness.
+
+    Returns
+    -------
+    ndarray of uint8, shape (n, k)
+        The perturbed reports.
+
+    Examples
+    --------
+    Ten thousand users who all hold 0, OUE at epsilon = ln 3 (p = 1/2, q = 1/4):
+    the share of ones is about p in column 0 and about q elsewhere.
+
+    >>> bits = unary_encode(np.zeros(10_000, dtype=int), 3)
+    >>> reports = ue_perturb(bits, 0.5, 0.25, random_state=0)
+    >>> reports.shape, str(reports.dtype)
+    ((10000, 3), 'uint8')
+    >>> reports.mean(axis=0).round(2).tolist()
+    [0.5, 0.25, 0.25]
+    """
     p, q = _check_pq(p, q)
     b = np.asarray(bits)
     if b.ndim != 2 or b.size == 0:
@@ -358,6 +581,29 @@ def hamming_rr_distance_pmf(m, k, epsilon):
     Computed in logs (e^{eps m} overflows for large m * eps). The mechanism is m
     k-ary randomized responses, so it has their numerically safe range:
     epsilon <= ln(2^40 - k + 1); m <= 10^6.
+
+    Parameters
+    ----------
+    m : int
+        Number of attributes, 1 <= m <= 10^6.
+    k : int
+        Domain size of every attribute, >= 2.
+    epsilon : float
+        Privacy parameter per unit of Hamming distance.
+
+    Returns
+    -------
+    ndarray of shape (m + 1,)
+        Pr[d(X, Y) = z] for z = 0 .. m; it sums to one.
+
+    Examples
+    --------
+    The distance is Binomial(m, 1 - p) with GRR's p; for m = 2, k = 2 and
+    epsilon = ln 2, p = 2/3 and the probabilities are 4/9, 4/9 and 1/9:
+
+    >>> import math
+    >>> (9 * hamming_rr_distance_pmf(2, 2, math.log(2))).round(9).tolist()
+    [4.0, 4.0, 1.0]
     """
     m = check_int(m, "m", minimum=1, maximum=10**6)
     k = check_int(k, "k", minimum=2)
@@ -377,6 +623,31 @@ def hamming_rr_matrix(domain_sizes, epsilon):
     P[x, y] = prod_j (e^eps if y_j = x_j else 1) / prod_j (e^eps + k_j - 1), with
     records indexed in mixed radix (first attribute most significant), so
     P = P_1 (x) P_2 (x) ... (x) P_m, the Kronecker product of GRR matrices.
+
+    Parameters
+    ----------
+    domain_sizes : sequence of int
+        k_1 .. k_m, each >= 2, with k_1 * ... * k_m <= MAX_DENSE_CELLS.
+    epsilon : float
+        Privacy parameter per unit of Hamming distance.
+
+    Returns
+    -------
+    ndarray of shape (k_1 ... k_m, k_1 ... k_m)
+        ``P[x, y] = Pr[M(x) = y]``; every row sums to one.
+
+    Examples
+    --------
+    Domains (2, 3) and epsilon = ln 2: the normaliser is (2 + 1)(2 + 2) = 12, and
+    record (0, 0) is kept with weight 2 * 2, moved in one attribute with weight 2
+    (three such records) and in both with weight 1 (two records):
+
+    >>> import math
+    >>> P = hamming_rr_matrix((2, 3), math.log(2))
+    >>> P.shape, (12 * P[0]).round(9).tolist()
+    ((6, 6), [4.0, 2.0, 2.0, 2.0, 1.0, 1.0])
+    >>> P.sum(axis=1).round(12).tolist()
+    [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
     """
     sizes = check_domain_sizes(domain_sizes)
     cells = math.prod(sizes)  # Python ints: np.prod would wrap around silently
@@ -402,14 +673,30 @@ def hamming_rr_perturb(X, domain_sizes, epsilon, random_state=None):
 
     Parameters
     ----------
-    X : array of shape (n, m), integer codes, X[:, j] in {0..k_j - 1}
-    domain_sizes : sequence of m integers >= 2
-    epsilon : float, the per-unit-distance privacy parameter; numerically safe
-        up to ln(2^40 - max(domain_sizes) + 1) (see :func:`grr_probabilities`)
+    X : array_like of shape (n, m)
+        Integer codes, ``X[:, j]`` in 0 .. k_j - 1.
+    domain_sizes : sequence of m int
+        k_1 .. k_m, each >= 2.
+    epsilon : float
+        The per-unit-distance privacy parameter (a whole record gets m * epsilon);
+        numerically safe up to ln(2^40 - max(domain_sizes) + 1) (see :func:`grr_probabilities`).
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        The source of randomness.
 
     Returns
     -------
-    Y : int64 array of shape (n, m)
+    Y : ndarray of int64, shape (n, m)
+        The perturbed records.
+
+    Examples
+    --------
+    Each attribute is kept with GRR's p: at epsilon = ln 3, 3/4 for k = 2 and 3/5 for k = 3:
+
+    >>> import math
+    >>> X = np.zeros((10_000, 2), dtype=int)
+    >>> Y = hamming_rr_perturb(X, (2, 3), math.log(3), random_state=0)
+    >>> Y.shape, (Y == X).mean(axis=0).round(2).tolist()
+    ((10000, 2), [0.75, 0.6])
     """
     sizes = check_domain_sizes(domain_sizes)
     X = check_categorical(X, sizes)

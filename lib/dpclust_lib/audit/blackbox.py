@@ -92,6 +92,18 @@ class BlackBoxResult:
         The ``random_state`` of each fit on D and on D' (empty for :func:`threshold_audit`).
     warnings : tuple of str
         Names of the warning categories the fits raised.
+
+    Examples
+    --------
+    A statistic that tells D from D' every time, 25 evaluation runs a side: the bound is
+    ln(0.863 / 0.137), about 1.84, whatever the claim, and the verdict compares it with the claim:
+
+    >>> import dataclasses
+    >>> r = threshold_audit([0.0] * 50, [1.0] * 50)
+    >>> round(r.epsilon_lower_bound, 3), r.verdict  # no claim (NaN): nothing to violate
+    (1.839, 'consistent')
+    >>> dataclasses.replace(r, epsilon_claimed=1.0).verdict
+    'violates'
     """
 
     epsilon_lower_bound: float
@@ -455,12 +467,26 @@ class BlackBoxCase:
 
     Attributes
     ----------
-    estimator, setting : str, for the table
-    template : the unfitted estimator
-    X, X_prime : the neighbouring pair D, D'
-    statistic : callable(fitted estimator) -> float, read from the public release only
-    neighbours : str, how X and X_prime differ
-    n_fits : int, the default number of fits per side (smaller for slow estimators)
+    estimator, setting : str
+        Names for the table.
+    template : estimator
+        The unfitted estimator.
+    X, X_prime : ndarray
+        The neighbouring pair D, D'.
+    statistic : callable(fitted estimator) -> float
+        A scalar read from the public release only.
+    neighbours : str
+        How X and X_prime differ.
+    n_fits : int, default=2000
+        The default number of fits per side (smaller for slow estimators).
+
+    Examples
+    --------
+    >>> case = blackbox_cases()[0]
+    >>> case.estimator, case.setting, case.statistic.__name__, case.n_fits
+    ('DPKMeans', 'K=1, one release', 'far_centre_l1', 2000)
+    >>> case.X.shape, case.X_prime.shape, case.neighbours
+    ((12, 2), (13, 2), 'add one record (corner 1)')
     """
 
     estimator: str
@@ -562,6 +588,14 @@ def blackbox_cases():
     Returns
     -------
     list of BlackBoxCase
+
+    Examples
+    --------
+    >>> cases = blackbox_cases()
+    >>> len(cases), [c.estimator for c in cases[-2:]]
+    (10, ['LDPKModes', 'SamplingLDPKModes'])
+    >>> sorted({c.neighbours for c in cases})
+    ['add one record (corner 1)', "replace one user's record (Hamming distance 3)"]
     """
     from .. import cluster
 
@@ -642,10 +676,26 @@ def blackbox_table(cases=None, *, n_fits=None, confidence=0.95, random_state=0):
 
     Returns
     -------
-    DataFrame with columns estimator, setting, neighbours, statistic, epsilon_spent (the largest
-    ``epsilon_spent_`` of a fit), epsilon_claimed (``epsilon_guaranteed_``), epsilon_lower_bound,
-    n_fits, seconds, verdict ("consistent" when the bound does not exceed the claim, else "violates")
-    and above_spent (the bound exceeds ``epsilon_spent_``: the budget arithmetic itself is wrong).
+    DataFrame
+        One row per case, with columns estimator, setting, neighbours, statistic, epsilon_spent
+        (the largest ``epsilon_spent_`` of a fit), epsilon_claimed (``epsilon_guaranteed_``),
+        epsilon_lower_bound, n_fits, seconds, verdict ("consistent" when the bound does not
+        exceed the claim, else "violates") and above_spent (the bound exceeds
+        ``epsilon_spent_``: the budget arithmetic itself is wrong).
+
+    Examples
+    --------
+    The table's shape on two cases at 20 fits a side (the ten cases at their own ``n_fits``
+    take most of a minute). With 10 evaluation fits a side no bound can exceed
+    ln(0.6915 / 0.3085) = 0.81 (all hits against none), so a run this small cannot catch a
+    violation of these claims of 1:
+
+    >>> table = blackbox_table(blackbox_cases()[:2], n_fits=20)
+    >>> list(table.columns)  # doctest: +NORMALIZE_WHITESPACE
+    ['estimator', 'setting', 'neighbours', 'statistic', 'epsilon_spent', 'epsilon_claimed',
+     'epsilon_lower_bound', 'n_fits', 'seconds', 'verdict', 'above_spent']
+    >>> table["estimator"].tolist(), table["n_fits"].tolist(), table["verdict"].tolist()
+    (['DPKMeans', 'IDPKMeans'], [20, 20], ['consistent', 'consistent'])
     """
     rows = []
     for case in blackbox_cases() if cases is None else cases:

@@ -130,6 +130,22 @@ class CouplingResult:
         Names of the warning categories the two fits raised (PrivacyLeakWarning among them).
         The audit records the fits' warnings instead of letting them through, so a
         RuntimeWarning shows here, not as an error.
+
+    Examples
+    --------
+    The verdicts, from results written by hand (:func:`coupled_loss` makes them from two runs):
+
+    >>> import math
+    >>> CouplingResult(loss=0.8, epsilon_spent=1.0, epsilon_guaranteed=1.0, n_releases=2).verdict()
+    'ok'
+    >>> over = CouplingResult(loss=1.5, epsilon_spent=1.0, epsilon_guaranteed=1.0, n_releases=2)
+    >>> over.verdict(), over.verdict(bound=2.0)  # replace-one neighbours may lose twice the budget
+    ('over budget', 'ok')
+    >>> leak = CouplingResult(math.inf, 1.0, 1.0, n_releases=2, differences=("cluster_centers_",))
+    >>> leak.verdict(), leak.explain()
+    ('leak', 'cluster_centers_')
+    >>> CouplingResult(loss=0.0, epsilon_spent=1.0, epsilon_guaranteed=1.0, n_releases=0).verdict()
+    'unobserved'
     """
 
     loss: float
@@ -257,11 +273,34 @@ def coupled_loss(estimator, X, X_prime, *, seed=0):
         (the same seed for both runs).
     X, X_prime : array_like
         The data set D and its neighbour D'.
-    seed : int
+    seed : int, default=0
+        The seed of both runs: one random path.
 
     Returns
     -------
     CouplingResult
+        The loss is finite when every public output is equal on D and D'.
+
+    Examples
+    --------
+    DPKMeans with public bounds, one record added at a corner. Its two releases (one per
+    iteration, half the budget each) need shifts that add up to the budget; they fall a
+    hair short of it because the scale also covers the rounding to the noise grid:
+
+    >>> from dpclust_lib import DPKMeans
+    >>> X = np.array([[0.1, 0.2], [0.15, 0.1], [0.8, 0.9], [0.9, 0.7], [0.5, 0.5]])
+    >>> D, D_prime = neighbours(X, [1.0, 1.0], "add")
+    >>> est = DPKMeans(n_clusters=2, epsilon=1.0, max_iter=2, bounds=(0.0, 1.0))
+    >>> r = coupled_loss(est, D, D_prime, seed=0)
+    >>> r.n_releases, round(r.loss, 4), bool(r.loss <= 1.0), r.epsilon_spent, r.verdict()
+    (2, 1.0, True, 1.0, 'ok')
+
+    Bounds read off the data are not private: the new record moves the upper bounds, and
+    with them the centres, whatever the noise:
+
+    >>> leaky = coupled_loss(DPKMeans(n_clusters=2, epsilon=1.0, max_iter=2, bounds="data"), D, D_prime)
+    >>> leaky.verdict(), leaky.differences, leaky.warnings
+    ('leak', ('bounds_[1]', 'cluster_centers_', 'initial_centers_'), ('PrivacyLeakWarning',))
     """
     est, recorder, rng_d, warned_d = _fit(estimator, X, seed, _Recorder)
     recorded = recorder.releases
@@ -292,7 +331,25 @@ def coupled_loss(estimator, X, X_prime, *, seed=0):
 
 
 def public_attributes(est):
-    """Names of the fitted public attributes: ending in ``_``, not starting with ``_``."""
+    """Names of the fitted public attributes: ending in ``_``, not starting with ``_``.
+
+    Parameters
+    ----------
+    est : object
+        A fitted estimator (any object with a ``__dict__``).
+
+    Returns
+    -------
+    list of str
+        Sorted, without the exact-data :data:`DIAGNOSTICS`.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> fitted = SimpleNamespace(centers_=[0.5], k=2, _cache_=None, labels_=[0, 1])
+    >>> public_attributes(fitted)  # k is a parameter, _cache_ private, labels_ a diagnostic
+    ['centers_']
+    """
     return sorted(k for k in vars(est) if k.endswith("_") and not k.startswith("_") and k not in DIAGNOSTICS)
 
 
@@ -302,6 +359,36 @@ def public_differences(a, b, limit=10):
     Arrays must agree in shape and in every bit (NaN equal to NaN); nested objects (a ledger, a
     tree) are compared attribute by attribute. Random generators and :data:`DIAGNOSTICS` are
     skipped.
+
+    Parameters
+    ----------
+    a, b : object
+        Two fitted estimators.
+    limit : int, default=10
+        The most differences reported.
+
+    Returns
+    -------
+    list of str
+        The dotted paths that differ (with the reason for a type, shape, length or key mismatch);
+        empty when the public outputs are equal.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> a = SimpleNamespace(centers_=np.array([0.5, np.nan]), info_={"n": 3})
+    >>> b = SimpleNamespace(centers_=np.array([0.5, np.nan]), info_={"n": 4})
+    >>> public_differences(a, b)  # NaN equals NaN; the dict is compared key by key
+    ["info_['n']"]
+
+    Two fits of DPKMeans with different seeds release different centres:
+
+    >>> from dpclust_lib import DPKMeans
+    >>> X = np.array([[0.1, 0.2], [0.15, 0.1], [0.8, 0.9], [0.9, 0.7], [0.5, 0.5]])
+    >>> def fit(seed):
+    ...     return DPKMeans(n_clusters=2, epsilon=1.0, max_iter=2, bounds=(0.0, 1.0), random_state=seed).fit(X)
+    >>> public_differences(fit(0), fit(0)), public_differences(fit(0), fit(1))
+    ([], ['cluster_centers_', 'initial_centers_'])
     """
     out, seen = [], set()
     names_a, names_b = public_attributes(a), public_attributes(b)
@@ -374,9 +461,28 @@ def domain_points(lower, upper, *, integer=False):
     An edge midpoint has one coordinate at the middle and the others at a bound. With
     ``integer=True`` (category codes, upper = k - 1) the middle is rounded down.
 
+    Parameters
+    ----------
+    lower, upper : array_like of shape (d,)
+        The box's bounds per coordinate.
+    integer : bool, default=False
+        Integer points (category codes), the middle rounded down.
+
     Returns
     -------
     list of (name, point ndarray)
+        3^d points in 2-D and up (2^d corners, the edge midpoints, the centre); 3 for d = 1.
+
+    Examples
+    --------
+    >>> points = domain_points([0.0, 0.0], [1.0, 1.0])
+    >>> [name for name, _ in points]  # doctest: +NORMALIZE_WHITESPACE
+    ['corner(lo,lo)', 'corner(lo,hi)', 'corner(hi,lo)', 'corner(hi,hi)',
+     'edge(lo,mid)', 'edge(hi,mid)', 'edge(mid,lo)', 'edge(mid,hi)', 'centre(mid,mid)']
+    >>> points[4][1].tolist(), points[-1][1].tolist()
+    ([0.0, 0.5], [0.5, 0.5])
+    >>> domain_points([0, 0], [2, 3], integer=True)[-1][1].tolist()  # codes 0..2 and 0..3
+    [1, 1]
     """
     lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
     d = lower.shape[0]
@@ -401,6 +507,29 @@ def neighbours(X, x, relation):
 
     ``"add"``: (X, X + [x]); ``"remove"``: (X + [x], X); ``"replace"``: (X, X with its last row
     replaced by x).
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+        The base data set.
+    x : array_like of shape (d,)
+        The record added, removed or put in place of the last one (cast to X's dtype).
+    relation : {"add", "remove", "replace"}
+
+    Returns
+    -------
+    D, D_prime : ndarray
+        The neighbouring pair.
+
+    Examples
+    --------
+    >>> X = np.array([[0.1, 0.2], [0.3, 0.4]])
+    >>> D, D_prime = neighbours(X, [1.0, 1.0], "add")
+    >>> D.shape, D_prime.shape, D_prime[-1].tolist()
+    ((2, 2), (3, 2), [1.0, 1.0])
+    >>> D, D_prime = neighbours(X, [1.0, 1.0], "replace")
+    >>> D_prime.tolist()
+    [[0.1, 0.2], [1.0, 1.0]]
     """
     X = np.asarray(X)
     x = np.asarray(x, dtype=X.dtype).reshape(1, -1)
@@ -421,16 +550,34 @@ def audit_neighbours(estimator, X, points, *, relations=("add", "remove"), seeds
     Parameters
     ----------
     estimator : an unfitted estimator
-    X : array_like, the base data set
-    points : list of (name, point), e.g. from :func:`domain_points`
-    relations : subset of ("add", "remove", "replace")
-    seeds : iterable of int
+    X : array_like
+        The base data set.
+    points : list of (name, point)
+        The records that make the neighbours, e.g. from :func:`domain_points`.
+    relations : subset of ("add", "remove", "replace"), default=("add", "remove")
+    seeds : iterable of int, default=(0,)
 
     Returns
     -------
-    DataFrame with columns relation, point, seed, n_releases, loss, epsilon_spent,
-    epsilon_guaranteed, bound (epsilon_spent, twice that for "replace"), verdict, detail,
-    warnings (the warning categories the fits raised, comma-separated).
+    DataFrame
+        One row per seed, point and relation, with columns relation, point, seed, n_releases,
+        loss, epsilon_spent, epsilon_guaranteed, bound (epsilon_spent, twice that for
+        "replace"), verdict, detail, warnings (the warning categories the fits raised,
+        comma-separated).
+
+    Examples
+    --------
+    DPKMeans with public bounds, neighbours made with two corners of the unit square:
+
+    >>> from dpclust_lib import DPKMeans
+    >>> est = DPKMeans(n_clusters=2, epsilon=1.0, max_iter=2, bounds=(0.0, 1.0))
+    >>> X = np.array([[0.1, 0.2], [0.15, 0.1], [0.8, 0.9], [0.9, 0.7], [0.5, 0.5]])
+    >>> corners = domain_points([0.0, 0.0], [1.0, 1.0])[:2]
+    >>> frame = audit_neighbours(est, X, corners, relations=("add", "remove", "replace"))
+    >>> frame.shape, frame["bound"].tolist()
+    ((6, 11), [1.0, 1.0, 2.0, 1.0, 1.0, 2.0])
+    >>> sorted(set(frame["verdict"])), bool((frame["loss"] <= frame["bound"]).all())
+    (['ok'], True)
     """
     rows = []
     for seed in seeds:
@@ -575,6 +722,21 @@ def audit_cases():
     """The fixed cases of :func:`audit_table`: (estimator, setting, unfitted estimator, X, points).
 
     Small data (41 records), few iterations; private settings and every documented leaky option.
+
+    Returns
+    -------
+    list of (str, str, estimator, ndarray, list of (name, point))
+        A private setting is tested at every point of :func:`domain_points` of its domain; most
+        leaky options at fewer (the corners and the centre), which suffice to show their leak.
+
+    Examples
+    --------
+    >>> cases = audit_cases()
+    >>> len(cases), sorted({name for name, *_ in cases})[:3]
+    (16, ['DPBirch', 'DPBirchPublicTree', 'DPKMeans'])
+    >>> name, setting, est, X, points = cases[0]
+    >>> name, setting, X.shape, len(points)
+    ('DPKMeans', 'private', (41, 2), 9)
     """
     X, C = _numeric_data(), _categorical_data()
     n, unit, sizes = X.shape[0], (0.0, 1.0), (3, 4, 2)
@@ -600,10 +762,26 @@ def audit_table(cases=None, *, seeds=(0,)):
 
     Returns
     -------
-    DataFrame with columns estimator, setting, neighbours ("add/remove one" against
-    epsilon_spent_, "replace one" against 2 epsilon_spent_), epsilon_spent, epsilon_guaranteed,
-    bound, audited_loss (the largest loss over the test points), verdict (the worst: leak,
-    unobserved, over budget, ok), detail (the first reason for a leak).
+    DataFrame
+        Two rows per case, with columns estimator, setting, neighbours ("add/remove one" against
+        epsilon_spent_, "replace one" against 2 epsilon_spent_), epsilon_spent, epsilon_guaranteed,
+        bound, audited_loss (the largest loss over the test points), verdict (the worst: leak,
+        unobserved, over budget, ok), detail (the first reason for a leak).
+
+    Examples
+    --------
+    The first two cases only (the whole table takes about a second): DPKMeans with public
+    bounds, and with bounds read off the data:
+
+    >>> table = audit_table(audit_cases()[:2])
+    >>> list(table.columns)  # doctest: +NORMALIZE_WHITESPACE
+    ['estimator', 'setting', 'neighbours', 'epsilon_spent', 'epsilon_guaranteed', 'bound',
+     'audited_loss', 'verdict', 'detail']
+    >>> table[["setting", "neighbours", "verdict"]].values.tolist()  # doctest: +NORMALIZE_WHITESPACE
+    [['private', 'add/remove one', 'ok'], ['private', 'replace one', 'ok'],
+     ['bounds from data', 'add/remove one', 'leak'], ['bounds from data', 'replace one', 'leak']]
+    >>> table.loc[2, "detail"]
+    'bounds_[0]; cluster_centers_; initial_centers_'
     """
     order = {"leak": 0, "unobserved": 1, "over budget": 2, "ok": 3}
     rows = []
