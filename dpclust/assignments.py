@@ -16,7 +16,9 @@ notebook, which ``nbgrader generate_assignment``, ``autograde`` and
 * an exercise cell: one autograded test cell per check call (partial credit by
   part), ``{grade: true, locked: true, points, grade_id: <cell id>[-<part>]}``,
   whose hidden part imports the checkers afresh, so a solution cell that
-  replaces ``exercises.check_*`` does not grade itself;
+  replaces ``exercises.check_*`` does not grade itself; what the cell shows after
+  its last check goes into a locked cell ``<cell id>-output`` that is not graded
+  (it may call the functions of every part: one left unwritten costs no part);
 * a markdown solution cell: a manually graded written answer,
   ``{solution: true, grade: true, points, grade_id: <cell id>}``;
 * a locked header and, after the ``parameters`` cell, a locked cell that sends
@@ -46,6 +48,7 @@ __all__ = [
     "END",
     "mark_solution",
     "split_checks",
+    "trailing_output",
     "stub_solution",
     "nbgrader_source",
     "student_version",
@@ -69,8 +72,14 @@ exercises = _importlib.import_module("dpclust.exercises")
 """
 
 OUTPUTS = """# This assignment writes its tables and figures next to itself (it needs no compendium).
+import os
+
 results_dir = "results" if results_dir is None else results_dir
-figures_dir = "figures" if figures_dir is None else figures_dir"""
+figures_dir = "figures" if figures_dir is None else figures_dir
+# A graded run never skips cells: a skipped check cell raises nothing, which nbgrader would count as passed.
+# Without a data set it needs, the notebook stops with an error instead (experiments.skip_rest_of_notebook).
+os.environ["DPCLUST_GRADED"] = "1"
+"""
 
 NBGRADER_CONFIG = '''"""nbgrader's configuration of the dpclust assignments (written once by make assignments)."""
 
@@ -83,7 +92,13 @@ c.ClearSolutions.text_stub = %r
 
 
 def assignments_dir():
-    """``<project>/assignments``, where :func:`export` writes by default."""
+    """``<project>/assignments``, where :func:`export` writes by default.
+
+    Examples
+    --------
+    >>> assignments_dir().name
+    'assignments'
+    """
     return _paths.project_dir() / "assignments"
 
 
@@ -98,8 +113,8 @@ function is left for you to write.
    not, it says what was expected, what came back, and gives a hint. The check cells are locked: the
    grader runs them as written here, with checkers it imports afresh.
 3. A predict-then-run exercise asks for your prediction first (a function that returns "up", "down"
-   or "same"), then runs a small experiment. Write your explanation of the result in the cell that
-   starts with **Your explanation.** (it is graded by hand).
+   or "same"), then runs a small experiment. It, and every derive exercise, ends with a question:
+   answer it in the cell below the check that starts with **Your answer.** (it is graded by hand).
 4. Before you hand in, run the whole notebook from the top (Kernel > Restart Kernel and Run All Cells).
    To run it quickly, start Jupyter with `DPCLUST_PROFILE=smoke`: the experiments then run on tiny
    sizes, while the checks stay exactly as strict.
@@ -109,7 +124,7 @@ most once in a thousand times (for other seeds).
 """
 
 
-EXPLANATION_PLACEHOLDER = "**Your explanation.** Replace this line by two or three sentences: what changed, and why."
+EXPLANATION_PLACEHOLDER = "**Your answer.** Replace this line by two or three sentences that answer the question above."
 
 
 def _tags(cell):
@@ -235,27 +250,53 @@ def _check_statement(node):
     return bool(name and name.startswith("check_"))
 
 
+def _parts(source):
+    """(the check parts, the statements after the last check) of an exercise cell's source."""
+    lines = source.splitlines()
+    body = ast.parse(source).body
+    starts = [node.lineno - 1 for node in body if _check_statement(node)]
+    if not starts:
+        return [source], ""
+    last = max(node.end_lineno for node in body if _check_statement(node))
+    cuts = [0, *starts[1:], last]
+    parts = ["\n".join(lines[a:b]).strip("\n") for a, b in zip(cuts[:-1], cuts[1:])]
+    return parts, "\n".join(lines[last:]).strip("\n")
+
+
 def split_checks(source):
     """An exercise cell's source cut into its parts, one per top-level ``check_*(...)`` statement.
 
-    Statements before the first check go with it, those after the last with it.
+    Statements before the first check go with it; those after the last check are
+    not part of any (see :func:`trailing_output`).
 
     Examples
     --------
     >>> split_checks("from dpclust import exercises\\nexercises.check_a(f)\\nexercises.check_b(g)\\nprint(1)")
-    ['from dpclust import exercises\\nexercises.check_a(f)', 'exercises.check_b(g)\\nprint(1)']
+    ['from dpclust import exercises\\nexercises.check_a(f)', 'exercises.check_b(g)']
     """
-    lines = source.splitlines()
-    starts = [node.lineno - 1 for node in ast.parse(source).body if _check_statement(node)]
-    if len(starts) <= 1:
-        return [source]
-    cuts = [0, *starts[1:], len(lines)]
-    return ["\n".join(lines[a:b]).strip("\n") for a, b in zip(cuts[:-1], cuts[1:])]
+    return _parts(source)[0]
+
+
+def trailing_output(source):
+    """The statements of an exercise cell after its last check (what it prints or shows), or ``""``.
+
+    They go into a cell of their own that is not graded: an error there (a function
+    of another part left unwritten) costs no check its points.
+
+    Examples
+    --------
+    >>> trailing_output("exercises.check_a(f)\\nprint(f(1))")
+    'print(f(1))'
+    >>> trailing_output("exercises.check_a(f)")
+    ''
+    """
+    return _parts(source)[1]
 
 
 def _test_cells(cell, nbformat):
-    """The autograded test cells of one exercise cell: one per part, the hidden fresh import at the top."""
-    parts = split_checks(cell.source)
+    """The autograded test cells of one exercise cell: one per part, the hidden fresh import at the top; then, if
+    the cell shows something after its last check, a locked cell that is not graded, with those statements."""
+    parts, output = _parts(cell.source)
     points = float(cell.metadata.get("points", 1))
     out = []
     for i, part in enumerate(parts):
@@ -263,6 +304,10 @@ def _test_cells(cell, nbformat):
         new.metadata.pop("points", None)
         new["id"] = cell["id"] if i == 0 else f"{cell['id']}-{i + 1}"
         out.append(_nbgrader(new, new["id"], grade=True, locked=True, points=points))
+    if output:
+        new = nbformat.v4.new_code_cell(output, metadata={"tags": []})
+        new["id"] = f"{cell['id']}-output"
+        out.append(_nbgrader(new, new["id"], locked=True))
     return out
 
 
@@ -381,6 +426,32 @@ def export(notebooks=None, out_dir=None, kind="nbgrader"):
         ``<name>.ipynb``, the student version, per notebook.
 
     Nothing that exists is overwritten (a ValueError names it, and nothing is written).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import nbformat
+    >>> teacher = nbformat.v4.new_notebook()
+    >>> teacher.cells = [
+    ...     nbformat.v4.new_code_cell(
+    ...         "def double(x):\\n    return 2 * x", id="ex1-solution", metadata={"tags": ["solution"]}
+    ...     ),
+    ...     nbformat.v4.new_code_cell(
+    ...         "from dpclust import exercises\\nexercises.check_number('double(2)', double(2), 4)",
+    ...         id="ex1-check",
+    ...         metadata={"tags": ["exercise"]},
+    ...     ),
+    ... ]
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = pathlib.Path(tmp.name)
+    >>> nbformat.write(teacher, folder / "99_hw.ipynb")
+    >>> [p.relative_to(folder).as_posix() for p in export([folder / "99_hw.ipynb"], folder / "course")]
+    ['course/source/99_hw/99_hw.ipynb', 'course/nbgrader_config.py']
+    >>> export([folder / "99_hw.ipynb"], folder / "course")
+    Traceback (most recent call last):
+    ...
+    ValueError: not overwriting ...: a student's or a teacher's work may be in it. ...
+    >>> tmp.cleanup()
     """
     if kind not in ("nbgrader", "student"):
         raise ValueError(f"kind must be 'nbgrader' or 'student', got kind={kind!r}")

@@ -57,6 +57,20 @@ def record(path, exercise, call):
     The check's failure does not propagate, so the cell goes on to its next check.
     A checker that returns a result object with ``passed``/``message`` is read from
     it; one that prints ``Correct: ...`` and returns None passed.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> from dpclust.exercises import check_number
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "checks.jsonl"
+    ...     _ = record(path, "check_number(x)", lambda: check_number("x", 1.0, 2.0))
+    ...     print(json.loads(path.read_text())["passed"])
+    Not yet: x is not right (relative tolerance 1e-06)
+      expected: 2.0
+      got:      1.0
+      hint:     recheck the derivation step by step
+    False
     """
     buffer = io.StringIO()
     result = None
@@ -122,6 +136,25 @@ def exercises_of(teacher):
     the notebook's nbgrader source (a cell tagged ``exercise`` gives one test cell
     per check); each is worth its cell's ``nbgrader.points`` (the teacher cell's
     ``points`` metadata, default 1).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import nbformat
+    >>> teacher = nbformat.v4.new_notebook()
+    >>> teacher.cells = [
+    ...     nbformat.v4.new_code_cell(
+    ...         "def double(x):\\n    return 2 * x", id="ex1-solution", metadata={"tags": ["solution"]}
+    ...     ),
+    ...     nbformat.v4.new_code_cell(
+    ...         "from dpclust import exercises\\nexercises.check_number('double(2)', double(2), 4)",
+    ...         id="ex1-check",
+    ...         metadata={"tags": ["exercise"]},
+    ...     ),
+    ... ]
+    >>> exercises_of(teacher)
+           exercise    cell_id  points
+    0  check_number()  ex1-check     1.0
     """
     rows, seen = [], {}
     for cell in _test_cells(teacher):
@@ -166,6 +199,26 @@ def graded_notebook(student, teacher, record_path):
     """The notebook that is run: the student's, with the test cells of the teacher's nbgrader source, instrumented.
 
     Returns (notebook, ids of the instrumented cells).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import nbformat
+    >>> teacher = nbformat.v4.new_notebook()
+    >>> teacher.cells = [
+    ...     nbformat.v4.new_code_cell(
+    ...         "def double(x):\\n    return 2 * x", id="ex1-solution", metadata={"tags": ["solution"]}
+    ...     ),
+    ...     nbformat.v4.new_code_cell(
+    ...         "from dpclust import exercises\\nexercises.check_number('double(2)', double(2), 4)",
+    ...         id="ex1-check",
+    ...         metadata={"tags": ["exercise"]},
+    ...     ),
+    ... ]
+    >>> from dpclust.assignments import student_version
+    >>> nb, instrumented = graded_notebook(student_version(teacher, "hw.ipynb"), teacher, "checks.jsonl")
+    >>> sorted(instrumented), "record(" in nb.cells[-1].source
+    (['ex1-check'], True)
     """
     from .assignments import nbgrader_source
 
@@ -315,7 +368,32 @@ def _run_message(nb, status, detail):
 
 
 def grade_notebook(path, teacher, time_limit=DEFAULT_TIME_LIMIT, student=None):
-    """Grade one submission against one teacher notebook; return its gradebook rows (a DataFrame)."""
+    """Grade one submission against one teacher notebook; return its gradebook rows (a DataFrame).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import nbformat
+    >>> teacher = nbformat.v4.new_notebook()
+    >>> teacher.cells = [
+    ...     nbformat.v4.new_code_cell(
+    ...         "def double(x):\\n    return 2 * x", id="ex1-solution", metadata={"tags": ["solution"]}
+    ...     ),
+    ...     nbformat.v4.new_code_cell(
+    ...         "from dpclust import exercises\\nexercises.check_number('double(2)', double(2), 4)",
+    ...         id="ex1-check",
+    ...         metadata={"tags": ["exercise"]},
+    ...     ),
+    ... ]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     nbformat.write(teacher, pathlib.Path(tmp) / "hw.ipynb")
+    ...     _ = (pathlib.Path(tmp) / "alice.ipynb").write_text("not a notebook")
+    ...     rows = grade_notebook(pathlib.Path(tmp) / "alice.ipynb", pathlib.Path(tmp) / "hw.ipynb")
+    >>> rows[["exercise", "passed", "points", "max_points"]]
+             exercise  passed  points  max_points
+    0      (notebook)   False     0.0         0.0
+    1  check_number()   False     0.0         1.0
+    """
     from ._paths import find_project_dir
 
     path, teacher_path = Path(path), Path(teacher)
@@ -424,6 +502,37 @@ def grade(submissions, out, time_limit=DEFAULT_TIME_LIMIT, teacher=None):
     Returns
     -------
     the gradebook (a DataFrame)
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import nbformat
+    >>> teacher = nbformat.v4.new_notebook()
+    >>> teacher.cells = [
+    ...     nbformat.v4.new_code_cell(
+    ...         "def double(x):\\n    return 2 * x", id="ex1-solution", metadata={"tags": ["solution"]}
+    ...     ),
+    ...     nbformat.v4.new_code_cell(
+    ...         "from dpclust import exercises\\nexercises.check_number('double(2)', double(2), 4)",
+    ...         id="ex1-check",
+    ...         metadata={"tags": ["exercise"]},
+    ...     ),
+    ... ]
+    >>> from dpclust.assignments import student_version
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     tmp = pathlib.Path(tmp)
+    ...     nbformat.write(teacher, tmp / "hw.ipynb")
+    ...     nbformat.write(student_version(teacher, "hw.ipynb"), tmp / "bob.ipynb")
+    ...     book = grade([tmp / "bob.ipynb"], tmp / "grades.csv", time_limit=120, teacher=tmp / "hw.ipynb")
+    ...     files = sorted(p.name for p in tmp.rglob("*") if p.suffix in (".csv", ".md"))
+    >>> book[["exercise", "passed", "points"]]  # the notebook ran: the check caught the stub's error
+             exercise  passed  points
+    0      (notebook)    True     0.0
+    1  check_number()   False     0.0
+    >>> print(book["message"].iloc[1])
+    NotImplementedError: write double
+    >>> files
+    ['bob.md', 'grades.csv', 'grades_totals.csv']
     """
     if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0:
         raise ValueError(f"time_limit must be a positive number of seconds, got time_limit={time_limit!r}")

@@ -2,12 +2,14 @@
 the student export stubs solutions, clears outputs, and runs clean with the solution pasted back."""
 
 import ast
+import itertools
 import math
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import nbformat
 import numpy as np
@@ -15,7 +17,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from scipy import stats
 
-from dpclust import assignments, exercises
+from dpclust import assignments, datasets, exercises
 from dpclust.exercises import ExerciseError
 from dpclust_lib.cluster import birch, eug_kmeans, kmeans
 from dpclust_lib.cluster.sampling_kmodes import server_estimates, user_reports
@@ -806,12 +808,25 @@ def test_nbgrader_source_marks_solutions_and_hides_the_fresh_import():
     solutions = [c for c in source.cells if (meta[c.get("id")] or {}).get("solution") and c.cell_type == "code"]
     tests = [c for c in source.cells if (meta[c.get("id")] or {}).get("grade") and c.cell_type == "code"]
     assert solutions and all(c.source.count(assignments.BEGIN) >= 1 for c in solutions)
-    assert len(tests) == 5 and all(meta[c.get("id")]["locked"] for c in tests)  # Exercise 2 has two parts
+    assert len(tests) == 6 and all(meta[c.get("id")]["locked"] for c in tests)  # Exercise 2 has two parts
     assert all(assignments.HIDDEN_BEGIN in c.source and "import_module" in c.source for c in tests)
+    # what Exercise 2 shows after its checks (it calls both parts' functions) is a cell of its own, not graded
+    output = source.cells[[c.get("id") for c in source.cells].index("ex2-check-output")]
+    assert "print(" in output.source and not meta["ex2-check-output"]["grade"] and meta["ex2-check-output"]["locked"]
+    assert all("print(" not in c.source for c in tests if c.get("id").startswith("ex2-check"))
     written = [c for c in source.cells if c.cell_type == "markdown" and (meta[c.get("id")] or {}).get("grade")]
-    assert [c.get("id") for c in written] == ["ex4-why"] and meta["ex4-why"]["solution"]
+    assert [c.get("id") for c in written] == ["ex2-why", "ex4-why"]  # the derive and the predict-then-run answers
+    assert all(meta[c.get("id")]["solution"] and meta[c.get("id")]["points"] > 0 for c in written)
     student = assignments.student_version(teacher, "04_idp_kmeans.ipynb")
     assert not any(assignments.HIDDEN_BEGIN in c.source or assignments.BEGIN in c.source for c in student.cells)
+    # A graded run cannot skip its remaining cells (skipped check cells would count as passed): the locked cell
+    # after the parameters sets the switch that makes experiments.skip_rest_of_notebook raise.
+    [outputs] = [c for c in source.cells if c.get("id") == "assignment-outputs"]
+    namespace = {"results_dir": None, "figures_dir": None}
+    with mock.patch.dict(os.environ):
+        exec(outputs.source, namespace)
+        assert os.environ["DPCLUST_GRADED"] == "1"
+    assert meta["assignment-outputs"]["locked"]
 
 
 # --------------------------------------------------------------------------- the paper notebooks' student versions
@@ -832,11 +847,17 @@ def _normalised(source):
 
 @pytest.mark.parametrize("stem", PAPER_NOTEBOOKS)
 def test_paper_notebook_student_version(stem, tmp_path):
+    # Notebook 05's exercises run on MAGIC; without it a graded notebook stops (experiments.skip_rest_of_notebook).
+    if (
+        stem == "05_dp_birch"
+        and not datasets.available().query("dataset == 'magic'")["status"].str.startswith("present").all()
+    ):
+        pytest.skip("05_dp_birch's exercises need the magic data (python -m dpclust data --fetch, or DPCLUST_DATA_DIR)")
     teacher_path = ROOT / "notebooks" / f"{stem}.ipynb"
     teacher = nbformat.read(teacher_path, as_version=4)
     solutions = {c["id"]: c.source for c in _tagged(teacher, "solution") if c.cell_type == "code"}
     explanations = {c["id"]: c.source for c in _tagged(teacher, "solution") if c.cell_type == "markdown"}
-    assert 3 <= len(_tagged(teacher, "exercise")) <= 5 and len(solutions) == len(_tagged(teacher, "exercise"))
+    assert 3 <= len(_tagged(teacher, "exercise")) <= 6 and len(solutions) == len(_tagged(teacher, "exercise"))
     [student_path] = assignments.export([teacher_path], tmp_path, kind="student")
     student = nbformat.read(student_path, as_version=4)
 
@@ -1109,3 +1130,150 @@ def test_every_checker_is_exported_and_every_call_in_the_notebooks_resolves():
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         called |= set(re.findall(r"exercises\.(check_\w+)", path.read_text()))
     assert called and called <= set(exercises.__all__), called - set(exercises.__all__)
+
+
+# =========================================================================== the harder exercises (one per notebook)
+# Each reference solution (as in its notebook) is checked against an independent computation, its checker
+# accepts it, and every typical mistake of the checker's catalogue is rejected with its own hint.
+
+
+def _solution(stem, cell_id):
+    """The functions of a solution cell of a paper notebook, defined in a fresh namespace."""
+    teacher = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
+    [cell] = [c for c in teacher.cells if c.get("id") == cell_id]
+    namespace = {}
+    exec(compile(cell.source, f"{stem}:{cell_id}", "exec"), namespace)
+    return namespace
+
+
+def _rejects_each_mistake(check, catalogue, adapt=lambda f: f):
+    """``check`` names every mistake of ``catalogue`` ((name, function, hint) entries) by its hint."""
+    for name, wrong, hint in catalogue:
+        with pytest.raises(ExerciseError, match=re.escape(hint[:40])):
+            check(adapt(wrong))
+
+
+def test_ldpfo_variance_reference_is_the_variance_of_the_dense_inverse():
+    # Enumeration: each user's estimate of the cell is w(Y) = (P^-1)[cell, Y] with Y ~ P[x, .]; the users add up.
+    ldpfo_variance = _solution("01_ldpk_modes", "ex5-solution")["ldpfo_variance"]
+    for counts, sizes, eps, cell in exercises.ldpk_modes.LDPFO_VARIANCE_CASES:
+        P = mechanisms.hamming_rr_matrix(sizes, eps)
+        w = np.linalg.inv(P)[np.ravel_multi_index(cell, sizes)]
+        c = np.ravel(counts).astype(float)
+        want = float(c @ (P @ w**2 - (P @ w) ** 2))
+        assert ldpfo_variance(counts, sizes, eps, cell) == pytest.approx(want, rel=1e-9)
+
+
+def test_ldpfo_variance_checker():
+    exercises.check_ldpfo_variance(_solution("01_ldpk_modes", "ex5-solution")["ldpfo_variance"])
+    _rejects_each_mistake(exercises.check_ldpfo_variance, exercises.ldpk_modes.LDPFO_VARIANCE_MISTAKES)
+
+
+def test_unmixed_variance_reference_matches_a_simulation():
+    # Simulation: bits and reported labels drawn as the protocol does, the sums un-mixed as in Exercise 3.
+    unmixed_variance = _solution("02_ldp_kmodes_sampling", "ex6-solution")["unmixed_variance"]
+    rng = np.random.default_rng(6)
+    for holders, reporters, r, eps, eps_r in exercises.sampling_kmodes.UNMIXED_VARIANCE_CASES[:3]:
+        K, reps = len(reporters), 20_000
+        cluster = np.repeat(np.arange(K), reporters)
+        holds = np.concatenate([np.arange(n) < h for h, n in zip(holders, reporters)])
+        p, q = mechanisms.oue_pq(eps)
+        p_k, q_k = mechanisms.grr_probabilities(K, eps_r)
+        bits = rng.random((reps, len(cluster))) < np.where(holds, p, q)
+        keep = rng.random((reps, len(cluster))) < p_k
+        other = rng.integers(0, K - 1, size=(reps, len(cluster)))
+        label = np.where(keep, cluster, other + (other >= cluster))
+        s_r = (bits & (label == r)).sum(axis=1)
+        unmixed = (s_r - q_k * bits.sum(axis=1)) / (p_k - q_k)
+        assert unmixed.mean() == pytest.approx(holders[r] * p + (reporters[r] - holders[r]) * q, rel=0.03)
+        assert unmixed.var() == pytest.approx(unmixed_variance(holders, reporters, r, eps, eps_r), rel=0.05)
+
+
+def test_unmixed_variance_checker():
+    exercises.check_unmixed_variance(_solution("02_ldp_kmodes_sampling", "ex6-solution")["unmixed_variance"])
+    _rejects_each_mistake(exercises.check_unmixed_variance, exercises.sampling_kmodes.UNMIXED_VARIANCE_MISTAKES)
+
+
+def test_split_and_reach_probability_references_match_a_simulation():
+    solution = _solution("03_dpqt_kmeans", "ex5-solution")
+    rng = np.random.default_rng(3)
+    for counts, eps, height, T in exercises.dpqt_kmeans.REACH_PROBABILITY_CASES[:3]:
+        noisy = np.asarray(counts) + rng.laplace(0.0, height / eps, size=(200_000, len(counts)))
+        assert solution["reach_probability"](counts, eps, height, T) == pytest.approx(
+            np.mean(np.all(noisy > T, axis=1)), abs=4e-3
+        )
+    for count, eps, height, T in exercises.dpqt_kmeans.SPLIT_PROBABILITY_CASES:
+        want = stats.laplace.sf(T, loc=count, scale=height / eps)
+        assert solution["split_probability"](count, eps, height, T) == pytest.approx(want, rel=1e-12)
+
+
+def test_split_and_reach_probability_checkers():
+    solution = _solution("03_dpqt_kmeans", "ex5-solution")
+    exercises.check_split_probability(solution["split_probability"])
+    exercises.check_reach_probability(solution["reach_probability"])
+    _rejects_each_mistake(exercises.check_split_probability, exercises.dpqt_kmeans.SPLIT_PROBABILITY_MISTAKES)
+    _rejects_each_mistake(exercises.check_reach_probability, exercises.dpqt_kmeans.REACH_PROBABILITY_MISTAKES)
+
+
+def test_reach_probability_is_graded_with_the_reference_split_probability():
+    solution = _solution("03_dpqt_kmeans", "ex5-solution")
+
+    def split_probability(*args):
+        raise NotImplementedError("write split_probability")
+
+    namespace = {"split_probability": split_probability, "math": math}
+    exec(
+        "def reach_probability(path, e, h, t):\n    return math.prod(split_probability(c, e, h, t) for c in path)",
+        namespace,
+    )
+    exercises.check_reach_probability(namespace["reach_probability"])
+    assert namespace["split_probability"] is split_probability  # put back afterwards
+    assert solution["reach_probability"]((), 1.0, 3, 5.0) == 1.0
+
+
+def test_gaussian_sigma_reference_uses_the_l2_sensitivity_found_by_enumeration():
+    # One record added to cluster g changes row g of the (K, d + 1) release by (x, 1); over the vertices of
+    # [0, 1]^d (where a convex norm is largest), the largest L2 norm of that change.
+    gaussian_sigma = _solution("04_idp_kmeans", "ex5-solution")["gaussian_sigma"]
+    for d in range(1, 8):
+        vertices = np.array(list(itertools.product((0.0, 1.0), repeat=d)))
+        l2 = np.max(np.linalg.norm(np.hstack([vertices, np.ones((len(vertices), 1))]), axis=1))
+        for eps, delta in ((0.5, 1e-5), (0.9, 1e-8)):
+            want = l2 * math.sqrt(2 * math.log(1.25 / delta)) / eps
+            assert gaussian_sigma(d, eps, delta) == pytest.approx(want, rel=1e-12)
+
+
+def test_gaussian_sigma_checker():
+    exercises.check_gaussian_sigma(_solution("04_idp_kmeans", "ex5-solution")["gaussian_sigma"])
+    _rejects_each_mistake(exercises.check_gaussian_sigma, exercises.idp_kmeans.GAUSSIAN_SIGMA_MISTAKES)
+
+
+def test_replacement_sensitivities_reference_is_the_largest_change_over_pairs_of_records():
+    # Enumeration over a grid of each box that holds its corners and, where a side contains it, 0.
+    replacement_sensitivities = _solution("05_dp_birch", "ex6-solution")["replacement_sensitivities"]
+    for lower, upper in exercises.dp_birch.REPLACEMENT_BOXES:
+        axes = [sorted({lo, up, *([0.0] if lo <= 0 <= up else []), (lo + up) / 2}) for lo, up in zip(lower, upper)]
+        grid = np.array(list(itertools.product(*axes)))
+        ls = np.max(np.abs(grid[:, None, :] - grid[None, :, :]).sum(axis=2))
+        sq = np.sum(grid**2, axis=1)
+        want = (0.0, ls, sq.max() - sq.min())
+        assert replacement_sensitivities(np.array(lower), np.array(upper)) == pytest.approx(want, rel=1e-12)
+
+
+def _sensitivity_answer(k, value):
+    """A wrong answer to replacement_sensitivities: the right one with part k replaced by value(lower, upper)."""
+
+    def answer(lower, upper):
+        right = list(exercises.dp_birch._replacement_sensitivities(lower, upper))
+        right[k] = value(lower, upper)
+        return tuple(right)
+
+    return answer
+
+
+def test_replacement_sensitivities_checker():
+    exercises.check_replacement_sensitivities(_solution("05_dp_birch", "ex6-solution")["replacement_sensitivities"])
+    for k, mistakes in enumerate(exercises.dp_birch.REPLACEMENT_SENSITIVITY_MISTAKES):
+        for _, value, hint in mistakes:
+            with pytest.raises(ExerciseError, match=re.escape(hint[:40])):
+                exercises.check_replacement_sensitivities(_sensitivity_answer(k, value))

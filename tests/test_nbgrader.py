@@ -1,8 +1,8 @@
 """The exported assignments are nbgrader source notebooks: nbgrader's own generate_assignment, autograde and
 generate_feedback grade them, on a throw-away course per paper notebook (smoke profile).
 
-Three submissions per notebook (04 by default, all five with DPCLUST_NBGRADER_ALL=1): the teacher's
-reference solutions (every autograded cell full marks),
+Three submissions per paper notebook (01-05; the nbgrader and ``dpclust grade`` runs two at a time): the
+teacher's reference solutions (every autograded cell full marks),
 the stubs as released (zero everywhere), and the reference with one typical mistake in one exercise (that
 exercise's test cells lose their points, no other cell does). The expected scores come from the cell
 metadata and the hand-written table of mistakes below, not from running the checkers here. ``dpclust grade``
@@ -11,19 +11,23 @@ must be nbgrader's.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
+import pandas as pd
 import pytest
 
 pytest.importorskip("nbgrader", reason="nbgrader is not installed: pip install -e '.[teach]'")
 
 from nbgrader.api import Gradebook  # noqa: E402
 
-from dpclust import assignments, grade  # noqa: E402
+from dpclust import assignments, datasets, grade  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,7 +53,7 @@ MISTAKES = {
 }
 
 
-def _nbgrader(course, *args):
+def _env():
     env = {
         **os.environ,
         "DPCLUST_PROFILE": "smoke",
@@ -59,16 +63,19 @@ def _nbgrader(course, *args):
     # The course lies outside the compendium, as a teacher's would; the notebooks read the published numbers
     # from the compendium, found through DPCLUST_HOME.
     env["DPCLUST_HOME"] = str(ROOT)
+    return env
+
+
+def _run(course, *args):
     result = subprocess.run(
-        [sys.executable, "-m", "nbgrader", *args],
-        cwd=course,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
+        [sys.executable, *args], cwd=course, env=_env(), capture_output=True, text=True, timeout=900
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result
+
+
+def _nbgrader(course, *args):
+    return _run(course, "-m", "nbgrader", *args)
 
 
 def _submit(course, stem, student, nb):
@@ -101,16 +108,36 @@ def _scores(course, stem, student):
         }
 
 
-# One notebook by default (04: its Exercise 3 builds on Exercise 1), to keep the suite's time; every paper
-# notebook with DPCLUST_NBGRADER_ALL=1 (each takes about a minute and a half).
-NOTEBOOKS = sorted(MISTAKES) if os.environ.get("DPCLUST_NBGRADER_ALL") == "1" else ["04_idp_kmeans"]
+STUDENTS = ("reference", "stubs", "one-wrong")
+
+# Every paper notebook by default; DPCLUST_NBGRADER_NOTEBOOKS=04_idp_kmeans,05_dp_birch for some of them.
+# The courses' nbgrader and `dpclust grade` runs (separate processes, each running three notebooks one after the
+# other, most of the time in the notebooks' smoke-profile cells) go DPCLUST_NBGRADER_JOBS (2) at a time: one per
+# core.
+JOBS = int(os.environ.get("DPCLUST_NBGRADER_JOBS", "2"))
+
+# The data set a notebook's exercises need: where it is absent a graded notebook stops with an error (it may not
+# skip its cells, which nbgrader would count as passed), so its course is left out, with a message.
+NEEDS_DATA = {"05_dp_birch": "magic"}
 
 
-@pytest.fixture(scope="module", params=NOTEBOOKS)
-def course(request, tmp_path_factory):
-    """A course with one assignment, three submissions autograded and their feedback generated."""
-    stem = request.param
-    course = tmp_path_factory.mktemp(f"course-{stem}")
+def _missing_data(stem):
+    if stem not in NEEDS_DATA:
+        return None
+    table = datasets.available()
+    rows = table[table["dataset"] == NEEDS_DATA[stem]]
+    if rows["status"].str.startswith("present").all():
+        return None
+    return f"{stem}'s exercises need the {NEEDS_DATA[stem]} data (python -m dpclust data --fetch, or DPCLUST_DATA_DIR)"
+
+
+REQUESTED = [s for s in os.environ.get("DPCLUST_NBGRADER_NOTEBOOKS", ",".join(sorted(MISTAKES))).split(",") if s]
+MISSING = {stem: why for stem in REQUESTED if (why := _missing_data(stem))}
+NOTEBOOKS = [stem for stem in REQUESTED if stem not in MISSING]
+
+
+def _release_and_submit(stem, course):
+    """A course with one assignment, released, and the three submissions in ``submitted/``."""
     teacher_path = ROOT / "notebooks" / f"{stem}.ipynb"
     assignments.export([teacher_path], course)
     _nbgrader(course, "generate_assignment", stem)
@@ -119,11 +146,78 @@ def course(request, tmp_path_factory):
     _submit(course, stem, "reference", _filled(released, teacher))
     _submit(course, stem, "stubs", released)
     _submit(course, stem, "one-wrong", _filled(released, teacher, MISTAKES[stem]))
+
+
+def _autograde(stem, course, released):
+    """nbgrader's autograde (one call for the three submissions) and feedback; the scores per student."""
+    try:
+        _release_and_submit(stem, course)
+    finally:  # the grade run of this course waits for it, even when it failed
+        released.set()
     _nbgrader(course, "autograde", stem)
     _nbgrader(course, "generate_feedback", stem)
-    scores = {student: _scores(course, stem, student) for student in ("reference", "stubs", "one-wrong")}
-    yield stem, course, nbformat.read(course / "source" / stem / f"{stem}.ipynb", as_version=4), scores
-    shutil.rmtree(course, ignore_errors=True)
+    return {student: _scores(course, stem, student) for student in STUDENTS}
+
+
+def _dpclust_grade(stem, course, released, out):
+    """``dpclust grade`` on the three submissions, as a teacher without nbgrader would run it."""
+    released.wait()
+    paths = [course / "submitted" / student / stem / f"{stem}.ipynb" for student in STUDENTS]
+    teacher = ROOT / "notebooks" / f"{stem}.ipynb"
+    _run(
+        course,
+        "-m",
+        "dpclust",
+        "grade",
+        *map(str, paths),
+        "--out",
+        str(out),
+        "--time-limit",
+        "600",
+        "--teacher",
+        str(teacher),
+    )
+    return pd.read_csv(out, keep_default_na=False)
+
+
+@pytest.fixture(scope="module")
+def courses(tmp_path_factory):
+    """Every notebook's course autograded by nbgrader and graded by ``dpclust grade``, JOBS runs at a time:
+    {stem: (course folder, nbgrader's run, the grade run)}, the runs finished futures (a failed run fails the
+    tests of its notebook only).
+
+    The autograde runs are queued first, the grade runs after them, so a grade run (which needs its course's
+    submissions) starts only once the autograde run of its course has started, and it waits for the release.
+    """
+    folders = {stem: tmp_path_factory.mktemp(f"course-{stem}") for stem in NOTEBOOKS}
+    released = {stem: threading.Event() for stem in NOTEBOOKS}
+    with ThreadPoolExecutor(max_workers=JOBS) as pool:
+        autograded = {stem: pool.submit(_autograde, stem, folders[stem], released[stem]) for stem in NOTEBOOKS}
+        graded = {
+            stem: pool.submit(_dpclust_grade, stem, folders[stem], released[stem], folders[stem] / "grades.csv")
+            for stem in NOTEBOOKS
+        }
+    yield {stem: (folders[stem], autograded[stem], graded[stem]) for stem in NOTEBOOKS}
+    for folder in folders.values():
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(
+    params=[pytest.param(s, marks=pytest.mark.skip(reason=MISSING[s])) if s in MISSING else s for s in REQUESTED]
+)
+def course(request, courses):
+    """(stem, course folder, nbgrader source, nbgrader's scores per student) of one notebook."""
+    stem = request.param
+    folder, autograded, _ = courses[stem]
+    scores = autograded.result()
+    return stem, folder, nbformat.read(folder / "source" / stem / f"{stem}.ipynb", as_version=4), scores
+
+
+@pytest.fixture
+def dpclust_grades(course, courses):
+    """(gradebook, its path) of ``dpclust grade`` on the same three submissions."""
+    folder, _, graded = courses[course[0]]
+    return graded.result(), folder / "grades.csv"
 
 
 def _test_cells(source):
@@ -142,14 +236,24 @@ def _written(source):
     }
 
 
+def _asks_for_writing(cell):
+    """A prompt of a derive or a predict-then-run exercise, which has a written answer graded by hand."""
+    return cell.cell_type == "markdown" and re.match(r"### Exercise \d+ \((derive|predict, then run),", cell.source)
+
+
 def test_the_source_has_a_test_cell_per_check_and_a_written_answer(course):
     stem, _, source, scores = course
     teacher = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
     checks = sum(
         len(assignments.split_checks(c.source)) for c in teacher.cells if "exercise" in c.metadata.get("tags", [])
     )
-    assert len(_test_cells(source)) == checks and len(_written(source)) >= 1
+    assert len(_test_cells(source)) == checks
+    # one written answer per derive and per predict-then-run exercise, with points, left to the teacher
+    assert len(_written(source)) == sum(map(bool, map(_asks_for_writing, teacher.cells))) >= 2
     assert set(scores["reference"]) == set(_test_cells(source)) | _written(source)
+    for grade_id in _written(source):
+        auto, most, cell_type, manual = scores["reference"][grade_id]
+        assert cell_type == "markdown" and most > 0 and manual, (stem, grade_id)
 
 
 def test_the_reference_solution_gets_full_marks(course):
@@ -172,6 +276,13 @@ def test_the_reference_solution_runs_its_exercises_without_errors(course):
         if o.output_type == "error" or o.get("name") == "stderr"
     ]
     assert not errors
+    # and every check ran: a test cell that a notebook skipped (data absent) has no error and full points too
+    silent = [
+        c.get("id")
+        for c in exercise_cells
+        if c.metadata["nbgrader"].get("grade") and "Correct:" not in "".join(o.get("text", "") for o in c.outputs)
+    ]
+    assert not silent, f"{stem}: these checks did not run (is the data in DPCLUST_DATA_DIR?): {silent}"
 
 
 def test_the_stubs_get_zero(course):
@@ -187,19 +298,6 @@ def test_one_wrong_exercise_loses_exactly_its_points(course):
     assert lost == MISTAKES[stem][3]
     feedback = course_dir / "feedback" / "one-wrong" / stem / f"{stem}.html"
     assert feedback.is_file() and "expected:" in feedback.read_text()
-
-
-STUDENTS = ("reference", "stubs", "one-wrong")
-
-
-@pytest.fixture(scope="module")
-def dpclust_grades(course, tmp_path_factory):
-    """``dpclust grade`` on the course's three submissions, as a teacher without nbgrader would run it."""
-    stem, course_dir, _, _ = course
-    paths = [course_dir / "submitted" / student / stem / f"{stem}.ipynb" for student in STUDENTS]
-    out = tmp_path_factory.mktemp(f"grade-{stem}") / "grades.csv"
-    book = grade.grade(paths, out, time_limit=600, teacher=ROOT / "notebooks" / f"{stem}.ipynb")
-    return book, out
 
 
 def test_dpclust_grade_and_nbgrader_agree_on_every_test_cell(course, dpclust_grades):
@@ -224,3 +322,26 @@ def test_dpclust_grade_passes_the_reference_run_and_not_the_stubs(course, dpclus
     assert sorted(p.name for p in out.with_name("grades_feedback").iterdir()) == sorted(
         f"{s}_{stem}.md" for s in STUDENTS
     )
+
+
+def test_the_scores_add_up(course, capsys):
+    """The totals per submission (printed, with ``-s``, for the notes on a release): autograded points out of the
+    autograded maximum, and the written answers' points that wait for the teacher."""
+    stem, _, source, scores = course
+    auto_max = sum(_test_cells(source).values())
+    manual_max = sum(scores["reference"][g][1] for g in _written(source))
+    totals = {}
+    for student in STUDENTS:
+        got = scores[student]
+        auto = sum(got[g][0] or 0 for g in _test_cells(source))
+        pending = sum(got[g][1] for g in _written(source) if got[g][3])
+        totals[student] = (auto, pending)
+    lost = sum(_test_cells(source)[g] for g in MISTAKES[stem][3])
+    assert totals["reference"] == (auto_max, manual_max)
+    assert totals["stubs"] == (0, 0)  # unchanged answers score 0 without the teacher
+    assert totals["one-wrong"] == (auto_max - lost, manual_max)
+    with capsys.disabled():
+        print(
+            f"\n{stem}: autograded / {auto_max:g} (manual pending / {manual_max:g}): "
+            + ", ".join(f"{s} {a:g} ({m:g})" for s, (a, m) in totals.items())
+        )

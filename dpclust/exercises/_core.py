@@ -41,15 +41,80 @@ class ExerciseError(AssertionError):
 
 
 def fail(what, expected, got, hint):
+    """Raise the checkers' message: what is wrong, the expected answer, the student's, and a hint.
+
+    Parameters
+    ----------
+    what : str
+        The first line: which answer is wrong and how.
+    expected, got : object
+        The right answer and the student's, shown as given (round numbers and
+        show arrays by their shape beforehand, see :func:`short`).
+    hint : str
+        What to look at to fix the answer.
+
+    Raises
+    ------
+    ExerciseError
+        Always.
+
+    Examples
+    --------
+    >>> fail("the mean of [1, 2, 3] is not right", 2.0, 3.0, "divide by n, not n - 1")
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the mean of [1, 2, 3] is not right
+      expected: 2.0
+      got:      3.0
+      hint:     divide by n, not n - 1
+    """
     raise ExerciseError(f"{what}\n  expected: {expected}\n  got:      {got}\n  hint:     {hint}")
 
 
 def passed(message):
+    """Print the confirmation of a right answer.
+
+    Parameters
+    ----------
+    message : str
+        What was checked, e.g. the function and the number of cases.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> passed("the mean is right on all 3 cases")
+    Correct: the mean is right on all 3 cases
+    """
     # Printed, not returned: a check cell shows only this line (several checks in one cell each show theirs).
     print(f"Correct: {message}")
 
 
 def short(value, limit=70):
+    """A short description of a value for a message: arrays by their shape, never their data.
+
+    Parameters
+    ----------
+    value : object
+        An argument or an answer.
+    limit : int, default 70
+        The longest ``repr`` shown; a longer one is cut and ends with ``...``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> short(np.zeros((3, 2)))
+    'array of shape (3, 2)'
+    >>> short(np.random.default_rng(0))
+    'rng'
+    >>> short(list(range(30)), limit=24)
+    '[0, 1, 2, 3, 4, 5, 6,...'
+    """
     if isinstance(value, np.ndarray):
         return f"array of shape {value.shape}"
     if isinstance(value, np.random.Generator):
@@ -59,7 +124,44 @@ def short(value, limit=70):
 
 
 def call_student(fn, *args):
-    """Call the student's function; its errors come back as an ExerciseError naming the call."""
+    """Call the student's function; its errors come back as an ExerciseError naming the call.
+
+    Parameters
+    ----------
+    fn : callable
+        The student's function.
+    *args
+        Its arguments (named in the message by :func:`short`).
+
+    Returns
+    -------
+    object
+        Whatever ``fn(*args)`` returns.
+
+    Raises
+    ------
+    ExerciseError
+        When ``fn`` raises: a stub (``NotImplementedError``) says so, any other
+        error is named with the call that raised it (the original error is
+        chained, so the traceback still shows the student's line).
+
+    Examples
+    --------
+    >>> def last(x):
+    ...     return x[len(x)]
+    >>> call_student(last, np.array([1.0, 2.0, 3.0]))
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: last raised IndexError: index 3 is out of bounds for axis 0 with size 3
+      called with: last(array of shape (3,))
+      hint:     the traceback above shows the line; check the shapes and the types of the arguments
+    >>> def stub(x):
+    ...     raise NotImplementedError
+    >>> call_student(stub, 1)
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the function still raises NotImplementedError: write your solution first
+    """
     try:
         return fn(*args)
     except NotImplementedError:
@@ -110,18 +212,100 @@ def reference_inputs(fn, **references):
 
 
 def copy_args(args):
+    """The arguments of one call, with every numpy array copied.
+
+    A student's function may write into an array argument; the reference and the
+    next call must still see the original.
+
+    Parameters
+    ----------
+    args : tuple
+        The arguments of one case.
+
+    Returns
+    -------
+    tuple
+        The same arguments, numpy arrays copied and any other value as it is.
+
+    Examples
+    --------
+    >>> x = np.zeros(2)
+    >>> args = copy_args((x, 3))
+    >>> args[0] is x, args[1]
+    (False, 3)
+    >>> args[0][0] = 1.0  # a function that writes into its argument
+    >>> x
+    array([0., 0.])
+    """
     return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
 
 
 def same_shape_close(got, want, rtol, atol=0.0):
+    """Whether two arrays have the same shape and are close, without broadcasting.
+
+    Parameters
+    ----------
+    got, want : ndarray
+        The student's answer and the right one.
+    rtol, atol : float
+        The tolerances of ``numpy.allclose``.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> same_shape_close(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-12]), rtol=1e-9)
+    True
+    >>> same_shape_close(np.array([1.0, 2.0]), np.array([[1.0, 2.0]]), rtol=1e-9)  # allclose would broadcast
+    False
+    """
     return got.shape == want.shape and np.allclose(got, want, rtol=rtol, atol=atol)
 
 
 def as_float(out, name, want_shape):
-    """The answer as a float array (a plain number for a one-element answer is fine)."""
+    """The answer as a float array (a plain number for a one-element answer is fine).
+
+    Parameters
+    ----------
+    out : object
+        The student's answer.
+    name : str
+        The student's function, named in the message.
+    want_shape : tuple of int
+        The shape of the right answer: a one-element answer is reshaped to it.
+
+    Returns
+    -------
+    ndarray of float
+        Of shape ``want_shape`` when the answer has one element; otherwise of the
+        answer's own shape, which the caller compares.
+
+    Raises
+    ------
+    ExerciseError
+        When the answer is None or not numbers.
+
+    Examples
+    --------
+    >>> as_float(2.5, "the mean", (1,))
+    array([2.5])
+    >>> as_float([1, 2], "the means", (2,))
+    array([1., 2.])
+    >>> as_float(None, "the means", (2,))
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the means returned None
+      expected: numbers of shape (2,)
+      got:      None
+      hint:     did you forget the return statement?
+    """
     if out is None:
         fail(f"{name} returned None", f"numbers of shape {want_shape}", None, "did you forget the return statement?")
     try:
+        if isinstance(out, (str, bytes)) or np.asarray(out).dtype.kind in "USO":
+            raise TypeError  # text that looks like a number is not a number: nothing is cast
         got = np.asarray(out, dtype=float)
     except (TypeError, ValueError):
         fail(
@@ -136,7 +320,33 @@ def as_float(out, name, want_shape):
 
 
 def diagnose(got, wrong_answers, rtol, default):
-    """The hint of the first typical wrong answer that ``got`` matches, else ``default``."""
+    """The hint of the first typical wrong answer that ``got`` matches, else ``default``.
+
+    Parameters
+    ----------
+    got : ndarray of float
+        The student's answer.
+    wrong_answers : iterable of (array_like, str)
+        The typical wrong answers for this case, each with its hint. One of
+        another shape or with a non-finite value (e.g. a formula that divides by
+        zero here) matches nothing.
+    rtol : float
+        The relative tolerance of a match (at least 1e-6).
+    default : str
+        The hint when no wrong answer matches.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> wrong = [(np.array([3.0]), "divide by n, not n - 1"), (np.array([6.0]), "that is the sum")]
+    >>> diagnose(np.array([6.0]), wrong, 1e-9, "recheck the derivation step by step")
+    'that is the sum'
+    >>> diagnose(np.array([2.5]), wrong, 1e-9, "recheck the derivation step by step")
+    'recheck the derivation step by step'
+    """
     for value, hint in wrong_answers:
         value = np.asarray(value, dtype=float)
         if value.shape == got.shape and np.all(np.isfinite(value)) and np.allclose(got, value, rtol=max(rtol, 1e-6)):
@@ -145,6 +355,47 @@ def diagnose(got, wrong_answers, rtol, default):
 
 
 def as_codes(out, n, k, name):
+    """The reports of a local randomiser as an integer array of n codes in ``0..k-1``.
+
+    Parameters
+    ----------
+    out : array_like
+        The student's reports.
+    n : int
+        The number of users (one report each).
+    k : int
+        The size of the domain.
+    name : str
+        The student's function, named in the message.
+
+    Returns
+    -------
+    ndarray of int, shape (n,)
+
+    Raises
+    ------
+    ExerciseError
+        When the shape is not ``(n,)`` or a report is not an integer in ``0..k-1``.
+
+    Examples
+    --------
+    >>> as_codes(np.array([0, 2, 1]), 3, 3, "perturb")
+    array([0, 2, 1])
+    >>> as_codes(np.array([0, 3, 1]), 3, 3, "perturb")
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: perturb returned values outside the domain
+      expected: integers in 0..2
+      got:      range [0, 3]
+      hint:     reports live in the same domain as inputs
+    >>> as_codes(np.array([0.0, 2.0, 1.0]), 3, 3, "perturb")
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: perturb did not return integer codes
+      expected: integers in 0..2
+      got:      an array of dtype float64
+      hint:     reports are category codes: return an integer array (e.g. build it with dtype=int)
+    """
     arr = np.asarray(out)
     if arr.shape != (n,):
         fail(
@@ -153,11 +404,18 @@ def as_codes(out, n, k, name):
             arr.shape,
             "return one perturbed value per input value",
         )
-    if arr.dtype.kind not in "iu" or arr.min() < 0 or arr.max() >= k:
+    if arr.dtype.kind not in "iu":
+        fail(
+            f"{name} did not return integer codes",
+            f"integers in 0..{k - 1}",
+            f"an array of dtype {arr.dtype}",
+            "reports are category codes: return an integer array (e.g. build it with dtype=int)",
+        )
+    if arr.size and (arr.min() < 0 or arr.max() >= k):
         fail(
             f"{name} returned values outside the domain",
             f"integers in 0..{k - 1}",
-            f"dtype {arr.dtype}, range [{arr.min()}, {arr.max()}]",
+            f"range [{arr.min()}, {arr.max()}]",
             "reports live in the same domain as inputs",
         )
     return arr
@@ -176,6 +434,24 @@ def check_function(name, fn, reference, cases, rtol=1e-9, atol=0.0, mistakes=(),
     mistakes : sequence of (wrong_fn, hint): typical wrong answers. When the answer
         matches ``wrong_fn(*case)``, the message gives that hint.
     hint : the hint when no typical mistake matches
+
+    Examples
+    --------
+    >>> check_function("the area of a square", lambda a: a * a, lambda a: a**2, [(1.0,), (2.5,)])
+    Correct: the area of a square is right on all 2 cases
+    >>> check_function(
+    ...     "the area of a square",
+    ...     lambda a: 4 * a,
+    ...     lambda a: a**2,
+    ...     [(2.5,)],
+    ...     mistakes=[(lambda a: 4 * a, "that is the perimeter")],
+    ... )
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the area of a square: <lambda>(2.5,) is not right (relative tolerance 1e-09)
+      expected: 6.25
+      got:      10.0
+      hint:     that is the perimeter
     """
     for case in cases:
         want = np.asarray(reference(*copy_args(case)), dtype=float)
@@ -207,6 +483,12 @@ def check_sampler(name, draw, cdf, n=20_000, seed=0, mistakes=(), hint="", alpha
     sampler is rejected at most once in a thousand seeds). ``mistakes``: (cdf, hint)
     pairs, typical wrong distributions (a wrong scale, another family); when the
     draws pass the same test against one of them, the message gives that hint.
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> check_sampler("Lap(2)", lambda rng, n: rng.laplace(0.0, 2.0, n), stats.laplace(scale=2.0).cdf)
+    Correct: Lap(2): 20,000 draws follow the expected distribution (Kolmogorov-Smirnov p = ...)
     """
     x = as_float(call_student(draw, np.random.default_rng(seed), n), name, (n,))
     pvalue = ks_check(name, x, n, cdf, mistakes, hint, alpha)
@@ -214,7 +496,57 @@ def check_sampler(name, draw, cdf, n=20_000, seed=0, mistakes=(), hint="", alpha
 
 
 def ks_check(name, x, n, cdf, mistakes=(), hint="", alpha=ALPHA):
-    """The KS test of :func:`check_sampler` on draws ``x``: its p-value, or an ExerciseError with the hint."""
+    """The KS test of :func:`check_sampler` on draws ``x``: its p-value, or an ExerciseError with the hint.
+
+    Parameters
+    ----------
+    name : str
+        What the draws are, named in the message.
+    x : ndarray of float
+        The draws.
+    n : int
+        The number of draws expected.
+    cdf : callable
+        The CDF of the right distribution.
+    mistakes : sequence of (callable, str), optional
+        The CDFs of typical wrong distributions, each with its hint: when the
+        draws pass the test against one of them, the message gives its hint.
+    hint : str, optional
+        The hint when no wrong distribution fits.
+    alpha : float, default ALPHA
+        The level of the test: a right sampler fails with probability ``alpha``.
+
+    Returns
+    -------
+    float
+        The p-value of the test against ``cdf`` (at least ``alpha``).
+
+    Raises
+    ------
+    ExerciseError
+        When ``x`` has the wrong shape, is not finite, or fails the test; the
+        message gives the KS statistic and the quartiles of the draws.
+
+    Examples
+    --------
+    The quantiles of Lap(1) on an even grid stand in for a good sample. They pass
+    against Lap(1); against Lap(2) the KS statistic is 1/8, the largest gap
+    between the two CDFs, and the quartiles are those of Lap(1), plus or minus ln 2:
+
+    >>> from scipy import stats
+    >>> x = stats.laplace(scale=1.0).ppf((np.arange(1001) + 0.5) / 1001)
+    >>> bool(ks_check("Lap(1)", x, 1001, laplace_cdf(1.0)) >= ALPHA)
+    True
+    >>> mistakes = [(laplace_cdf(1.0), "the scale is the sensitivity over epsilon: 2 here, not 1")]
+    >>> ks_check("Lap(2)", x, 1001, laplace_cdf(2.0), mistakes)  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: Lap(2): the draws do not follow the expected distribution
+      (Kolmogorov-Smirnov p < 0.001)
+      expected: a sample passing the test
+      got:      KS statistic 0.125, quartiles [-0.692, 0.0, 0.692]
+      hint:     the scale is the sensitivity over epsilon: 2 here, not 1
+    """
     if x.shape != (n,):
         fail(f"{name}: wrong shape", f"({n},), one draw each", x.shape, "return n draws as a 1-D array")
     if not np.all(np.isfinite(x)):
@@ -235,7 +567,13 @@ def ks_check(name, x, n, cdf, mistakes=(), hint="", alpha=ALPHA):
 
 
 def check_number(name, value, expected, rtol=1e-6, hint=""):
-    """A derived quantity against its expected value, to relative tolerance ``rtol``."""
+    """A derived quantity against its expected value, to relative tolerance ``rtol``.
+
+    Examples
+    --------
+    >>> check_number("the sum of 1/2^k", sum(0.5**k for k in range(1, 60)), 1.0)
+    Correct: the sum of 1/2^k = 1.0
+    """
     if value is None:
         raise ExerciseError(f"{name}: no answer yet")
     got = np.asarray(value, dtype=float)
@@ -256,6 +594,11 @@ def check_prediction(name, prediction, before, after, tolerance=0.0, explanation
     ``prediction`` is the answer or a function that returns it. ``before`` and
     ``after`` are the measured values (e.g. a mean over runs); changes within
     ``tolerance`` count as "same".
+
+    Examples
+    --------
+    >>> check_prediction("the error as n grows", "down", 0.30, 0.05)
+    Correct: ...
     """
     if callable(prediction):
         prediction = call_student(prediction)
@@ -281,11 +624,72 @@ def check_prediction(name, prediction, before, after, tolerance=0.0, explanation
 
 
 def laplace_cdf(scale):
+    """The CDF of the centred Laplace distribution Lap(``scale``), for :func:`ks_check`.
+
+    Parameters
+    ----------
+    scale : float
+        The scale b (the sensitivity over epsilon for the Laplace mechanism).
+
+    Returns
+    -------
+    callable
+        ``x -> P(Lap(b) <= x)``, vectorised.
+
+    Examples
+    --------
+    The median is 0 and the quartiles are plus or minus b ln 2:
+
+    >>> cdf = laplace_cdf(2.0)
+    >>> float(cdf(0.0)), round(float(cdf(2.0 * np.log(2.0))), 6)
+    (0.5, 0.75)
+    """
     return stats.laplace(scale=scale).cdf
 
 
 def pair_of_arrays(out, name, first, second):
-    """The student's (a, b) answer as two float arrays of the given shapes."""
+    """The student's (a, b) answer as two float arrays of the given shapes.
+
+    Parameters
+    ----------
+    out : object
+        The student's answer, a tuple or list of two.
+    name : str
+        The student's function, named in the message.
+    first, second : (str, tuple of int)
+        The name of each part (as in the ``return`` statement) and its shape.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        The two parts as float arrays.
+
+    Raises
+    ------
+    ExerciseError
+        When the answer is not two parts, or a part is not numbers of its shape.
+
+    Examples
+    --------
+    >>> first, second = ("noisy_sums", (2, 2)), ("noisy_counts", (2,))
+    >>> sums, counts = pair_of_arrays(([[1, 2], [3, 4]], [5, 6]), "noisy_sums_counts", first, second)
+    >>> counts
+    array([5., 6.])
+    >>> pair_of_arrays(np.zeros((2, 2)), "noisy_sums_counts", first, second)
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: noisy_sums_counts must return two arrays
+      expected: (noisy_sums, noisy_counts) of shapes (2, 2) and (2,)
+      got:      array of shape (2, 2)
+      hint:     end with `return noisy_sums, noisy_counts`
+    >>> pair_of_arrays((np.zeros((2, 2)), np.zeros(3)), "noisy_sums_counts", first, second)
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: noisy_sums_counts: noisy_counts has the wrong shape
+      expected: (2,)
+      got:      (3,)
+      hint:     one value per cluster (or node)
+    """
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         fail(
             f"{name} must return two arrays",

@@ -40,6 +40,7 @@ __all__ = [
     "check_cf_sensitivities",
     "check_dpbirch_insertion_epsilon",
     "check_public_tree_leaf_noise",
+    "check_replacement_sensitivities",
 ]
 
 
@@ -284,6 +285,21 @@ def check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter, seed=0):
     over the pairs of points (``scipy.spatial.distance.pdist``); relative
     tolerance 1e-9. The typical mistakes named are ``CF_OF_MISTAKES``,
     ``CF_MERGE_MISTAKES``, ``CF_RADIUS_MISTAKES`` and ``CF_DIAMETER_MISTAKES``.
+
+    Examples
+    --------
+    >>> import math
+    >>> import numpy as np
+    >>> def cf_of(X):
+    ...     return len(X), np.sum(X, axis=0), float(np.sum(np.square(X)))
+    >>> def cf_merge(a, b):
+    ...     return a[0] + b[0], a[1] + b[1], a[2] + b[2]
+    >>> def cf_radius(cf):
+    ...     return math.sqrt(max(cf[2] / cf[0] - (cf[1] / cf[0]) @ (cf[1] / cf[0]), 0.0))
+    >>> def cf_diameter(cf):
+    ...     return math.sqrt(2 * (cf[0] * cf[2] - cf[1] @ cf[1]) / (cf[0] * (cf[0] - 1)))
+    >>> check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter)
+    Correct: ...
     """
     sets = _point_sets(seed)
     noisy = (5.0, np.array([1.2, -0.3, 2.0]), 1.4)  # a CF after noise: R^2 = 0.0588 > 0
@@ -495,6 +511,14 @@ def check_dpbirch_noisy_update(update, d=3, epsilon=0.5, n=10_000, seed=0):
     coordinates) and of the SS noise against Lap(1/epsilon) (typical mistakes:
     ``UPDATE_NOISE_MISTAKES``), and a correlation test of every pair of the
     d + 1 noise columns; family-wise alpha = 0.001 (Bonferroni, a third for each).
+
+    Examples
+    --------
+    >>> def noisy_update(cf, x, epsilon, rng):
+    ...     eta = rng.laplace(0.0, 1.0 / epsilon, size=len(x) + 1)
+    ...     return cf[0] + 1, cf[1] + x + eta[:-1], cf[2] + x @ x + eta[-1]
+    >>> check_dpbirch_noisy_update(noisy_update)
+    Correct: ...
     """
     rng = np.random.default_rng(seed)
     cfs = [_cf(rng.random((5, d))), _cf(rng.random((1, d))), _cf(rng.random((40, d)))]
@@ -658,6 +682,15 @@ def check_cf_sensitivities(cf_sensitivities):
     [lower, upper]. Checked against ``birch.cf_sensitivities``, the sensitivities
     ``DPBirchPublicTree`` calibrates its noise to, on five boxes, two with negative sides (relative tolerance
     1e-9); each part's typical mistakes are in ``CF_SENSITIVITY_MISTAKES``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def cf_sensitivities(lower, upper):
+    ...     largest = np.maximum(np.abs(lower), np.abs(upper))
+    ...     return 1.0, float(largest.sum()), float(np.sum(largest**2))
+    >>> check_cf_sensitivities(cf_sensitivities)
+    Correct: ...
     """
     for lower, upper in _SENSITIVITY_BOXES:
         lo, up = np.array(lower), np.array(upper)
@@ -688,11 +721,11 @@ def check_cf_sensitivities(cf_sensitivities):
 
 # DPBirch trees on uniform data in a box: (lower, upper, epsilon, T, B, records). The first is the case the
 # hints are read from: there no two typical mistakes give the same number. The epsilons are large enough
-# that no tree collapses to a single level (their heights are 8, 7, 2, 3 and 11).
+# that no tree collapses to a single level (their heights are 9, 9, 2, 3 and 12).
 _INSERTION_TREES = [
     ((0.0, -2.0, 0.0, -0.5), (1.0, 1.0, 3.0, 0.5), 2.0, 0.3, 4, 300),
     ((-1.0, 0.0, -3.0), (0.5, 2.0, -1.0), 5.0, 0.1, 3, 200),
-    ((0.0,) * 10, (1.0,) * 10, 0.8, 0.5, 50, 300),
+    ((0.0,) * 10, (1.0,) * 10, 2.0, 0.5, 50, 300),
     ((-2.0,), (1.0,), 5.0, 0.2, 5, 50),
     ((0.0,) * 3, (1.0,) * 3, 5.0, 0.1, 2, 100),
 ]
@@ -781,6 +814,17 @@ def check_dpbirch_insertion_epsilon(insertion_epsilon):
     mistakes of ``INSERTION_EPSILON_MISTAKES``. While it runs, the
     ``cf_sensitivities`` it may call is the library's (the reference answer of
     the exercise's first part), so a wrong first part does not fail this one.
+
+    Examples
+    --------
+    The ``cf_sensitivities`` it calls is the reference while the check runs:
+
+    >>> import numpy as np
+    >>> def insertion_epsilon(h, lower, upper, epsilon):
+    ...     _, delta_ls, delta_ss = cf_sensitivities(lower, upper)
+    ...     return h * (delta_ls + delta_ss) * epsilon / np.max(np.maximum(np.abs(lower), np.abs(upper)))
+    >>> check_dpbirch_insertion_epsilon(insertion_epsilon)
+    Correct: ...
     """
     cases, costs = _insertion_cases()
     cost = {(h, tuple(lo), tuple(up), e): c for (h, lo, up, e), c in zip(cases, costs)}
@@ -874,6 +918,16 @@ def check_public_tree_leaf_noise(noisy_leaves, epsilon=1.0, m=20_000, seed=0):
     part's noise (typical mistakes: ``LEAF_NOISE_MISTAKES``) and a correlation test of all pairs of noise
     columns, family-wise alpha = 0.001 (Bonferroni, a quarter for each). While it runs, the
     ``cf_sensitivities`` it may call is the library's (Exercise 3's reference answer).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def noisy_leaves(n, ls, ss, epsilon, lower, upper, rng):
+    ...     top = np.maximum(np.abs(lower), np.abs(upper))
+    ...     scale = np.array([1.0, top.sum(), np.sum(top**2)]) / (np.array([0.25, 0.5, 0.25]) * epsilon)
+    ...     return tuple(part + rng.laplace(0.0, b, size=np.shape(part)) for part, b in zip((n, ls, ss), scale))
+    >>> check_public_tree_leaf_noise(noisy_leaves)
+    Correct: ...
     """
     lower, upper = (np.array(b) for b in _SENSITIVITY_BOXES[0])
     d = len(lower)
@@ -925,3 +979,92 @@ def _leaf_noise_parts(out, exact):
             )
         parts.append(got - value)
     return parts
+
+
+def _replacement_sensitivities(lower, upper):
+    """(Delta N, Delta LS, Delta SS) of one CF when one record of the box is replaced by another."""
+    lo, up = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    nearest_zero = np.where((lo <= 0) & (up >= 0), 0.0, np.minimum(lo**2, up**2))  # smallest x_j^2 in [l_j, u_j]
+    return 0.0, float(np.sum(up - lo)), float(np.sum(np.maximum(lo**2, up**2) - nearest_zero))
+
+
+_ADD_REMOVE = "that is the change when one record is ADDED or REMOVED; here one record is replaced by another"
+
+# The typical wrong sensitivities under replacement, as data: for N, LS and SS in turn, (name, wrong value as a
+# function of (lower, upper), hint).
+REPLACEMENT_SENSITIVITY_MISTAKES = (
+    (("add or remove", lambda lo, up: 1.0, "a replaced record leaves N as it is: " + _ADD_REMOVE),),
+    (
+        ("add or remove", lambda lo, up: float(np.sum(_largest(lo, up))), _ADD_REMOVE),
+        (
+            "twice the largest",
+            lambda lo, up: float(2 * np.sum(_largest(lo, up))),
+            "x - x' has coordinates in [l_j - u_j, u_j - l_j]: the largest |x_j - x'_j| is u_j - l_j",
+        ),
+    ),
+    (
+        ("add or remove", lambda lo, up: float(np.sum(_largest(lo, up) ** 2)), _ADD_REMOVE),
+        (
+            "u^2 - l^2",
+            lambda lo, up: float(np.sum(np.abs(np.asarray(up) ** 2 - np.asarray(lo) ** 2))),
+            "where the box contains 0 the smallest x_j^2 is 0, not min(l_j^2, u_j^2)",
+        ),
+        (
+            "(u - l)^2",
+            lambda lo, up: float(np.sum((np.asarray(up) - np.asarray(lo)) ** 2)),
+            "||x||^2 - ||x'||^2 is not ||x - x'||^2: take the largest ||x||^2 minus the smallest over the box",
+        ),
+    ),
+)
+
+REPLACEMENT_BOXES = [
+    ((0.0, 0.0, 0.0), (1.0, 1.0, 1.0)),
+    ((-1.0, 0.5, -3.0), (2.0, 1.5, -1.0)),
+    ((-2.0, -2.0), (-0.5, 3.0)),
+    ((1.0, -4.0, 0.0, 2.0), (3.0, 1.0, 0.25, 2.5)),
+]
+
+
+def check_replacement_sensitivities(replacement_sensitivities):
+    """``replacement_sensitivities(lower, upper)``: (Delta N, Delta LS, Delta SS) of one CF, bounded DP.
+
+    Neighbouring data sets of the same size differ in one record of the box
+    [lower, upper], replaced by another. Checked on four boxes (with and without
+    0 inside, negative sides) against the closed form (relative tolerance 1e-9),
+    naming the typical mistakes of ``REPLACEMENT_SENSITIVITY_MISTAKES``.
+
+    Examples
+    --------
+    >>> check_replacement_sensitivities(_replacement_sensitivities)
+    Correct: the sensitivities of (N, LS, SS) under replacement are right on all 4 boxes
+    """
+    for lower, upper in REPLACEMENT_BOXES:
+        lo, up = np.array(lower), np.array(upper)
+        want = np.array(_replacement_sensitivities(lo, up))
+        got = as_float(call_student(replacement_sensitivities, lo.copy(), up.copy()), "replacement_sensitivities", (3,))
+        if got.shape != (3,):
+            fail(
+                "replacement_sensitivities has the wrong shape",
+                "three numbers",
+                got.shape,
+                "return (Delta N, Delta LS, Delta SS)",
+            )
+        for k, what in enumerate(("N", "LS", "SS")):
+            if np.isclose(got[k], want[k], rtol=1e-9, atol=1e-12):
+                continue
+            hint = next(
+                (
+                    h
+                    for _, value, h in REPLACEMENT_SENSITIVITY_MISTAKES[k]
+                    if np.isclose(got[k], value(lo, up), rtol=1e-6)
+                ),
+                "take the largest change over every pair (x, x') of records of the box",
+            )
+            fail(
+                f"the L1 sensitivity of {what} under replacement is not right for lower={list(lower)}, "
+                f"upper={list(upper)}",
+                round(float(want[k]), 6),
+                round(float(got[k]), 6),
+                hint,
+            )
+    return passed(f"the sensitivities of (N, LS, SS) under replacement are right on all {len(REPLACEMENT_BOXES)} boxes")

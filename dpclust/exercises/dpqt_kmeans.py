@@ -7,16 +7,29 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import stats
 
 from dpclust_lib.cluster.dpqt_kmeans import DPQTKMeans
 from dpclust_lib.cluster.eug_kmeans import eug_grid_size
 
-from ._core import call_student, check_function, diagnose, fail, ks_check, laplace_cdf, pair_of_arrays, passed
+from ._core import (
+    call_student,
+    check_function,
+    diagnose,
+    fail,
+    ks_check,
+    laplace_cdf,
+    pair_of_arrays,
+    passed,
+    reference_inputs,
+)
 
 __all__ = [
     "check_quadtree_level",
     "check_eug_grid_size",
     "check_dpqt_epsilon_spent",
+    "check_split_probability",
+    "check_reach_probability",
 ]
 
 
@@ -84,6 +97,15 @@ def check_quadtree_level(release_level, epsilon_tree=0.6, max_height=4, threshol
     checked by a Kolmogorov-Smirnov test at alpha = 0.001 over ``n_nodes``
     nodes, naming typical wrong scales (``QUADTREE_SCALE_MISTAKES``); the split
     rule exactly (``QUADTREE_SPLIT_MISTAKES``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def release_level(counts, epsilon_tree, max_height, threshold, rng):
+    ...     noisy = np.asarray(counts, dtype=float) + rng.laplace(0.0, max_height / epsilon_tree, size=len(counts))
+    ...     return noisy, noisy > threshold
+    >>> check_quadtree_level(release_level)
+    Correct: ...
     """
     counts = np.random.default_rng([seed, 303]).integers(0, 40, size=n_nodes).astype(float)
     name = "release_level"
@@ -196,6 +218,12 @@ def check_eug_grid_size(cells_per_dim):
     M = (N epsilon / 10)^(2d / (d + 2)) cells in all, m = M^(1/d) per dimension,
     rounded to the nearest integer, at least 1. Seven cases (relative tolerance 1e-9);
     the typical mistakes named are ``EUG_GRID_MISTAKES``.
+
+    Examples
+    --------
+    >>> import math
+    >>> check_eug_grid_size(lambda n, epsilon, d: max(1, math.floor((n * epsilon / 10) ** (2 / (d + 2)) + 0.5)))
+    Correct: ...
     """
     return check_function(
         "the number of grid cells per dimension",
@@ -260,6 +288,13 @@ def check_dpqt_epsilon_spent(epsilon_spent, seed=0):
     Checked against ``epsilon_spent_`` of the library's DPQTKMeans on five fits
     whose trees release 1 to ``max_height`` levels (relative tolerance 1e-9); the
     typical mistakes named are ``DPQT_SPENT_MISTAKES``.
+
+    Examples
+    --------
+    >>> def epsilon_spent(epsilon, gamma, max_height, levels_released):
+    ...     return gamma * epsilon / max_height * levels_released + (1 - gamma) * epsilon
+    >>> check_dpqt_epsilon_spent(epsilon_spent)
+    Correct: ...
     """
     spent = _dpqt_cases(seed)
     return check_function(
@@ -270,3 +305,120 @@ def check_dpqt_epsilon_spent(epsilon_spent, seed=0):
         mistakes=[(wrong, hint) for _, wrong, hint in DPQT_SPENT_MISTAKES],
         hint="add up the budgets of the releases: one per released level, then the leaves",
     )
+
+
+def _split_probability(count, epsilon_tree, max_height, threshold):
+    """P[count + Lap(maxH / epsilon_tree) > T], from scipy's Laplace distribution."""
+    return float(stats.laplace.sf(threshold - count, scale=max_height / epsilon_tree))
+
+
+def _reach_probability(path_counts, epsilon_tree, max_height, threshold):
+    """P[the node below the path exists]: every node on the path splits, with independent noise."""
+    return math.prod(_split_probability(c, epsilon_tree, max_height, threshold) for c in path_counts)
+
+
+# The typical wrong split probabilities, as data: (name, probability as a function of the checker's case, hint).
+SPLIT_PROBABILITY_MISTAKES = (
+    (
+        "the tree's whole budget",
+        lambda c, e, h, t: float(stats.laplace.sf(t - c, scale=1 / e)),
+        "a level's counts get epsilon_tree / maxH, not the whole epsilon_tree: the scale is maxH / epsilon_tree",
+    ),
+    (
+        "not splitting",
+        lambda c, e, h, t: float(stats.laplace.cdf(t - c, scale=h / e)),
+        "that is the probability that the node does NOT split: it splits when count + noise > T",
+    ),
+    (
+        "Gaussian",
+        lambda c, e, h, t: float(stats.norm.sf(t - c, scale=math.sqrt(2) * h / e)),
+        "the noise is Laplace, not Gaussian with the same variance: P[Lap(b) > z] = exp(-z/b)/2 for z >= 0",
+    ),
+    (
+        "one side only",
+        lambda c, e, h, t: float(math.exp(-(t - c) * e / h)) if t >= c else 1.0,
+        "the Laplace density has mass 1/2 on each side: P[Lap(b) > z] = exp(-z/b)/2 for z >= 0, "
+        "1 - exp(z/b)/2 for z < 0",
+    ),
+)
+
+SPLIT_PROBABILITY_CASES = [
+    (8, 0.6, 4, 10.0),
+    (25, 0.6, 4, 10.0),
+    (10, 1.0, 3, 10.0),
+    (0, 0.3, 5, 6.5),
+    (100, 0.1, 6, 65),
+]
+REACH_PROBABILITY_CASES = [
+    ((400, 30, 12), 0.6, 4, 10.0),
+    ((15,), 1.0, 3, 10.0),
+    ((6500, 900, 40, 3), 0.15, 4, 6.5),
+    ((), 0.6, 4, 10.0),
+]
+
+
+def check_split_probability(split_probability):
+    """``split_probability(count, epsilon_tree, max_height, threshold)``: the probability that a node splits.
+
+    A node holding ``count`` records splits in the DP quadtree when its count plus
+    its level's Laplace noise, of scale maxH / epsilon_tree, exceeds T (Alg. 2 line 5).
+    Checked against ``scipy.stats.laplace`` on five counts below and above T, relative
+    tolerance 1e-9, naming the typical mistakes of ``SPLIT_PROBABILITY_MISTAKES``.
+
+    Examples
+    --------
+    >>> check_split_probability(_split_probability)
+    Correct: the probability that a node splits is right on all 5 cases
+    """
+    return check_function(
+        "the probability that a node splits",
+        split_probability,
+        _split_probability,
+        SPLIT_PROBABILITY_CASES,
+        rtol=1e-9,
+        mistakes=[(f, hint) for _, f, hint in SPLIT_PROBABILITY_MISTAKES],
+        hint="the node splits when count + Lap(b) > T, with b = maxH / epsilon_tree: P[Lap(b) > T - count]",
+    )
+
+
+# The typical wrong probabilities that a node is created, as data: (name, function of the case, hint).
+REACH_PROBABILITY_MISTAKES = (
+    (
+        "a sum",
+        lambda cs, e, h, t: sum(_split_probability(c, e, h, t) for c in cs),
+        "the levels' noise draws are independent and every split on the path must happen: multiply, do not add",
+    ),
+    (
+        "the parent only",
+        lambda cs, e, h, t: _split_probability(cs[-1], e, h, t) if cs else 1.0,
+        "the node exists only if EVERY node on its path split, not only its parent",
+    ),
+)
+
+
+def check_reach_probability(reach_probability):
+    """``reach_probability(path_counts, epsilon_tree, max_height, threshold)``: the probability that a node exists.
+
+    ``path_counts`` are the true counts of the nodes on its path from the root down
+    to its parent; the node is created when each of them splits. Checked on four
+    paths, the empty one (the root) included, relative tolerance 1e-9, naming the
+    mistakes of ``REACH_PROBABILITY_MISTAKES``. While it runs, the
+    ``split_probability`` it may call is the reference (the exercise's first part),
+    so a wrong first part does not fail this one.
+
+    Examples
+    --------
+    >>> check_reach_probability(_reach_probability)
+    Correct: the probability that a node is created is right on all 4 cases
+    """
+    with reference_inputs(reach_probability, split_probability=_split_probability):
+        return check_function(
+            "the probability that a node is created",
+            reach_probability,
+            _reach_probability,
+            REACH_PROBABILITY_CASES,
+            rtol=1e-9,
+            mistakes=[(f, hint) for _, f, hint in REACH_PROBABILITY_MISTAKES],
+            hint="the node is created when each node on its path splits, and the levels' noise is independent; "
+            "the empty path is the root, which always exists",
+        )

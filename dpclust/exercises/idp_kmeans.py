@@ -4,6 +4,7 @@ initial centres.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -34,6 +35,7 @@ __all__ = [
     "check_release_scale",
     "check_total_spent",
     "check_idp_initial_centres",
+    "check_gaussian_sigma",
 ]
 
 
@@ -83,6 +85,20 @@ def check_noisy_sums_counts(noisy_sums_counts, epsilon=0.8, n_features=2, n_clus
     the noise drawn in one call of shape (K, d + 1) as prescribed, the release
     must equal the library's (:func:`~dpclust_lib.cluster.kmeans.noisy_centres`
     draws it that way) for the same seed, to relative tolerance 1e-9.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def noisy_sums_counts(X, labels, n_clusters, epsilon, rng):
+    ...     d = X.shape[1]
+    ...     exact = np.column_stack(
+    ...         [np.bincount(labels, weights=X[:, j], minlength=n_clusters) for j in range(d)]
+    ...         + [np.bincount(labels, minlength=n_clusters)]
+    ...     )
+    ...     released = exact + rng.laplace(0.0, (d + 1) / epsilon, size=(n_clusters, d + 1))
+    ...     return released[:, :d], released[:, d]
+    >>> check_noisy_sums_counts(noisy_sums_counts)
+    Correct: ...
     """
     d, K = n_features, n_clusters
     data_rng = np.random.default_rng([seed, 404])
@@ -229,6 +245,13 @@ def check_release_scale(release_scale):
     [0, 1]^d, under ``schedule`` "fixed" or "halving". Checked against the
     library (:func:`sum_count_sensitivity` / :func:`budget_shares`) on six cases
     (relative tolerance 1e-9); the typical mistakes named are ``RELEASE_SCALE_MISTAKES``.
+
+    Examples
+    --------
+    >>> def release_scale(d, epsilon, n_releases, t, schedule):
+    ...     return (d + 1) / (epsilon / n_releases if schedule == "fixed" else epsilon / 2**t)
+    >>> check_release_scale(release_scale)
+    Correct: ...
     """
     return check_function(
         "the Laplace scale of release t",
@@ -268,6 +291,11 @@ def check_total_spent(total_spent):
     Checked against the sum of the library's :func:`budget_shares` (sequential
     composition) on five cases (relative tolerance 1e-9); the typical mistakes
     named are ``TOTAL_SPENT_MISTAKES``.
+
+    Examples
+    --------
+    >>> check_total_spent(lambda epsilon, n, schedule: epsilon if schedule == "fixed" else epsilon * (1 - 0.5**n))
+    Correct: ...
     """
     return check_function(
         "the total epsilon spent",
@@ -347,6 +375,21 @@ def check_idp_initial_centres(idp_initial_centres, seed=0):
     records, whose noisy counts fall below 0 and between 0 and 1), to relative tolerance 1e-9. While
     it runs, the ``noisy_sums_counts`` it calls is Exercise 1's reference answer, so a wrong Exercise 1
     does not fail this one.
+
+    Examples
+    --------
+    The ``noisy_sums_counts`` it calls is the reference while the check runs:
+
+    >>> import numpy as np
+    >>> def idp_initial_centres(X, n_clusters, epsilon, rng):
+    ...     part_of = rng.integers(0, n_clusters, size=len(X))
+    ...     centres = rng.uniform(0.0, 1.0, size=(n_clusters, X.shape[1]))
+    ...     sums, counts = noisy_sums_counts(X, part_of, n_clusters, epsilon, rng)
+    ...     usable = counts >= 1
+    ...     centres[usable] = sums[usable] / counts[usable][:, None]
+    ...     return np.clip(centres, 0.0, 1.0)
+    >>> check_idp_initial_centres(idp_initial_centres)
+    Correct: ...
     """
     cases = [(300, 3, 3, 1.0), (1000, 2, 200, 0.5), (1000, 4, 5, 5.0)]
     for case in cases:
@@ -391,3 +434,72 @@ def check_idp_initial_centres(idp_initial_centres, seed=0):
             hint + " (first centre shown)",
         )
     return passed("your initial centres equal IDPKMeans' for the same seed on every test data set")
+
+
+def _gaussian_sigma(n_features, epsilon, delta):
+    """The classic Gaussian mechanism's sigma for the sums-and-count query on [0, 1]^d: its L2 sensitivity
+    sqrt(d + 1) (one record moves its cluster's sum by x, ||x||_2 <= sqrt(d), and the count by 1) times
+    sqrt(2 ln(1.25 / delta)) / epsilon."""
+    return math.sqrt(n_features + 1) * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+
+
+def _sigma_with(sensitivity, log_term):
+    return lambda d, e, delta: sensitivity(d) * math.sqrt(log_term(delta)) / e
+
+
+# The typical wrong sigmas, as data: (name, sigma as a function of (n_features, epsilon, delta), hint).
+GAUSSIAN_SIGMA_MISTAKES = (
+    (
+        "the L1 sensitivity",
+        _sigma_with(lambda d: d + 1, lambda delta: 2 * math.log(1.25 / delta)),
+        "d + 1 is the L1 sensitivity (Laplace's); the Gaussian mechanism is calibrated to the L2 sensitivity",
+    ),
+    (
+        "the count left out",
+        _sigma_with(lambda d: math.sqrt(d), lambda delta: 2 * math.log(1.25 / delta)),
+        "sqrt(d) bounds the change of the sums only; the same record also changes its cluster's count by 1",
+    ),
+    (
+        "L2 of the sums plus the count",
+        _sigma_with(lambda d: math.sqrt(d) + 1, lambda delta: 2 * math.log(1.25 / delta)),
+        "the L2 norms of the two parts do not add: the change is the vector (x, 1), of norm sqrt(||x||^2 + 1)",
+    ),
+    (
+        "ln(1/delta)",
+        _sigma_with(lambda d: math.sqrt(d + 1), lambda delta: 2 * math.log(1 / delta)),
+        "the classic bound has ln(1.25 / delta) under the root",
+    ),
+    (
+        "no factor 2",
+        _sigma_with(lambda d: math.sqrt(d + 1), lambda delta: math.log(1.25 / delta)),
+        "the classic bound is sigma = Delta_2 sqrt(2 ln(1.25 / delta)) / epsilon",
+    ),
+)
+
+GAUSSIAN_SIGMA_CASES = [(2, 0.5, 1e-5), (1, 0.8, 1e-6), (4, 0.1, 1e-5), (10, 0.9, 1e-8), (30, 0.25, 1e-3)]
+
+
+def check_gaussian_sigma(gaussian_sigma):
+    """``gaussian_sigma(n_features, epsilon, delta)``: the Gaussian variant of one release (epsilon < 1).
+
+    The noise standard deviation of the classic Gaussian mechanism (Dwork & Roth,
+    Thm A.1: sigma = Delta_2 sqrt(2 ln(1.25/delta)) / epsilon) for the sums and counts
+    of Exercise 1 on [0, 1]^d, with its L2 sensitivity. Checked on five cases (d from 1
+    to 30), relative tolerance 1e-9, naming the typical mistakes of
+    ``GAUSSIAN_SIGMA_MISTAKES``.
+
+    Examples
+    --------
+    >>> check_gaussian_sigma(_gaussian_sigma)
+    Correct: the Gaussian mechanism's sigma is right on all 5 cases
+    """
+    return check_function(
+        "the Gaussian mechanism's sigma",
+        gaussian_sigma,
+        _gaussian_sigma,
+        GAUSSIAN_SIGMA_CASES,
+        rtol=1e-9,
+        mistakes=[(f, hint) for _, f, hint in GAUSSIAN_SIGMA_MISTAKES],
+        hint="find the largest L2 norm of the change one record makes to the released vector (all sums and "
+        "counts), then apply the classic Gaussian mechanism",
+    )

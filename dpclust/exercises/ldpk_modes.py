@@ -20,6 +20,7 @@ __all__ = [
     "check_hamming_rr_perturb",
     "check_hamming_rr_ldp_level",
     "check_hamming_rr_expected_distance",
+    "check_ldpfo_variance",
 ]
 
 
@@ -29,6 +30,16 @@ def check_grr_perturb(perturb, k=4, epsilon=1.0, n=20_000, seed=0):
     Chi-square test of the report distribution for every input value against
     the exact one (keep with e^eps/(e^eps+k-1), else any other value uniformly),
     Bonferroni over the k inputs, family-wise alpha = 0.001.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def grr(values, k, epsilon, rng):
+    ...     keep = rng.random(len(values)) < np.exp(epsilon) / (np.exp(epsilon) + k - 1)
+    ...     other = rng.integers(0, k - 1, len(values))
+    ...     return np.where(keep, values, other + (other >= values))
+    >>> check_grr_perturb(grr)
+    Correct: ...
     """
     P = grr_matrix(k, epsilon)
     rng = np.random.default_rng(seed)
@@ -70,6 +81,18 @@ def check_ldpfo_estimate(estimate, seed=0, rtol=1e-8):
     ``domain_sizes``); the answer is the raw unbiased estimate of the true count
     tensor, compared with :meth:`LDPFO.estimate` to relative tolerance ``rtol``
     on several domains, including unequal ones.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def ldpfo_estimate(counts, domain_sizes, epsilon):
+    ...     out = np.asarray(counts, dtype=float)
+    ...     for axis, k in enumerate(domain_sizes):
+    ...         p, q = np.exp(epsilon) / (np.exp(epsilon) + k - 1), 1 / (np.exp(epsilon) + k - 1)
+    ...         out = np.moveaxis(np.tensordot((np.eye(k) - q) / (p - q), out, axes=([1], [axis])), 0, axis)
+    ...     return out
+    >>> check_ldpfo_estimate(ldpfo_estimate)
+    Correct: ...
     """
     rng = np.random.default_rng(seed)
     for sizes, eps in [((2, 2), 1.0), ((3, 2, 3), 0.7), ((4, 3), 2.0), ((2, 2, 2, 2), 0.5)]:
@@ -196,6 +219,17 @@ def check_hamming_rr_perturb(perturb, domain_sizes=(3, 2, 4), epsilon=0.7, n=20_
     :func:`~dpclust_lib.mechanisms.hamming_rr_matrix`, Bonferroni over the three
     records, family-wise alpha = 0.001. Unequal domains on purpose. A wrong
     answer is named after ``HAMMING_RR_KEEP_MISTAKES``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def hamming_rr(X, domain_sizes, epsilon, rng):
+    ...     X, k = np.asarray(X), np.asarray(domain_sizes)
+    ...     keep = rng.random(X.shape) < np.exp(epsilon) / (np.exp(epsilon) + k - 1)
+    ...     other = rng.integers(0, k - 1, size=X.shape)
+    ...     return np.where(keep, X, other + (other >= X))
+    >>> check_hamming_rr_perturb(hamming_rr)
+    Correct: ...
     """
     sizes = tuple(int(k) for k in domain_sizes)
     cells = math.prod(sizes)
@@ -274,6 +308,11 @@ def check_hamming_rr_ldp_level(plain_ldp_level):
 
     Checked against the worst ratio Pr[y | x] / Pr[y | x'] over all pairs and
     outputs of the library's transition matrix, on six domains (relative tolerance 1e-9).
+
+    Examples
+    --------
+    >>> check_hamming_rr_ldp_level(lambda domain_sizes, epsilon: len(domain_sizes) * epsilon)
+    Correct: ...
     """
     mistakes = [
         (lambda s, e: e, "eps is the privacy per unit of Hamming distance; how far apart can two records be?"),
@@ -296,6 +335,14 @@ def check_hamming_rr_expected_distance(expected_distance):
 
     Checked against the exact expectation under the library's transition
     matrix on six domains, equal and unequal (relative tolerance 1e-9).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_hamming_rr_expected_distance(
+    ...     lambda sizes, epsilon: float(np.sum((np.asarray(sizes) - 1) / (np.exp(epsilon) + np.asarray(sizes) - 1)))
+    ... )
+    Correct: ...
     """
 
     def changed(s, e):  # the probability that each attribute changes, for one common k or per attribute
@@ -324,4 +371,104 @@ def check_hamming_rr_expected_distance(expected_distance):
         mistakes=mistakes,
         hint="Section 3: attribute j changes with its own probability; the expectation of a sum is "
         "the sum of the expectations",
+    )
+
+
+def _ldpfo_cell_variance(counts, domain_sizes, epsilon, cell):
+    """The library's exact variance of LDP-FO's raw estimate of the count of record ``cell``."""
+    counts = np.asarray(counts, dtype=float)
+    return float(LDPFO(tuple(domain_sizes), epsilon).variance(int(round(counts.sum())), counts)[tuple(cell)])
+
+
+def _ldpfo_variance_from_factors(hold, other, subtract=True):
+    """A wrong (or right) variance built like the right one from per-attribute factors ``hold(p, q)``, ``other(p, q)``:
+    sum over records x of c_x prod_j (hold_j if x_j = cell_j else other_j), minus c_cell if ``subtract``."""
+
+    def variance(counts, domain_sizes, epsilon, cell):
+        counts = np.asarray(counts, dtype=float)
+        weight = np.ones(())
+        for k, v in zip(domain_sizes, cell):
+            p, q = grr_probabilities(k, epsilon)
+            factor = np.full(k, other(p, q))
+            factor[v] = hold(p, q)
+            weight = np.multiply.outer(weight, factor)
+        return float(np.sum(counts * weight) - (counts[tuple(cell)] if subtract else 0.0))
+
+    return variance
+
+
+# The typical wrong variances of one cell's LDP-FO estimate, as data: (name, variance as a function of the
+# checker's case (counts, domain_sizes, epsilon, cell), hint).
+LDPFO_VARIANCE_MISTAKES = (
+    (
+        "the second moment",
+        _ldpfo_variance_from_factors(
+            lambda p, q: (p * (1 - q) ** 2 + (1 - p) * q**2) / (p - q) ** 2,
+            lambda p, q: q * (1 - q) / (p - q) ** 2,
+            subtract=False,
+        ),
+        "that is E[w(Y)^2] summed over the users: a user at the cell has E[w(Y)] = 1, so subtract c_cell",
+    ),
+    (
+        "Bernoulli variances",
+        _ldpfo_variance_from_factors(
+            lambda p, q: p * (1 - p) / (p - q) ** 2, lambda p, q: q * (1 - q) / (p - q) ** 2, subtract=False
+        ),
+        "GRR's per-attribute variances p(1-p) and q(1-q) do not multiply: the estimate of a cell weighs a report "
+        "by prod_j (1{y_j = x_j} - q_j)/(p_j - q_j); work out E[w(Y)^2] attribute by attribute, then subtract "
+        "(E w)^2",
+    ),
+    (
+        "everyone elsewhere",
+        lambda counts, sizes, e, cell: float(
+            np.sum(counts) * math.prod(q * (1 - q) / (p - q) ** 2 for p, q in (grr_probabilities(k, e) for k in sizes))
+        ),
+        "that is the rare-cell approximation (every user at a record that differs from the cell in every "
+        "attribute); users who share some attributes with the cell contribute more",
+    ),
+    (
+        "one GRR over the joint domain",
+        lambda counts, sizes, e, cell: float(
+            LDPFO((math.prod(sizes),), e).variance(int(np.sum(counts)), np.ravel(counts))[
+                np.ravel_multi_index(tuple(cell), tuple(sizes))
+            ]
+        ),
+        "that is GRR over the prod_j k_j records at eps; LDP-FO perturbs each attribute on its own and inverts "
+        "one k_j x k_j matrix per attribute",
+    ),
+)
+
+# (counts, domain sizes, epsilon, cell): equal and unequal domains, a cell that is empty, users spread unevenly
+_VARIANCE_RNG = np.random.default_rng(20)
+LDPFO_VARIANCE_CASES = [
+    (np.array([[30, 0, 5], [10, 4, 1]]), (2, 3), 1.0, (0, 0)),
+    (np.array([[30, 0, 5], [10, 4, 1]]), (2, 3), 0.5, (0, 1)),
+    (_VARIANCE_RNG.integers(0, 20, size=(2, 2, 2)), (2, 2, 2), 2.0, (1, 0, 1)),
+    (_VARIANCE_RNG.integers(0, 9, size=(3, 2, 4)), (3, 2, 4), 0.7, (2, 1, 3)),
+    (_VARIANCE_RNG.integers(0, 50, size=(5,)), (5,), 1.5, (2,)),
+]
+
+
+def check_ldpfo_variance(ldpfo_variance):
+    """``ldpfo_variance(counts, domain_sizes, epsilon, cell)``: Var of LDP-FO's raw estimate of one cell's count.
+
+    ``counts`` is the true count tensor (shape ``domain_sizes``), ``cell`` a record
+    (a tuple of codes). Checked against ``frequency.LDPFO(...).variance`` on five
+    cases (equal and unequal domains, one attribute), relative tolerance 1e-9,
+    naming the typical mistakes of ``LDPFO_VARIANCE_MISTAKES``.
+
+    Examples
+    --------
+    >>> check_ldpfo_variance(_ldpfo_cell_variance)
+    Correct: the variance of a cell's LDP-FO estimate is right on all 5 cases
+    """
+    return check_function(
+        "the variance of a cell's LDP-FO estimate",
+        ldpfo_variance,
+        _ldpfo_cell_variance,
+        LDPFO_VARIANCE_CASES,
+        rtol=1e-9,
+        mistakes=[(f, hint) for _, f, hint in LDPFO_VARIANCE_MISTAKES],
+        hint="write the estimate of the cell as a sum over users of w(Y_i) = prod_j (1{Y_ij = cell_j} - q_j)/(p_j - "
+        "q_j); the users are independent, and for one user E[w^2] factorises over the attributes",
     )

@@ -23,6 +23,7 @@ __all__ = [
     "check_eq9_estimate",
     "check_index_unmix",
     "check_eq9_variance",
+    "check_unmixed_variance",
 ]
 
 
@@ -32,6 +33,15 @@ def check_oue_perturb(perturb, k=3, epsilon=1.0, n=30_000, seed=0):
     The bit of the true value is 1 with p = 1/2, every other bit with
     q = 1/(e^eps + 1), independently: chi-square over all 2^k reports per input,
     Bonferroni over the k inputs, family-wise alpha = 0.001.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def oue(values, k, epsilon, rng):
+    ...     one_hot = np.arange(k) == np.asarray(values)[:, None]
+    ...     return (rng.random(one_hot.shape) < np.where(one_hot, 0.5, 1 / (np.exp(epsilon) + 1))).astype(int)
+    >>> check_oue_perturb(oue)
+    Correct: ...
     """
     p, q = oue_pq(epsilon)
     rng = np.random.default_rng(seed)
@@ -139,6 +149,15 @@ def check_eq9_estimate(estimate, seed=0, rtol=1e-9):
     ``server_estimates`` on one round of simulated reports, attribute by
     attribute, at two values of eps (relative tolerance ``rtol``); a wrong answer
     is named after ``EQ9_ESTIMATE_MISTAKES``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def eq9(bit_sums, cluster_sizes, d, epsilon):
+    ...     q = 1 / (np.exp(epsilon) + 1)
+    ...     return (np.asarray(bit_sums) - np.asarray(cluster_sizes)[:, None] / d * q) / (0.5 - q)
+    >>> check_eq9_estimate(eq9)
+    Correct: ...
     """
     rng = np.random.default_rng(seed)
     d = len(_TOY_SIZES)
@@ -243,6 +262,17 @@ def check_index_unmix(unmix, seed=0, rtol=1e-9):
     3, 5 (a wrong answer is named after ``UNMIX_MISTAKES``); (2) Eq. 9 on the
     un-mixed tallies of one round of simulated reports must equal the library's
     ``server_estimates(..., index_epsilon=...)``. Relative tolerance ``rtol``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def unmix(observed, index_epsilon):
+    ...     observed = np.asarray(observed, dtype=float)
+    ...     e, K = np.exp(index_epsilon), observed.shape[0]
+    ...     p, q = e / (e + K - 1), 1 / (e + K - 1)
+    ...     return (observed - q * observed.sum(axis=0, keepdims=True)) / (p - q)
+    >>> check_index_unmix(unmix)
+    Correct: ...
     """
     rng = np.random.default_rng(seed)
     for K, ie in [(2, 1.0), (3, 0.5), (5, 2.0)]:
@@ -428,6 +458,15 @@ def check_eq9_variance(variance, reporters="expected"):
     received). Checked against the variance computed from the library's exact
     report distribution (``report_distribution``) on five cases (relative
     tolerance 1e-9); a wrong answer is named after ``EQ9_VARIANCE_MISTAKES``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def variance(g, N, d, epsilon):
+    ...     p, q = 0.5, 1 / (np.exp(epsilon) + 1)
+    ...     return (g * (p / d) * (1 - p / d) + (N - g) * (q / d) * (1 - q / d)) / (p - q) ** 2
+    >>> check_eq9_variance(variance, reporters="expected")
+    Correct: ...
     """
     if reporters not in ("expected", "observed"):
         raise ValueError(f"reporters must be 'expected' or 'observed', got reporters={reporters!r}")
@@ -438,4 +477,113 @@ def check_eq9_variance(variance, reporters="expected"):
         _EQ9_VARIANCE_CASES,
         mistakes=[(wrong, hint) for _, wrong, hint in EQ9_VARIANCE_MISTAKES[reporters]],
         hint=EQ9_VARIANCE_HINTS[reporters],
+    )
+
+
+def _unmixed_terms(epsilon, index_epsilon, K, r):
+    """OUE's (p, q), the index's (p_K, q_K), and each true cluster's chance a_c of being reported as label r."""
+    p, q = oue_pq(epsilon)
+    p_k, q_k = grr_probabilities(K, index_epsilon)
+    a = np.full(K, q_k)
+    a[r] = p_k
+    return p, q, p_k, q_k, a
+
+
+def _unmixed_variance_by_enumeration(holders, reporters, r, epsilon, index_epsilon):
+    """Var of the un-mixed bit sum of cluster r, from each user's exact outcome distribution.
+
+    A user of true cluster c whose bit is 1 with probability pi contributes b (1{L = r} - q_K) / (p_K - q_K),
+    with b ~ Bernoulli(pi) and its reported label L ~ GRR(c) independent: the four outcomes (b, L = r or not)
+    are enumerated, and the users' variances add (they are independent).
+    """
+    holders, reporters = np.asarray(holders, dtype=float), np.asarray(reporters, dtype=float)
+    p, q, p_k, q_k, a = _unmixed_terms(epsilon, index_epsilon, len(reporters), r)
+    total = 0.0
+    for c in range(len(reporters)):
+        for users, pi in ((holders[c], p), (reporters[c] - holders[c], q)):
+            outcomes = [(pi * a[c], (1 - q_k) / (p_k - q_k)), (pi * (1 - a[c]), -q_k / (p_k - q_k))]  # b = 1
+            mean = sum(w * v for w, v in outcomes)  # b = 0 contributes 0 with the remaining probability
+            total += users * (sum(w * v * v for w, v in outcomes) - mean**2)
+    return total
+
+
+def _unmixed_mistake(per_user):
+    """A wrong variance: sum over clusters c of holders * per_user(p, a_c, ...) + others * per_user(q, a_c, ...)."""
+
+    def variance(holders, reporters, r, epsilon, index_epsilon):
+        holders, reporters = np.asarray(holders, dtype=float), np.asarray(reporters, dtype=float)
+        p, q, p_k, q_k, a = _unmixed_terms(epsilon, index_epsilon, len(reporters), r)
+        return float(
+            sum(
+                holders[c] * per_user(p, a[c], p_k, q_k, c == r)
+                + (reporters[c] - holders[c]) * per_user(q, a[c], p_k, q_k, c == r)
+                for c in range(len(reporters))
+            )
+        )
+
+    return variance
+
+
+# The typical wrong variances of an un-mixed bit sum, as data: (name, variance as a function of the checker's
+# case, hint).
+UNMIXED_VARIANCE_MISTAKES = (
+    (
+        "no index noise",
+        _unmixed_mistake(lambda pi, a, pk, qk, own: pi * (1 - pi) if own else 0.0),
+        "that is the variance without the index's randomized response: every user's bit is counted under a label "
+        "drawn by GRR, and the un-mixing weighs all labels' sums",
+    ),
+    (
+        "S'_r alone",
+        _unmixed_mistake(lambda pi, a, pk, qk, own: pi * a * (1 - pi * a) / (pk - qk) ** 2),
+        "that is Var[S'_r] / (p_K - q_K)^2: the share q_K sum_r' S'_r' that the un-mixing subtracts is random "
+        "too, and it is correlated with S'_r. Write each user's term b (1{L = r} - q_K) / (p_K - q_K)",
+    ),
+    (
+        "no division",
+        _unmixed_mistake(lambda pi, a, pk, qk, own: pi * (a * (1 - qk) ** 2 + (1 - a) * qk**2) - (pi * (a - qk)) ** 2),
+        "the un-mixing divides by p_K - q_K, so the variance is divided by (p_K - q_K)^2",
+    ),
+    (
+        "terms as if independent",
+        _unmixed_mistake(lambda pi, a, pk, qk, own: (pi * a * (1 - pi * a) + qk**2 * pi * (1 - pi)) / (pk - qk) ** 2),
+        "Var[S'_r - q_K sum S'] is not Var[S'_r] + q_K^2 Var[sum S']: the two share the users counted under r",
+    ),
+)
+
+# (holders per true cluster, reporters per true cluster, r, epsilon of the bits, epsilon of the index)
+UNMIXED_VARIANCE_CASES = [
+    (np.array([40, 5]), np.array([60, 50]), 0, 1.0, 1.0),
+    (np.array([40, 5]), np.array([60, 50]), 1, 2.0, 0.5),
+    (np.array([100, 0, 30]), np.array([120, 80, 200]), 2, 0.5, 2.0),
+    (np.array([0, 10, 10, 7, 1]), np.array([15, 10, 40, 7, 3]), 1, 3.0, 1.0),
+    (np.array([900, 20, 300]), np.array([1000, 1000, 1000]), 0, 1.0, 4.0),
+]
+
+
+def check_unmixed_variance(unmixed_variance):
+    """``unmixed_variance(holders, reporters, r, epsilon, index_epsilon)``: Var of cluster r's un-mixed bit sum.
+
+    One attribute and one value w: ``reporters[c]`` users of true cluster c report
+    the attribute, ``holders[c]`` of them hold w; each sends its OUE bit for w (at
+    ``epsilon``) under a label drawn by K-ary randomized response (at ``index_epsilon``),
+    and the server un-mixes the bit sums by label with (P^T)^{-1} (Exercise 3).
+    Checked on five cases (K = 2, 3, 5) against the variance enumerated from each
+    user's exact outcome distribution, relative tolerance 1e-9, naming the typical
+    mistakes of ``UNMIXED_VARIANCE_MISTAKES``.
+
+    Examples
+    --------
+    >>> check_unmixed_variance(_unmixed_variance_by_enumeration)
+    Correct: the variance of an un-mixed bit sum is right on all 5 cases
+    """
+    return check_function(
+        "the variance of an un-mixed bit sum",
+        unmixed_variance,
+        _unmixed_variance_by_enumeration,
+        UNMIXED_VARIANCE_CASES,
+        rtol=1e-9,
+        mistakes=[(f, hint) for _, f, hint in UNMIXED_VARIANCE_MISTAKES],
+        hint="write the un-mixed sum as a sum over users of b_i (1{L_i = r} - q_K) / (p_K - q_K), with b_i and L_i "
+        "independent; the users are independent, so their variances add",
     )
