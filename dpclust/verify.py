@@ -116,6 +116,15 @@ def compare_tables(committed, new, spec=None):
     return diffs
 
 
+def _read_table(path):
+    """A result table; an empty file (a table saved with no columns, e.g. a run without its data) is an
+    empty frame to compare, not an error that stops the comparison of every other table."""
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+
+
 def compare_folders(notebook, committed_dir, new_dir):
     """Every difference between the result CSVs of two folders, as a DataFrame (DIFF_COLUMNS).
 
@@ -157,7 +166,7 @@ def compare_folders(notebook, committed_dir, new_dir):
         if table not in old:
             rows.append((notebook, table, "(table)", "", ABSENT, "(table)"))
             continue
-        a, b = pd.read_csv(old[table]), pd.read_csv(new[table])
+        a, b = _read_table(old[table]), _read_table(new[table])
         for row, column, x, y in compare_tables(a, b, manifest.get(table)):
             rows.append((notebook, table, row, str(column), x, y))
     return pd.DataFrame(rows, columns=DIFF_COLUMNS)

@@ -138,3 +138,17 @@ def test_a_row_computed_from_timings_is_not_compared(tmp_path):
     assert verify.compare_tables(committed, rerun, spec) == []
     rerun.loc[1, "verdict"] = "partly"
     assert [d[:2] for d in verify.compare_tables(committed, rerun, spec)] == [("claim_id=exact", "verdict")]
+
+
+def test_an_empty_table_is_a_difference_not_a_crash(tmp_path):
+    # A rerun without its data may save a table with no columns (a file holding one newline): the comparison
+    # reports its cells as absent and goes on with the other tables.
+    committed, new = tmp_path / "committed", tmp_path / "new"
+    committed.mkdir(), new.mkdir()
+    for folder in (committed, new):
+        pd.DataFrame({"epsilon": [1.0], "nicv": [0.5]}).to_csv(folder / "other.csv", index=False)
+    pd.DataFrame({"epsilon": [1.0], "nicv": [0.1]}).to_csv(committed / "nicv.csv", index=False)
+    pd.DataFrame().to_csv(new / "nicv.csv", index=False)
+    diffs = compare_folders("03_x", committed, new)
+    assert set(diffs["table"]) == {"nicv"} and (diffs["new"] == "(absent)").all()
+    assert {"epsilon", "nicv"} <= set(diffs["column"])
