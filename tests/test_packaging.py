@@ -341,7 +341,7 @@ def test_a_missing_optional_dependency_names_the_extra_to_install():
 
 
 MAX_FUNCTION_LINES = 60  # a function a reader can hold in their head: signature and code, docstring apart
-NOTEBOOK_CELL_LINES = 40  # a notebook cell a reader takes in at once (the exercises' reference cells apart)
+NOTEBOOK_CELL_LINES = 40  # a notebook cell a reader takes in at once
 
 
 def _code_lines(node):
@@ -364,16 +364,10 @@ def test_no_function_is_longer_than_sixty_lines():
     assert not long, "split these functions: " + "; ".join(long)
 
 
-def _is_exercises_heading(cell):
-    return cell["cell_type"] == "markdown" and re.match(r"#+ .*Exercises", "".join(cell["source"]).lstrip())
-
-
 def test_notebook_code_cells_stay_short():
     long = []
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
-            if _is_exercises_heading(cell):
-                break  # the exercises keep a whole reference solution with its checks in one cell
             lines = "".join(cell["source"]).count("\n") + 1
             if cell["cell_type"] == "code" and lines > NOTEBOOK_CELL_LINES:
                 long.append(f"{path.stem} {cell.get('id')} ({lines} lines)")

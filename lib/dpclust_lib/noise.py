@@ -181,7 +181,7 @@ _TRIALS = 6  # Bernoulli(e^-1) trials per candidate's V
 _BLOCK_MAX_SIZE = 512
 
 
-def _candidates_in_few_calls(m, t, s, rng):
+def _candidates_in_few_calls(m, t, rng):
     """U, its acceptance, V and the sign of m candidates of CKS20 Algorithm 2 (see :func:`_discrete_laplace_flat`).
 
     Draws: U and the uniforms on {0..t-1} of steps 1..7 of its acceptance chain; one W for that chain's
@@ -208,7 +208,7 @@ def _candidates_in_few_calls(m, t, s, rng):
     return u, keep, v, (sign_and_w & 1) == 1
 
 
-def _candidates_in_loops(m, t, s, rng):
+def _candidates_in_loops(m, t, rng):
     """The same as :func:`_candidates_in_few_calls`, one step at a time (large releases)."""
     u = rng.integers(0, t, m)
     keep = _bernoulli_exp_fraction(u, t, rng)
@@ -249,7 +249,7 @@ def _discrete_laplace_flat(n, t, s, rng):
         need = n - filled
         m = need + need * 3 // 4 + 8
         candidates = _candidates_in_few_calls if m <= _BLOCK_MAX_SIZE else _candidates_in_loops
-        u, keep, v, negative = candidates(m, t, s, rng)
+        u, keep, v, negative = candidates(m, t, rng)
         y = _floor_div(u[keep], v[keep], t, s)
         negative = negative[keep]
         z = np.where(negative, -y, y)[~(negative & (y == 0))][:need]
