@@ -42,16 +42,16 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 .PHONY: install unsupported-python reproduce verify test test-minimum sweep bench data lab assignments book clean-venv
 
 # The exact versions of the lock for this Python (requirements.lock for 3.11), then the two packages of this
-# repository (the algorithms in lib/, the compendium's tooling at the root) without resolving anything again.
-$(VENV)/.installed: $(or $(LOCK),unsupported-python) pyproject.toml lib/pyproject.toml
+# repository (the algorithms in dpclust_lib/, the compendium's tooling at the root) without resolving anything again.
+$(VENV)/.installed: $(or $(LOCK),unsupported-python) pyproject.toml dpclust_lib/pyproject.toml
 	$(PYTHON) -m venv --clear $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r $(LOCK)
-	$(BIN)/python -m pip install --quiet --no-deps -e ./lib -e .
+	$(BIN)/python -m pip install --quiet --no-deps -e ./dpclust_lib -e .
 	touch $@
 
 $(VENV)/.bench-installed: $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e ./lib -e ".[test,bench]"
+	$(BIN)/python -m pip install --quiet -e ./dpclust_lib -e ".[test,bench]"
 	touch $@
 
 unsupported-python:
@@ -72,20 +72,20 @@ test: $(VENV)/.installed
 	$(BIN)/python -m pytest tests
 	DPCLUST_PROFILE=smoke $(BIN)/python -m pytest --nbval-lax --nbval-current-env notebooks
 
-# The lower bounds of pyproject.toml and lib/pyproject.toml installed together (requirements/minimum.lock, on
+# The lower bounds of pyproject.toml and dpclust_lib/pyproject.toml installed together (requirements/minimum.lock, on
 # the oldest supported Python) and the unit tests run on them; lint, the book and the notebooks are left out.
 MINIMUM := .venv-minimum
 test-minimum: $(MINIMUM)/.installed
 	$(MINIMUM)/bin/python -m pytest tests
 
-$(MINIMUM)/.installed: requirements/minimum.lock pyproject.toml lib/pyproject.toml
+$(MINIMUM)/.installed: requirements/minimum.lock pyproject.toml dpclust_lib/pyproject.toml
 	@test "$(PY_VERSION)" = 3.10 || { echo "make test-minimum needs Python 3.10 (the oldest supported):\
 	 make test-minimum PYTHON=/path/to/python3.10; $(PYTHON) is $(if $(PY_VERSION),Python $(PY_VERSION),not a Python that runs)" >&2; exit 1; }
 	$(PYTHON) -m venv --clear $(MINIMUM)
 	echo '*' > $(MINIMUM)/.gitignore
 	$(MINIMUM)/bin/python -m pip install --quiet --upgrade pip
 	$(MINIMUM)/bin/python -m pip install --quiet -r requirements/minimum.lock
-	$(MINIMUM)/bin/python -m pip install --quiet --no-deps -e ./lib -e .
+	$(MINIMUM)/bin/python -m pip install --quiet --no-deps -e ./dpclust_lib -e .
 	touch $@
 
 sweep: $(VENV)/.installed

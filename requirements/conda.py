@@ -1,5 +1,5 @@
 """Write environment.yml (conda, Binder / repo2docker) from requirements.lock: every direct requirement of the
-compendium (pyproject.toml and lib/pyproject.toml, with the notebooks and test extras) pinned to the exact
+compendium (pyproject.toml and dpclust_lib/pyproject.toml, with the notebooks and test extras) pinned to the exact
 version the lock gives it, on the lock's Python, so a conda user gets the stack that produced the committed
 outputs. conda resolves what those packages need in turn.
 
@@ -25,7 +25,7 @@ OURS = {"dpclust", "dpclust-lib"}
 
 HEADER = """\
 # The compendium's environment for conda and Binder (repo2docker), the exact versions that produced the
-# committed outputs: every direct requirement of pyproject.toml and lib/pyproject.toml (runtime, notebooks
+# committed outputs: every direct requirement of pyproject.toml and dpclust_lib/pyproject.toml (runtime, notebooks
 # and test extras) pinned to its version in requirements.lock, on the lock's Python.
 #   conda env create -f environment.yml && conda activate dpclust
 # Written by `python requirements/conda.py > environment.yml`; do not edit by hand
@@ -54,7 +54,7 @@ def read_lock(path):
 def direct_requirements(root=ROOT):
     """``[(section, pip name)]`` of the direct requirements, extras' own packages (dask[distributed]) included."""
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
-    lib = tomllib.loads((root / "lib" / "pyproject.toml").read_text())["project"]
+    lib = tomllib.loads((root / "dpclust_lib" / "pyproject.toml").read_text())["project"]
     sections = [
         ("runtime", lib["dependencies"] + project["dependencies"]),
         ("notebooks extra", project["optional-dependencies"]["notebooks"]),
@@ -80,7 +80,7 @@ def environment_yml(root=ROOT):
             lines.append(f"  # {section}")
             current = section
         lines.append(f"  - {CONDA_NAMES.get(name, name)}=={pins[name]}")
-    lines += ["  - pip", "  - pip:", "      - -e ./lib", "      - -e ."]
+    lines += ["  - pip", "  - pip:", "      - -e ./dpclust_lib", "      - -e ."]
     return "\n".join(lines) + "\n"
 
 

@@ -19,8 +19,8 @@ def _name(spec):
     return re.split(r"[<>=!~ ]", spec, maxsplit=1)[0].lower().replace("_", "-")
 
 
-# The two distributions of the repository: the algorithms (lib/) and the compendium's tooling (root).
-LIB = ROOT / "lib"
+# The two distributions of the repository: the algorithms (dpclust_lib/) and the compendium's tooling (root).
+LIB = ROOT / "dpclust_lib"
 OURS = {"dpclust", "dpclust-lib"}
 
 
@@ -123,7 +123,7 @@ def test_environment_yml_is_the_whole_compendium_environment_at_the_locked_versi
     assert _locks()[python.split("=")[-1]] == "requirements.lock", "environment.yml is on requirements.lock's Python"
     assert "conda-forge" in env["channels"]
     pip_section = next(d for d in env["dependencies"] if isinstance(d, dict))["pip"]
-    assert pip_section == ["-e ./lib", "-e ."]
+    assert pip_section == ["-e ./dpclust_lib", "-e ."]
 
 
 @pytest.mark.parametrize("lock", sorted(set(_locks().values())) + ["requirements/minimum.lock"])
@@ -158,7 +158,7 @@ def test_makefile_installs_the_lock_then_the_package_without_dependencies():
     stamp = re.search(r"^\$\(VENV\)/\.installed: (.*)\n((?:\t.*\n)+)", makefile, re.M)
     assert stamp and "$(LOCK)" in stamp.group(1)
     recipe = stamp.group(2)
-    assert recipe.index("-r $(LOCK)") < recipe.index("--no-deps -e ./lib -e .")
+    assert recipe.index("-r $(LOCK)") < recipe.index("--no-deps -e ./dpclust_lib -e .")
     assert recipe.rstrip().endswith("touch $@")
     test = re.search(r"^test:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
     assert "ruff check" in test and "ruff format --check" in test
@@ -202,13 +202,13 @@ def test_runtime_dependencies_are_what_each_package_imports():
 
     for folder, package in ((LIB, "dpclust_lib"), (ROOT, "dpclust")):
         runtime = {canonical_name(r.name) for r in _requirements([], folder, with_lib=False)}
-        imported = {canonical_name(_DISTRIBUTIONS.get(m, m)) for m in _imported_top_level_modules(folder, package)}
+        imported = {canonical_name(_DISTRIBUTIONS.get(m, m)) for m in _imported_top_level_modules(ROOT, package)}
         imported -= OURS | {"dpclust_lib"}
         assert imported <= runtime, f"{package} imports at module level what it does not require: {imported - runtime}"
         # fastcluster is imported where the Ward step needs it (above scipy's limit), inside a function.
         assert runtime - imported <= {"fastcluster"}, f"{package} requires what it never imports: {runtime - imported}"
     # The algorithms never import the tooling nor its dependencies.
-    lib_imports = _imported_top_level_modules(LIB, "dpclust_lib", anywhere=True)
+    lib_imports = _imported_top_level_modules(ROOT, "dpclust_lib", anywhere=True)
     assert not lib_imports & {"dpclust", "pooch", "tqdm", "papermill", "nbformat", "matplotlib", "seaborn"}
 
 
@@ -356,7 +356,7 @@ def _code_lines(node):
 def test_no_function_is_longer_than_sixty_lines():
     long = [
         f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({_code_lines(node)} lines)"
-        for folder in ("lib", "dpclust", "benchmarks", "book")
+        for folder in ("dpclust_lib", "dpclust", "benchmarks", "book")
         for path in sorted((ROOT / folder).rglob("*.py"))
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _code_lines(node) > MAX_FUNCTION_LINES

@@ -1,5 +1,5 @@
 """The packages as a new user gets them: build the sdists and the wheels of the working tree (the
-algorithms, ``lib/``, and the compendium's tooling, the root), install the wheels (not editable) into
+algorithms, ``dpclust_lib/``, and the compendium's tooling, the root), install the wheels (not editable) into
 a fresh virtual environment, and use them from a folder outside the repository. The algorithms' wheel
 alone must import and fit without the tooling or any of its dependencies.
 
@@ -116,7 +116,7 @@ def dist(tmp_path_factory):
     """The sdists and wheels of the working tree (each wheel built from its sdist, as pip does)."""
     pytest.importorskip("build", reason="the wheel check needs the test extra (build)")
     out = tmp_path_factory.mktemp("dist")
-    for folder in (ROOT / "lib", ROOT):
+    for folder in (ROOT / "dpclust_lib", ROOT):
         _run([sys.executable, "-m", "build", "--outdir", str(out), str(folder)], cwd=out, env=os.environ.copy())
     return {name: (*out.glob(f"{name}-*.tar.gz"), *out.glob(f"{name}-*.whl")) for name in ("dpclust_lib", "dpclust")}
 
@@ -130,8 +130,10 @@ def _contents(sdist, wheel):
 def test_each_wheel_holds_its_own_package_only(dist):
     lib_sdist, lib_wheel = _contents(*dist["dpclust_lib"])
     tool_sdist, tool_wheel = _contents(*dist["dpclust"])
+    # The algorithms' project folder is its package folder: the sdist holds cluster/..., the wheel dpclust_lib/cluster/...
+    assert all(init.removeprefix("dpclust_lib/") in lib_sdist for init in LIB_SUBPACKAGES)
+    assert all(init in lib_wheel for init in LIB_SUBPACKAGES)
     for files in (lib_sdist, lib_wheel):
-        assert all(init in files for init in LIB_SUBPACKAGES)
         assert not any(name.startswith("dpclust/") for name in files)
     for files in (tool_sdist, tool_wheel):
         assert all(init in files for init in TOOLING_SUBPACKAGES)
