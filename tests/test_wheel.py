@@ -130,7 +130,7 @@ def _contents(sdist, wheel):
 def test_each_wheel_holds_its_own_package_only(dist):
     lib_sdist, lib_wheel = _contents(*dist["dpclust_lib"])
     tool_sdist, tool_wheel = _contents(*dist["dpclust"])
-    # The algorithms' project folder is its package folder: the sdist holds cluster/..., the wheel dpclust_lib/cluster/...
+    # The algorithms' project folder is its package folder: the sdist holds cluster/..., the wheel dpclust_lib/...
     assert all(init.removeprefix("dpclust_lib/") in lib_sdist for init in LIB_SUBPACKAGES)
     assert all(init in lib_wheel for init in LIB_SUBPACKAGES)
     for files in (lib_sdist, lib_wheel):
