@@ -1,4 +1,4 @@
-"""Experiment sweeps, run profiles, result tables and reproduction ledgers.
+"""Experiment sweeps, run profiles, intervals and result tables (ledgers and verdict rules: :mod:`dpclust.verdicts`).
 
 :func:`sweep` runs every (algorithm, data set, epsilon, run) combination and
 returns one tidy row per fit. The random state of a fit depends only on
@@ -21,7 +21,7 @@ import numbers
 import os
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import joblib
@@ -49,15 +49,7 @@ __all__ = [
     "welch_interval",
     "interval_side",
     "format_interval",
-    "VERDICT_RANK",
-    "verdict_by_gap",
-    "verdict_by_share",
     "rises_with",
-    "best_reading",
-    "best_verdict",
-    "verdict_by_tests",
-    "verdict_by_shares",
-    "verdict_by_intervals",
     "paired_bootstrap",
     "homogeneity_pvalue",
     "ORDERABLE_SECONDS",
@@ -68,12 +60,8 @@ __all__ = [
     "read_manifest",
     "is_timing_column",
     "load_published",
-    "VERDICTS",
-    "Ledger",
     "load_dataset",
     "skip_rest_of_notebook",
-    "read_ledgers",
-    "verdict_counts",
 ]
 
 PROFILES = ("paper", "smoke")
@@ -398,7 +386,7 @@ def summarise(frame, metrics, by=("algorithm", "dataset", "epsilon")):
 
 
 # ---------------------------------------------------------------------------
-# Verdict rules and confidence intervals: one implementation for every notebook
+# Confidence intervals and tests: one implementation for every notebook (the verdict rules are in verdicts)
 # ---------------------------------------------------------------------------
 
 
@@ -562,73 +550,6 @@ def format_interval(mean, low, high, digits=3):
     return f"{mean:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
 
 
-VERDICT_RANK = {"reproduced": 0, "partly": 1, "not reproduced": 2}
-"""Order of the graded verdicts, best first: a claim is graded under the reading that ranks best."""
-
-
-def verdict_by_gap(ours, published, close=0.02, near=0.05, partly_share=0.5):
-    """Verdict for published numbers: all within ``close`` -> reproduced; enough within ``near`` -> partly.
-
-    Parameters
-    ----------
-    ours, published : array-like of floats, the same length (our means and the paper's numbers)
-    close, near : float, the tolerances (the paper's rounding plus sampling; a looser one)
-    partly_share : float in (0, 1], the share of the numbers that must be within ``near`` for
-        "partly" (1.0: all of them, for approximate published values)
-
-    Returns
-    -------
-    (verdict, largest_gap) : the verdict string and the largest |ours - published|
-
-    Examples
-    --------
-    >>> verdict, gap = verdict_by_gap([0.51, 0.70], [0.50, 0.66])  # gaps 0.01 and 0.04
-    >>> verdict, round(gap, 3)
-    ('partly', 0.04)
-    >>> verdict_by_gap([0.51, 0.70], [0.50, 0.66], partly_share=1.0)[0], verdict_by_gap([0.51], [0.50])[0]
-    ('partly', 'reproduced')
-    >>> verdict_by_gap([0.51, 0.80], [0.50, 0.66], partly_share=1.0)[0]
-    'not reproduced'
-    """
-    gaps = np.abs(np.asarray(ours, dtype=float) - np.asarray(published, dtype=float))
-    if gaps.size == 0 or np.isnan(gaps).any():
-        raise ValueError("ours and published must be non-empty and without NaN")
-    verdict = (
-        "reproduced"
-        if (gaps <= close).all()
-        else "partly"
-        if (gaps <= near).mean() >= partly_share
-        else "not reproduced"
-    )
-    return verdict, float(gaps.max())
-
-
-def verdict_by_share(passed):
-    """Verdict for a claim checked in several cases (or made of parts): all hold -> ``"reproduced"``,
-    some -> ``"partly"``, none -> ``"not reproduced"``; nothing could be checked -> ``"not run"``.
-
-    Parameters
-    ----------
-    passed : iterable of bool
-        Whether the claim holds in each case.
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> verdict_by_share([True, True]), verdict_by_share([True, False]), verdict_by_share([False])
-    ('reproduced', 'partly', 'not reproduced')
-    >>> verdict_by_share(gap < 0.05 for gap in [])
-    'not run'
-    """
-    passed = np.asarray(list(passed), dtype=bool).ravel()  # list(): a generator is a sequence of cases too
-    if passed.size == 0:
-        return "not run"
-    return "reproduced" if passed.all() else "partly" if passed.any() else "not reproduced"
-
-
 def rises_with(x, y, alpha=0.05):
     """One-sided Spearman test that y rises with x: (significant, rho, one-sided p).
 
@@ -660,163 +581,6 @@ def rises_with(x, y, alpha=0.05):
     rho, p_two = stats.spearmanr(x, y)
     p_one = p_two / 2 if rho > 0 else 1 - p_two / 2
     return bool(rho > 0 and p_one < alpha), float(rho), float(p_one)
-
-
-def best_reading(graded):
-    """The paper's best case among the readings a claim was graded under.
-
-    Parameters
-    ----------
-    graded : dict reading -> (verdict, gap)
-        The verdict under each reading tried, and a number that says how far
-        the claim is from holding under it (smaller is closer; ties between
-        equal verdicts go to the smaller gap, then to the first reading).
-
-    Returns
-    -------
-    (reading, verdict, tried) : the best reading, its verdict, and a text naming
-    every reading tried with its verdict (for the ledger row: a "not reproduced"
-    must say which readings it failed under).
-
-    Examples
-    --------
-    >>> best_reading({"epsilon per round": ("partly", 0.04), "epsilon for the run": ("reproduced", 0.01)})
-    ('epsilon for the run', 'reproduced', 'epsilon per round: partly; epsilon for the run: reproduced')
-    >>> best_reading({"a": ("partly", 0.04), "b": ("partly", 0.02)})[0]  # equal verdicts: the smaller gap
-    'b'
-    """
-    if not graded:
-        raise ValueError("graded is empty: no reading was tried")
-    for reading, (verdict, _) in graded.items():
-        if verdict not in VERDICT_RANK:
-            raise ValueError(f"verdict of reading {reading!r} must be one of {tuple(VERDICT_RANK)}, got {verdict!r}")
-    order = sorted(graded, key=lambda r: (VERDICT_RANK[graded[r][0]], graded[r][1]))
-    best = order[0]
-    tried = "; ".join(f"{r}: {graded[r][0]}" for r in graded)
-    return best, graded[best][0], tried
-
-
-_NO_VERDICT_RANK = len(VERDICT_RANK)  # "not testable" and "not run" rank below every graded verdict, equal
-
-
-def best_verdict(verdicts):
-    """The reading whose verdict ranks best, ties going to the first reading.
-
-    Parameters
-    ----------
-    verdicts : dict reading -> verdict
-        Graded verdicts rank by :data:`VERDICT_RANK` (reproduced, partly, not
-        reproduced); ``"not testable"`` and ``"not run"`` rank below them, equal.
-        List the reading chosen before any result first: it wins every tie.
-
-    Returns
-    -------
-    str : the best reading (a key of ``verdicts``).
-
-    Examples
-    --------
-    >>> best_verdict({"published": "partly", "private": "reproduced"})
-    'private'
-    >>> best_verdict({"published": "partly", "private": "partly"})
-    'published'
-    """
-    if not verdicts:
-        raise ValueError("verdicts is empty: no reading was graded")
-    allowed = (*VERDICT_RANK, "not testable", "not run")
-    for reading, verdict in verdicts.items():
-        if verdict not in allowed:
-            raise ValueError(f"verdict of reading {reading!r} must be one of {allowed}, got {verdict!r}")
-    return min(verdicts, key=lambda r: VERDICT_RANK.get(verdicts[r], _NO_VERDICT_RANK))  # min keeps the first
-
-
-def verdict_by_tests(reproduced, partly, testable=True):
-    """The verdict of a claim from its two tests: ``"reproduced"`` if the first holds, else
-    ``"partly"`` if the second holds, else ``"not reproduced"``; ``"not testable"`` when ``testable`` is false.
-
-    Parameters
-    ----------
-    reproduced, partly : bool, the claim's rule for "reproduced" and its weaker rule for "partly"
-    testable : bool, default True, False when the data cannot decide the claim either way
-
-    Returns
-    -------
-    str : the verdict.
-
-    Examples
-    --------
-    >>> verdict_by_tests(False, True)
-    'partly'
-    >>> verdict_by_tests(True, True, testable=False)
-    'not testable'
-    """
-    if not testable:
-        return "not testable"
-    return "reproduced" if reproduced else "partly" if partly else "not reproduced"
-
-
-def verdict_by_shares(shares, reproduced_at=0.8, partly_at=0.5):
-    """Verdict for a claim checked as a share of cases in each of several groups (data sets, readings).
-
-    ``"reproduced"`` when every share is at least ``reproduced_at``, ``"partly"`` when some share is at
-    least ``partly_at``, ``"not reproduced"`` otherwise, and ``"not run"`` when there is no group.
-
-    Parameters
-    ----------
-    shares : iterable of floats in [0, 1], one per group: the share of its cases where the claim holds
-    reproduced_at, partly_at : float, the thresholds (0.8 and 0.5: "most of the cases" and "half")
-
-    Returns
-    -------
-    str : the verdict.
-
-    Examples
-    --------
-    >>> verdict_by_shares([0.9, 0.8])
-    'reproduced'
-    >>> verdict_by_shares([0.9, 0.4])
-    'partly'
-    >>> verdict_by_shares([])
-    'not run'
-    """
-    shares = np.asarray(list(shares), dtype=float).ravel()  # list(): a generator of shares is accepted too
-    if np.isnan(shares).any():
-        raise ValueError("shares must hold no NaN")
-    if shares.size == 0:
-        return "not run"
-    return verdict_by_tests(shares.min() >= reproduced_at, shares.max() >= partly_at)
-
-
-def verdict_by_intervals(low, high, share=0.8, value=0.0):
-    """Verdict for an effect measured with an interval at each point of a grid (e.g. each ε).
-
-    ``"reproduced"`` when at least ``round(share * n)`` of the n intervals (and at least one) lie
-    wholly above ``value`` and none wholly below; ``"partly"`` when more lie above than below;
-    ``"not reproduced"`` otherwise.
-
-    Parameters
-    ----------
-    low, high : array-like of floats, the same length n >= 1, the bounds of the intervals
-    share : float in (0, 1], the share of the grid where the effect must be significant
-    value : float, default 0.0, the value of no effect
-
-    Returns
-    -------
-    (verdict, above, below) : the verdict and the numbers of intervals wholly above and wholly below ``value``.
-
-    Examples
-    --------
-    >>> verdict_by_intervals([0.1, 0.2, -0.1, 0.3], [0.5, 0.6, 0.2, 0.7], share=0.75)
-    ('reproduced', 3, 0)
-    >>> verdict_by_intervals([0.1, -0.5], [0.5, -0.1])
-    ('not reproduced', 1, 1)
-    """
-    low, high = np.asarray(low, dtype=float).ravel(), np.asarray(high, dtype=float).ravel()
-    if low.shape != high.shape or low.size == 0:
-        raise ValueError(f"low and high must be non-empty and of one length, got {low.size} and {high.size} values")
-    if not 0 < share <= 1:
-        raise ValueError(f"share must be in (0, 1], got share={share!r}")
-    above, below = int((low > value).sum()), int((high < value).sum())
-    return verdict_by_tests(above >= max(1, round(share * low.size)) and below == 0, above > below), above, below
 
 
 def paired_bootstrap(a, b, statistic, n_boot=2_000, level=0.95, random_state=None):
@@ -1155,230 +919,6 @@ def load_published(notebook):
         raise FileNotFoundError(f"no published numbers for notebook={notebook!r} (dpclust/published/)")
     with resource.open("rb") as f:
         return pd.read_csv(f)
-
-
-VERDICTS = ("reproduced", "partly", "not reproduced", "not testable", "not run")
-"""``not testable``: a claim that restates another, or that cannot hold or fail by construction
-under the reading it is graded under. ``not run``: the data is absent."""
-
-LEDGER_COLUMNS = [
-    "paper",
-    "claim_id",
-    "claim",
-    "published",
-    "ours",
-    "verdict",
-    "reading",
-    "depends_on",
-    "evidence",
-    "depends_on_timing",
-]
-READING_COLUMNS = ["choice", "reading", "support", "used_for", "best_case"]
-
-
-def _text(value, name):
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{name} must be a non-empty string, got {name}={value!r}")
-    return value
-
-
-def _ids(value):
-    """Claim ids given as one string or a sequence, stored as ``"a; b"``."""
-    if value is None or value == "":
-        return ""
-    return value if isinstance(value, str) else "; ".join(str(v) for v in value)
-
-
-@dataclass(repr=False)
-class Ledger:
-    """A notebook's reproduction ledger: one row per published claim or number.
-
-    Rows are added with :meth:`add` from computed results (never typed in). The
-    choices the paper leaves open are declared with :meth:`reading`: one row per
-    (choice, reading), with the paper's text that supports it. A claim is graded
-    under the paper's best case (the reading, consistent with its text, under
-    which it comes closest to holding) and ``reading`` names it; stricter variants
-    are reported beside it. :meth:`save` writes ``ledger.csv`` and ``readings.csv``.
-
-    Attributes
-    ----------
-    paper : str
-        The paper, named in every row.
-    notebook : str or None
-        The notebook's stem; needed by :meth:`save`.
-    rows, readings : list of dict
-        The claims and the declared readings, in the order added.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> ledger = Ledger("Zhang & Cheng 2021", "03_dpqt_kmeans")
-    >>> _ = ledger.reading("tree budget", "gamma = 0.3", "Sec. 4.2: gamma = 0.3", used_for="fig5", best_case=True)
-    >>> _ = ledger.add("fig5", "NICV falls as epsilon grows", "Fig. 5", "rho = -0.9", "reproduced",
-    ...                reading="gamma = 0.3")
-    >>> ledger.frame()[["claim_id", "verdict", "reading"]].values.tolist()
-    [['fig5', 'reproduced', 'gamma = 0.3']]
-    >>> ledger
-    Ledger('Zhang & Cheng 2021': 1 claims, 1 readings)
-    >>> ledger.add("fig5", "NICV falls again", "Fig. 5", "", "reproduced")
-    Traceback (most recent call last):
-    ...
-    ValueError: claim_id='fig5' is already in the ledger
-    >>> with tempfile.TemporaryDirectory() as out:
-    ...     print(ledger.save(out).name, sorted(os.listdir(out)))
-    ledger.csv ['ledger.csv', 'readings.csv', 'tables.json']
-    """
-
-    paper: str
-    notebook: str | None = None
-    rows: list = field(default_factory=list)
-    readings: list = field(default_factory=list)
-
-    def __post_init__(self):
-        _text(self.paper, "paper")
-
-    def __repr__(self):
-        # Short on purpose: a notebook cell ending in ledger.add(...) shows this, not every row again.
-        return f"Ledger({self.paper!r}: {len(self.rows)} claims, {len(self.readings)} readings)"
-
-    def reading(self, choice, reading, support, used_for=(), best_case=False):
-        """Declare one reading of a choice the paper leaves open."""
-        if not isinstance(best_case, (bool, np.bool_)):
-            raise TypeError(f"best_case must be a bool, got best_case={best_case!r}")
-        _text(choice, "choice"), _text(reading, "reading")
-        if any(r["choice"] == choice and r["reading"] == reading for r in self.readings):
-            raise ValueError(f"the reading {reading!r} of {choice!r} is already declared")
-        self.readings.append(
-            {
-                "choice": choice,
-                "reading": reading,
-                "support": support,
-                "used_for": _ids(used_for),
-                "best_case": bool(best_case),
-            }
-        )
-        return self
-
-    def add(self, claim_id, claim, published, ours, verdict, reading="", depends_on=(), evidence="", timing=False):
-        """Add the row of one claim; ``depends_on`` names the claims it rests on.
-
-        ``timing=True`` marks a row graded on run times: it may change on another machine, and
-        ``verify`` does not compare it.
-        """
-        if verdict not in VERDICTS:
-            raise ValueError(f"verdict must be one of {VERDICTS}, got verdict={verdict!r}")
-        _text(claim_id, "claim_id")
-        if any(r["claim_id"] == claim_id for r in self.rows):
-            raise ValueError(f"claim_id={claim_id!r} is already in the ledger")
-        self.rows.append(
-            {
-                "paper": self.paper,
-                "claim_id": claim_id,
-                "claim": claim,
-                "published": published,
-                "ours": ours,
-                "verdict": verdict,
-                "reading": reading,
-                "depends_on": _ids(depends_on),
-                "evidence": evidence,
-                "depends_on_timing": bool(timing),
-            }
-        )
-        return self
-
-    def frame(self):
-        return pd.DataFrame(self.rows, columns=LEDGER_COLUMNS)
-
-    def readings_frame(self):
-        return pd.DataFrame(self.readings, columns=READING_COLUMNS)
-
-    def save(self, results_dir=None):
-        """Write ``ledger.csv`` and ``readings.csv``; return the ledger's path."""
-        if self.notebook is None:
-            raise ValueError("Ledger.notebook is needed to save: Ledger(paper, notebook)")
-        save_results(self.readings_frame(), self.notebook, "readings", results_dir)
-        frame = self.frame()
-        timed = frame.loc[frame["depends_on_timing"], "claim_id"]
-        return save_results(frame, self.notebook, "ledger", results_dir, key="claim_id", timing_rows=list(timed))
-
-
-def read_ledgers(notebooks, results_root=None):
-    """Every row of the given notebooks' ledgers, with a ``notebook`` column.
-
-    Parameters
-    ----------
-    notebooks : sequence of str
-        Notebook stems, e.g. ``["01_ldpk_modes", ...]``; a notebook without a ledger adds no row.
-    results_root : path-like, optional
-        The folder holding ``<notebook>/ledger.csv``; default the compendium's ``data/results``
-        (the paper-profile ledgers).
-
-    Returns
-    -------
-    DataFrame with the ledger's columns and ``notebook``.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> ledger = Ledger("Li et al. 2013", "04_idp_kmeans").add("fig3", "NICV falls", "Fig. 3", "0.12", "partly")
-    >>> with tempfile.TemporaryDirectory() as root:
-    ...     _ = ledger.save(os.path.join(root, "04_idp_kmeans"))
-    ...     rows = read_ledgers(["04_idp_kmeans", "05_dp_birch"], root)  # 05 has no ledger there
-    >>> rows[["notebook", "claim_id", "verdict"]].values.tolist()
-    [['04_idp_kmeans', 'fig3', 'partly']]
-    """
-    root = Path(results_root) if results_root is not None else _paths.results_dir()
-    parts = [
-        pd.read_csv(root / stem / "ledger.csv", keep_default_na=False).assign(notebook=stem)
-        for stem in notebooks
-        if (root / stem / "ledger.csv").is_file()
-    ]
-    if not parts:
-        return pd.DataFrame(columns=["notebook", *LEDGER_COLUMNS])
-    return pd.concat(parts, ignore_index=True)
-
-
-ON_RUN_TIMES = "on run times"
-"""The column of :func:`verdict_counts` that counts the claims graded on run times."""
-
-
-def verdict_counts(ledgers, notebooks=None):
-    """Per notebook: the claims, each verdict's count, and the claims graded on run times, counted apart.
-
-    A claim graded on run times (``depends_on_timing``, e.g. "method A is faster than B") can take
-    another verdict on another machine, so it is counted in :data:`ON_RUN_TIMES` and not under its
-    verdict: the verdict columns are then the same wherever the notebooks run.
-
-    Parameters
-    ----------
-    ledgers : DataFrame
-        Ledger rows with ``notebook``, ``verdict`` and, optionally, ``depends_on_timing``.
-    notebooks : list of str or None, default None
-        The rows of the table, in order (None: the notebooks of ``ledgers``).
-
-    Returns
-    -------
-    DataFrame with columns ``claims``, one per verdict of :data:`VERDICTS`, and :data:`ON_RUN_TIMES`.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> rows = pd.DataFrame({"notebook": ["01", "01", "01"], "verdict": ["reproduced", "partly", "partly"],
-    ...                      "depends_on_timing": [False, False, True]})
-    >>> verdict_counts(rows).loc["01"].tolist()
-    [3, 1, 1, 0, 0, 0, 1]
-    """
-    timing = ledgers.get("depends_on_timing", pd.Series(False, index=ledgers.index))
-    timing = timing.fillna(False).astype(bool)
-    counts = ledgers[~timing].groupby(["notebook", "verdict"]).size().unstack(fill_value=0)
-    unknown = sorted(set(counts.columns) - set(VERDICTS))
-    if unknown:
-        raise ValueError(f"ledgers hold verdicts outside {VERDICTS}: {unknown}")
-    index = list(notebooks) if notebooks is not None else list(dict.fromkeys(ledgers["notebook"]))
-    counts = counts.reindex(index=index, columns=list(VERDICTS), fill_value=0)
-    counts[ON_RUN_TIMES] = ledgers[timing].groupby("notebook").size().reindex(index, fill_value=0)
-    counts.insert(0, "claims", counts.sum(axis=1))
-    return counts
 
 
 def skip_rest_of_notebook(reason):

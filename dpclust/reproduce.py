@@ -43,16 +43,8 @@ from pathlib import Path
 import pandas as pd
 
 from ._paths import notebook_dir, results_dir
-from .experiments import (
-    OUTPUT_ENV,
-    PROFILE_ENV,
-    VERDICTS,
-    output_dirs,
-    read_ledgers,
-    resolve_profile,
-    target_dirs,
-    verdict_counts,
-)
+from .experiments import OUTPUT_ENV, PROFILE_ENV, output_dirs, resolve_profile, target_dirs
+from .verdicts import VERDICTS, read_ledgers, verdict_counts
 
 __all__ = [
     "list_notebooks",
@@ -551,16 +543,17 @@ def ledger_counts(results_dir):
     Examples
     --------
     >>> import os, tempfile
-    >>> from dpclust.experiments import Ledger
+    >>> from dpclust.verdicts import Ledger
     >>> ledger = Ledger("Li et al. 2013", "04_idp_kmeans")
-    >>> _ = ledger.add("fig3", "NICV falls", "Fig. 3", "0.12", "partly").add("fig4", "F falls", "Fig. 4", "", "partly")
+    >>> _ = ledger.add("fig3", "NICV falls", "Fig. 3", "0.12", "partly", artefact="Fig. 3")
+    >>> _ = ledger.add("fig4", "F falls", "Fig. 4", "", "partly", artefact="Fig. 4")
     >>> with tempfile.TemporaryDirectory() as root:
     ...     folder = os.path.join(root, "04_idp_kmeans")
     ...     print(ledger_counts(folder))
     ...     _ = ledger.save(folder)
     ...     print(ledger_counts(folder))
-    {'reproduced': 0, 'partly': 0, 'not reproduced': 0, 'not testable': 0, 'not run': 0}
-    {'reproduced': 0, 'partly': 2, 'not reproduced': 0, 'not testable': 0, 'not run': 0, 'on run times': 0}
+    {'reproduced': 0, 'partly': 0, 'not reproduced': 0, 'unstable': 0, 'not testable': 0, 'not run': 0}
+    {'reproduced': 0, 'partly': 2, 'not reproduced': 0, 'unstable': 0, ..., 'on run times': 0}
     """
     folder = Path(results_dir)
     ledgers = read_ledgers([folder.name], folder.parent)

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpclust import datasets, experiments, plotting
+from dpclust import datasets, experiments, plotting, verdicts
 from dpclust.datasets import DataError
 from dpclust_lib import frequency, mechanisms, metrics
 from dpclust_lib.accounting import BudgetExceededError, PrivacyLedger
@@ -327,20 +327,29 @@ CASES = [
     ("fit_seed seed float", lambda: experiments.fit_seed(1.5, 1.0, 0), TypeError, ["seed", "1.5"]),
     ("fit_seed run", lambda: experiments.fit_seed(0, 1.0, -1), ValueError, ["run", "-1"]),
     ("fit_seed run float", lambda: experiments.fit_seed(0, 1.0, 0.5), TypeError, ["run", "0.5"]),
-    ("ledger verdict", lambda: experiments.Ledger("p").add("c1", "c", 1, 1, "ok"), ValueError, ["verdict", "'ok'"]),
+    (
+        "ledger verdict",
+        lambda: verdicts.Ledger("p").add("c1", "c", 1, 1, "ok", artefact="F1"),
+        ValueError,
+        ["verdict", "'ok'"],
+    ),
     (
         "ledger duplicate claim",
-        lambda: experiments.Ledger("p").add("c1", "c", 1, 1, "partly").add("c1", "c", 1, 1, "partly"),
+        lambda: (
+            verdicts.Ledger("p")
+            .add("c1", "c", 1, 1, "partly", artefact="F1")
+            .add("c1", "c", 1, 1, "partly", artefact="F2")
+        ),
         ValueError,
         ["claim_id", "'c1'"],
     ),
     (
-        "ledger best_case",
-        lambda: experiments.Ledger("p").reading("ch", "r", "s", best_case="yes"),
+        "ledger added_after_results",
+        lambda: verdicts.Ledger("p").alternative("ch", "r", "s", added_after_results="yes"),
         TypeError,
-        ["best_case", "'yes'"],
+        ["added_after_results", "'yes'"],
     ),
-    ("ledger save without notebook", lambda: experiments.Ledger("p").save("unused"), ValueError, ["notebook"]),
+    ("ledger save without notebook", lambda: verdicts.Ledger("p").save("unused"), ValueError, ["notebook"]),
     ("load_dataset name", lambda: experiments.load_dataset("cars"), ValueError, ["name", "'cars'"]),
     ("load_dataset variant", lambda: experiments.load_dataset("car", "binary"), ValueError, ["variant", "'binary'"]),
     ("load_dataset name int", lambda: experiments.load_dataset(3), ValueError, ["name", "3"]),
@@ -365,18 +374,23 @@ CASES = [
         TypeError,
         ["'dataset'", "numeric"],
     ),
-    ("ledger paper", lambda: experiments.Ledger(None), ValueError, ["paper", "None"]),
+    ("ledger paper", lambda: verdicts.Ledger(None), ValueError, ["paper", "None"]),
     (
         "ledger claim_id empty",
-        lambda: experiments.Ledger("p").add("", "c", 1, 1, "partly"),
+        lambda: verdicts.Ledger("p").add("", "c", 1, 1, "partly", artefact="F1"),
         ValueError,
         ["claim_id", "''"],
     ),
-    ("ledger claim_id int", lambda: experiments.Ledger("p").add(3, "c", 1, 1, "partly"), ValueError, ["claim_id", "3"]),
-    ("ledger reading choice", lambda: experiments.Ledger("p").reading("", "r", "s"), ValueError, ["choice", "''"]),
+    (
+        "ledger claim_id int",
+        lambda: verdicts.Ledger("p").add(3, "c", 1, 1, "partly", artefact="F1"),
+        ValueError,
+        ["claim_id", "3"],
+    ),
+    ("ledger reading choice", lambda: verdicts.Ledger("p").primary("", "r", "s"), ValueError, ["choice", "''"]),
     (
         "ledger reading twice",
-        lambda: experiments.Ledger("p").reading("ch", "r", "s").reading("ch", "r", "t"),
+        lambda: [ledger.alternative("ch", "r", "s") for ledger in [verdicts.Ledger("p")] for _ in range(2)],
         ValueError,
         ["'r'", "'ch'", "already"],
     ),

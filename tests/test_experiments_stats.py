@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from dpclust import experiments
+from dpclust import experiments, verdicts
 
 T_975_DF2 = 4.302652729911275  # Student t quantile 0.975 with 2 degrees of freedom (tables)
 
@@ -44,7 +44,7 @@ def test_interval_side(low, high, side):
     [([True, True], "reproduced"), ([True, False], "partly"), ([False, False], "not reproduced"), ([], "not run")],
 )
 def test_verdict_by_share_of_parts(holds, verdict):
-    assert experiments.verdict_by_share(holds) == verdict
+    assert verdicts.verdict_by_share(holds) == verdict
 
 
 @pytest.mark.parametrize(

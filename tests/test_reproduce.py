@@ -152,10 +152,10 @@ def test_executed_notebook_does_not_record_machine_paths(tmp_path):
 
 
 LEDGER = """
-from dpclust import experiments
-ledger = experiments.Ledger("A paper", "14_ledger")
+from dpclust import verdicts
+ledger = verdicts.Ledger("A paper", "14_ledger")
 for i, verdict in enumerate(["reproduced", "reproduced", "partly", "not run"]):
-    ledger.add(f"c{i}", "a claim", "1", "1", verdict)
+    ledger.add(f"c{i}", "a claim", "1", "1", verdict, artefact=f"Fig. {i}")
 ledger.save(results_dir)
 """
 

@@ -125,11 +125,11 @@ def test_save_results_refuses_bad_declarations(tmp_path, kwargs, message):
 def test_a_row_computed_from_timings_is_not_compared(tmp_path):
     import pandas as pd
 
-    from dpclust import experiments, verify
+    from dpclust import experiments, verdicts, verify
 
-    ledger = experiments.Ledger("Demo et al.", "99_demo")
-    ledger.add("fast", "A is faster than B", "yes", "1.8x", "reproduced", timing=True)
-    ledger.add("exact", "a seeded result", "0.5", "0.5", "reproduced")
+    ledger = verdicts.Ledger("Demo et al.", "99_demo")
+    ledger.add("fast", "A is faster than B", "yes", "1.8x", "reproduced", artefact="Table 2", timing=True)
+    ledger.add("exact", "a seeded result", "0.5", "0.5", "reproduced", artefact="Fig. 1")
     ledger.save(tmp_path)
     spec = experiments.read_manifest(tmp_path)["ledger"]
     committed = pd.read_csv(tmp_path / "ledger.csv", keep_default_na=False)
