@@ -51,6 +51,7 @@ __all__ = [
     "notebook_source_hash",
     "replicate_table",
     "load_replicates",
+    "rerun_headlines",
     "readme_section",
     "update_readme",
 ]
@@ -67,6 +68,9 @@ VERDICTS = ("reproduced", "partly", "not reproduced", UNSTABLE, "not testable", 
 
 ON_RUN_TIMES = "on run times"
 """The column of :func:`verdict_counts` that counts the claims graded on run times."""
+
+FINDINGS = "findings"
+"""The table of a ledger's run: the paper, the root seed and the summary the README shows."""
 
 SEPARATOR = "; "
 """Joins the draws of one run (``run_verdicts``), artefacts and claim ids in one cell."""
@@ -628,7 +632,7 @@ class Ledger:
             self.sensitivity_frame(), self.notebook, "sensitivity", results_dir, key=["claim_id", "choice", "reading"]
         )
         save_results(self.coverage_frame(), self.notebook, "coverage", results_dir, key="artefact")
-        findings = pd.DataFrame({"paper": [self.paper], "summary": [self.summary]})
+        findings = pd.DataFrame({"paper": [self.paper], "seed": [int(self.seed)], "summary": [self.summary]})
         save_results(findings, self.notebook, "findings", results_dir)
         frame = self.frame()
         timed = frame.loc[frame["depends_on_timing"], "claim_id"]
@@ -677,7 +681,7 @@ def read_ledgers(notebooks, results_root=None, table="ledger"):
         "sensitivity": SENSITIVITY_COLUMNS,
         "coverage": COVERAGE_COLUMNS,
         "readings": READING_COLUMNS,
-        "findings": ["paper", "summary"],
+        FINDINGS: ["paper", "seed", "summary"],
     }
     if table not in columns:
         raise ValueError(f"table must be one of {tuple(columns)}, got table={table!r}")
@@ -811,6 +815,72 @@ def load_replicates(notebook, profile="paper", results_root=None):
     return pd.read_csv(path, keep_default_na=False, dtype={"reading": str, "run_verdicts": str})
 
 
+def rerun_headlines(committed_dir, rerun_dir, notebook_path=None):
+    """Each committed headline verdict, and the verdict once a rerun at another root seed joins its replicates.
+
+    The committed draws are the committed run's (``ledger.csv``, ``sensitivity.csv``) and the stability
+    run's (``replicates.csv``); the rerun adds its own. A headline "survives" the rerun when the verdict over
+    all of them is the committed one: a unanimous verdict stays so only if the rerun draws it too.
+
+    Parameters
+    ----------
+    committed_dir, rerun_dir : path-like
+        The results folders of the committed run and of the rerun (at another seed).
+    notebook_path : path-like, optional
+        The notebook: when given, a stability run of other code (:func:`notebook_source_hash`) is refused.
+
+    Returns
+    -------
+    DataFrame with columns claim_id, reading, committed, with_rerun, survives.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> def run(folder, seed, draw):
+    ...     ledger = Ledger("Li et al. 2013", "04_idp_kmeans", seed=seed)
+    ...     _ = ledger.add("fig3", "F falls", "Fig. 3", "", draw, artefact="Fig. 3").save(folder)
+    >>> with tempfile.TemporaryDirectory() as root:
+    ...     run(os.path.join(root, "committed"), 0, "reproduced")
+    ...     run(os.path.join(root, "rerun"), 7, "partly")
+    ...     rerun_headlines(os.path.join(root, "committed"), os.path.join(root, "rerun")).values.tolist()
+    [['fig3', '', 'reproduced', 'unstable', False]]
+    """
+    committed_dir, rerun_dir = Path(committed_dir), Path(rerun_dir)
+    seeds = [int(read_ledgers([d.name], d.parent, FINDINGS)["seed"].iloc[0]) for d in (committed_dir, rerun_dir)]
+    if seeds[0] == seeds[1]:
+        raise ValueError(f"the rerun used the committed root seed ({seeds[0]}): it adds no replicate")
+    replicates = load_replicates(committed_dir.name, "paper", committed_dir.parent)
+    if notebook_path is not None and not replicates.empty:
+        if set(replicates["notebook_source"]) != {notebook_source_hash(notebook_path)}:
+            raise ValueError(f"{committed_dir.name}'s replicates come from other code: run the stability run again")
+    draws = pd.concat(
+        [replicates[~replicates["seed"].isin(seeds)][["claim_id", "reading", "run_verdicts"]]]
+        + [_run_draws(d) for d in (committed_dir, rerun_dir)],
+        ignore_index=True,
+    )
+    committed = _run_draws(committed_dir)[["claim_id", "reading"]]
+    headline = _headlines(committed_dir)
+    rows = []
+    for claim_id, reading in committed.itertuples(index=False):
+        mine = draws[(draws["claim_id"] == claim_id) & (draws["reading"] == reading)]["run_verdicts"]
+        with_rerun = combine([v for cell in mine for v in str(cell).split(SEPARATOR)])[0]
+        rows.append([claim_id, reading, headline[(claim_id, reading)], with_rerun])
+    frame = pd.DataFrame(rows, columns=["claim_id", "reading", "committed", "with_rerun"])
+    return frame.assign(survives=frame["committed"] == frame["with_rerun"])
+
+
+def _headlines(folder):
+    """(claim_id, reading) -> the verdict a results folder's ledger and sensitivity tables give."""
+    folder = Path(folder)
+    ledger = pd.read_csv(folder / "ledger.csv", keep_default_na=False)
+    found = {(c, ""): v for c, v in zip(ledger["claim_id"], ledger["verdict"])}
+    if (folder / "sensitivity.csv").is_file():
+        sens = pd.read_csv(folder / "sensitivity.csv", keep_default_na=False)
+        for c, choice, reading, v in sens[["claim_id", "choice", "reading", "verdict"]].itertuples(index=False):
+            found[(c, _sensitivity_key(choice, reading))] = v
+    return found
+
+
 # ---------------------------------------------------------------------------
 # The README's table, from the ledgers
 # ---------------------------------------------------------------------------
@@ -846,7 +916,7 @@ def readme_section(notebooks, results_root=None):
     for stem, row in counts.iterrows():
         lines.append(f"| [{papers[stem]}](notebooks/{stem}.ipynb) | " + " | ".join(map(str, row)) + " |")
     lines.append("| **all** | " + " | ".join(f"**{n}**" for n in counts.sum()) + " |")
-    summaries = read_ledgers(present, results_root, table="findings")
+    summaries = read_ledgers(present, results_root, table=FINDINGS)
     lines += [""] + [f"- **{p.rstrip('.')}.** {s}" for p, s in zip(summaries["paper"], summaries["summary"]) if s]
     return "\n".join(lines)
 

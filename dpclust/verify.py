@@ -20,7 +20,7 @@ import pandas as pd
 
 from .experiments import is_timing_column, read_manifest
 
-__all__ = ["compare_tables", "compare_folders", "verify"]
+__all__ = ["compare_tables", "compare_folders", "verify", "stability"]
 
 DIFF_COLUMNS = ["notebook", "table", "row", "column", "committed", "new"]
 ABSENT = "(absent)"
@@ -172,8 +172,27 @@ def compare_folders(notebook, committed_dir, new_dir):
     return pd.DataFrame(rows, columns=DIFF_COLUMNS)
 
 
-def verify(notebooks=None, jobs=1, timeout=None, keep=None, progress=None):
+def _rerun(paths, root, jobs, timeout, progress, seed=None):
+    """Run notebooks in the paper profile into ``root/<stem>/`` (at another root seed if given): (summary, calls)."""
+    from . import reproduce as rep
+
+    calls = []
+    for path in paths:
+        params = {"results_dir": str(root / path.stem / "results"), "figures_dir": str(root / path.stem / "figures")}
+        if seed is not None:
+            params["seed"] = int(seed)
+        call = dict(notebook=path, output_path=root / path.stem / path.name, parameters=params, profile="paper")
+        calls.append({**call, "timeout": timeout or rep.DEFAULT_CELL_TIMEOUT})
+        Path(call["output_path"]).parent.mkdir(parents=True, exist_ok=True)
+    return rep.run_batch(calls, jobs, progress=progress), calls
+
+
+def verify(notebooks=None, jobs=1, timeout=None, keep=None, progress=None, seed=None):
     """Rerun notebooks (paper profile) into a temporary folder and compare their result tables.
+
+    With ``seed``, the notebooks run at that root seed instead, and each headline verdict is compared with
+    the verdict once the rerun joins its replicates (:func:`dpclust.verdicts.rerun_headlines`): a verdict that
+    survives a rerun at another seed is the same.
 
     Parameters
     ----------
@@ -182,6 +201,8 @@ def verify(notebooks=None, jobs=1, timeout=None, keep=None, progress=None):
     timeout : seconds allowed per cell (default: reproduce's)
     keep : a folder to keep the reruns in (default: a temporary folder, removed)
     progress : show progress (None: on a terminal)
+    seed : int, optional
+        Another root seed: compare the headline verdicts, not the tables (paper notebooks with a ledger only).
 
     Returns
     -------
@@ -205,31 +226,78 @@ def verify(notebooks=None, jobs=1, timeout=None, keep=None, progress=None):
     from . import reproduce as rep
 
     paths = [rep.resolve_notebook(n) for n in notebooks] if notebooks else rep.list_notebooks()
+    if seed is not None:
+        paths = [p for p in paths if (rep.committed_results_dir(p.stem) / "ledger.csv").is_file()]
     with tempfile.TemporaryDirectory(prefix="dpclust-verify-") as tmp:
         root = Path(keep) if keep is not None else Path(tmp)
-        calls = []
-        for path in paths:
-            params = {
-                "results_dir": str(root / path.stem / "results"),
-                "figures_dir": str(root / path.stem / "figures"),
-            }
-            calls.append(
-                dict(
-                    notebook=path,
-                    output_path=root / path.stem / path.name,
-                    parameters=params,
-                    profile="paper",
-                    timeout=timeout or rep.DEFAULT_CELL_TIMEOUT,
-                )
-            )
-        for call in calls:
-            Path(call["output_path"]).parent.mkdir(parents=True, exist_ok=True)
-        summary = rep.run_batch(calls, jobs, progress=progress)
+        summary, calls = _rerun(paths, root, jobs, timeout, progress, seed)
         diffs = []
         for path, call, status in zip(paths, calls, summary["status"]):
             if status != "ok":
                 continue  # a failed run is in the summary; its partial tables would only add noise
-            committed = rep.committed_results_dir(path.stem)
-            diffs.append(compare_folders(path.stem, committed, call["parameters"]["results_dir"]))
+            committed, new = rep.committed_results_dir(path.stem), call["parameters"]["results_dir"]
+            diffs.append(compare_folders(path.stem, committed, new) if seed is None else _verdict_diffs(path, new))
     table = pd.concat(diffs, ignore_index=True) if diffs else pd.DataFrame(columns=DIFF_COLUMNS)
     return summary, table
+
+
+def _verdict_diffs(path, rerun_dir):
+    """The headline verdicts of a notebook that a rerun at another seed would change, as verify's rows."""
+    from . import reproduce as rep
+    from .verdicts import rerun_headlines
+
+    found = rerun_headlines(rep.committed_results_dir(path.stem), rerun_dir, path)
+    moved = found[~found["survives"]]
+    rows = [
+        [path.stem, "verdicts", f"claim_id={c}" + (f", reading={r}" if r else ""), "verdict", old, new]
+        for c, r, old, new in moved[["claim_id", "reading", "committed", "with_rerun"]].itertuples(index=False)
+    ]
+    return pd.DataFrame(rows, columns=DIFF_COLUMNS)
+
+
+def stability(notebooks=None, seeds=(1, 2, 3, 4), jobs=1, timeout=None, progress=None):
+    """The stability run: rerun the paper notebooks at other root seeds and commit every draw beside each ledger.
+
+    Each notebook's ``replicates.csv`` (:func:`dpclust.verdicts.replicate_table`) is replaced only when all its
+    runs succeeded. The committed notebooks then need a ``reproduce`` to show the new replicates.
+
+    Parameters
+    ----------
+    notebooks : names, numbers or paths (default: every notebook with a ledger)
+    seeds : sequence of int
+        The root seeds of the replicates (the committed run's seed, 0, is the other one).
+    jobs, timeout, progress : as in :func:`verify`
+
+    Returns
+    -------
+    (summary of the runs, list of the replicates files written)
+
+    Examples
+    --------
+    >>> stability(seeds=())
+    Traceback (most recent call last):
+    ...
+    ValueError: seeds must name at least one root seed, got seeds=()
+    """
+    from . import reproduce as rep
+    from .verdicts import replicate_table
+
+    seeds = [int(s) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 1:
+        raise ValueError(f"seeds must name at least one root seed, got seeds={tuple(seeds)!r}")
+    paths = [rep.resolve_notebook(n) for n in notebooks] if notebooks else rep.list_notebooks()
+    paths = [p for p in paths if (rep.committed_results_dir(p.stem) / "ledger.csv").is_file()]
+    written, summaries = [], []
+    with tempfile.TemporaryDirectory(prefix="dpclust-stability-") as tmp:
+        for seed in seeds:
+            summary, _ = _rerun(paths, Path(tmp) / f"seed-{seed}", jobs, timeout, progress, seed)
+            summaries.append(summary.assign(seed=seed))
+        summary = pd.concat(summaries, ignore_index=True)
+        for path in paths:
+            if not (summary.loc[summary["notebook"] == path.stem, "status"] == "ok").all():
+                continue
+            runs = {seed: Path(tmp) / f"seed-{seed}" / path.stem / "results" for seed in seeds}
+            target = rep.committed_results_dir(path.stem) / "replicates.csv"
+            replicate_table(runs, path).to_csv(target, index=False)
+            written.append(target)
+    return summary, written

@@ -278,3 +278,33 @@ def test_update_readme_writes_the_counts_between_its_markers_only(tmp_path):
     readme.write_text("no markers\n")
     with pytest.raises(ValueError, match="markers"):
         verdicts.update_readme(readme, ["99_demo"], tmp_path)
+
+
+def test_a_rerun_at_another_seed_joins_the_committed_replicates(tmp_path):
+    def run(folder, seed, draw, wine, replicates=None):
+        ledger = _ledger(seed=seed, replicates=replicates)
+        ledger.add("idp", "IDP above DP", "Fig. 3", "", draw, artefact="Fig. 3", uses="DS1 stand-in")
+        ledger.sensitivity("idp", "DS1 stand-in", "Wine", wine)
+        ledger.save(folder)
+
+    stab = {seed: tmp_path / f"stab{seed}" for seed in (1, 2)}
+    for seed, folder in stab.items():
+        run(folder, seed, "reproduced", "partly")
+    notebook = tmp_path / "99_demo.ipynb"
+    notebook.write_text('{"cells": [{"cell_type": "code", "source": ["x = 1"]}]}')
+    committed = tmp_path / "results" / "99_demo"
+    committed.mkdir(parents=True)
+    table = verdicts.replicate_table(stab, notebook)
+    table.to_csv(committed / "replicates.csv", index=False)
+    run(committed, 0, "reproduced", "partly", replicates=table)  # the committed run: 3 of 3 either way
+    for seed, draw, survives in [(7, "reproduced", True), (8, "partly", False)]:
+        rerun = tmp_path / f"rerun{seed}" / "99_demo"
+        run(rerun, seed, draw, "partly", replicates=table)
+        found = verdicts.rerun_headlines(committed, rerun, notebook)
+        assert found["committed"].tolist() == ["reproduced", "partly"]
+        assert found["survives"].tolist() == [survives, True]
+    with pytest.raises(ValueError, match="committed root seed"):
+        verdicts.rerun_headlines(committed, committed)
+    notebook.write_text('{"cells": [{"cell_type": "code", "source": ["x = 2"]}]}')
+    with pytest.raises(ValueError, match="other code"):
+        verdicts.rerun_headlines(committed, tmp_path / "rerun7" / "99_demo", notebook)

@@ -1,0 +1,69 @@
+"""The stability run and a verify at another root seed, end to end on a tiny compendium written by the test."""
+
+import nbformat
+import pandas as pd
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from dpclust import reproduce, verdicts
+from dpclust.verify import stability, verify
+
+PARAMS = "seed = 0\nresults_dir = None\nfigures_dir = None"
+# Three claims: one holds at every seed, one at even seeds only, one at every seed but 3.
+LEDGER = """
+from dpclust import verdicts
+ledger = verdicts.Ledger("Demo et al.", "20_demo", seed=seed, replicates=verdicts.load_replicates("20_demo"))
+ledger.add("always", "holds", "Fig. 1", "", "reproduced", artefact="Fig. 1")
+ledger.add("even", "holds at even seeds", "Fig. 2", "", "reproduced" if seed % 2 == 0 else "partly", artefact="Fig. 2")
+ledger.add("low", "fails at 3", "Fig. 3", "", "reproduced" if seed != 3 else "partly", artefact="Fig. 3")
+ledger.save(results_dir)
+"""
+
+
+@pytest.fixture
+def compendium(tmp_path, monkeypatch):
+    for name in ("Makefile", "pyproject.toml"):
+        (tmp_path / name).touch()
+    (tmp_path / "notebooks").mkdir()
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = new_code_cell(PARAMS)
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, new_code_cell(LEDGER)]
+    path = tmp_path / "notebooks" / "20_demo.ipynb"
+    nbformat.write(nb, path)
+    monkeypatch.setenv("DPCLUST_HOME", str(tmp_path))
+    return path, tmp_path / "data" / "results" / "20_demo"
+
+
+def _commit(path, committed, tmp_path):
+    row = reproduce.run_notebook(path, tmp_path / "run.ipynb", parameters={"results_dir": str(committed)})
+    assert row["status"] == "ok", row["error"]
+    return pd.read_csv(committed / "ledger.csv", keep_default_na=False).set_index("claim_id")
+
+
+def test_stability_then_a_rerun_at_another_seed(compendium, tmp_path):
+    path, committed = compendium
+    assert _commit(path, committed, tmp_path)["replicates"].tolist() == ["1 of 1"] * 3
+    summary, written = stability(["20"], seeds=(1, 2))
+    assert summary["status"].tolist() == ["ok", "ok"] and written == [committed / "replicates.csv"]
+    table = pd.read_csv(written[0], keep_default_na=False)
+    assert sorted(set(table["seed"])) == [1, 2]
+    assert table.set_index(["claim_id", "seed"]).loc[("even", 1), "run_verdicts"] == "partly"
+    assert set(table["notebook_source"]) == {verdicts.notebook_source_hash(path)}
+
+    ledger = _commit(path, committed, tmp_path)  # reproduce: seed 0 joins seeds 1 and 2
+    assert ledger.loc["always", ["verdict", "replicates"]].tolist() == ["reproduced", "3 of 3"]
+    assert ledger.loc["even", ["verdict", "replicates"]].tolist() == ["unstable", "2 of 3 reproduced, 1 partly"]
+    assert ledger.loc["low", "verdict"] == "reproduced"
+
+    summary, diffs = verify(["20"], seed=3)  # "low" fails at seed 3: its unanimous verdict would not survive
+    assert summary["status"].tolist() == ["ok"]
+    assert diffs[["row", "committed", "new"]].values.tolist() == [["claim_id=low", "reproduced", "unstable"]]
+    summary, diffs = verify(["20"], seed=6)  # every claim holds at seed 6
+    assert diffs.empty
+
+
+def test_stability_refuses_seeds_that_add_no_replicate(compendium):
+    with pytest.raises(ValueError, match="seeds"):
+        stability(["20"], seeds=(0,))
