@@ -24,7 +24,9 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF_DIR = ROOT / "book"
-LEDGER_COLUMNS = ["claim_id", "claim", "published", "ours", "verdict", "reading"]
+LEDGER_COLUMNS = ["claim_id", "artefact", "claim", "published", "ours", "verdict", "replicates", "reading"]
+SENSITIVITY_COLUMNS = ["claim_id", "choice", "reading", "verdict", "replicates", "changes"]
+COVERAGE_COLUMNS = ["artefact", "claim_id", "verdict", "why_no_row"]
 
 
 def _notebooks():
@@ -37,45 +39,40 @@ def _cell(value):
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _markdown_table(frame, columns):
+    columns = [c for c in columns if c in frame.columns]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    return lines + ["| " + " | ".join(_cell(row[c]) for c in columns) + " |" for _, row in frame.iterrows()]
+
+
 def ledgers_page():
-    """The page gathering every ledger: verdict counts, then each notebook's rows."""
+    """The page gathering every ledger: the README's verdict counts, then each notebook's rows, its
+    sensitivity entries and its coverage table."""
+    from dpclust import verdicts
+
+    stems = [nb.stem for nb in _notebooks()]
+    root = ROOT / "data" / "results"
+    ledgers = verdicts.read_ledgers(stems, root)
+    present = [stem for stem in stems if stem in set(ledgers["notebook"])]
     lines = [
         "# The reproduction ledgers",
         "",
-        "Every published number or claim of the five papers beside ours, with a verdict, as the "
-        "notebooks wrote them (`data/results/<notebook>/ledger.csv`). Each notebook's chapter "
-        "says how a claim was tested and under which reading of the paper.",
+        "Every published artefact of the five papers beside ours, with a verdict graded under the paper's "
+        "primary reading and over its replicates, as the notebooks wrote them "
+        "(`data/results/<notebook>/ledger.csv`); then what the other readings change (never counted), "
+        "and each paper's coverage: every artefact and the row that grades it, or why none can.",
         "",
     ]
-    frames = []
-    for nb in _notebooks():
-        path = ROOT / "data" / "results" / nb.stem / "ledger.csv"
-        if path.is_file():
-            frames.append((nb.stem, pd.read_csv(path, keep_default_na=False)))
-    if frames:
-        counts = pd.concat([f.assign(notebook=s) for s, f in frames]).groupby(["notebook", "verdict"]).size()
-        lines += ["| notebook | " + " | ".join(sorted(counts.index.get_level_values(1).unique())) + " |"]
-        verdicts = sorted(counts.index.get_level_values(1).unique())
-        lines += ["|---|" + "---:|" * len(verdicts)]
-        for stem, _ in frames:
-            lines.append(
-                f"| [{stem}](notebooks/{stem}.ipynb) | "
-                + " | ".join(str(counts.get((stem, v), 0)) for v in verdicts)
-                + " |"
-            )
-        lines.append("")
-    for stem, frame in frames:
-        columns = [c for c in LEDGER_COLUMNS if c in frame.columns]
-        lines += [
-            f"## {stem}",
-            "",
-            f"Chapter: [{stem}](notebooks/{stem}.ipynb).",
-            "",
-            "| " + " | ".join(columns) + " |",
-            "|" + "---|" * len(columns),
-        ]
-        lines += ["| " + " | ".join(_cell(row[c]) for c in columns) + " |" for _, row in frame.iterrows()]
-        lines.append("")
+    if present:
+        lines += [verdicts.verdict_table(ledgers, present), ""]
+    tables = {name: verdicts.read_ledgers(present, root, table=name) for name in ("sensitivity", "coverage")}
+    for stem in present:
+        lines += [f"## {stem}", "", f"Chapter: [{stem}](notebooks/{stem}.ipynb).", ""]
+        lines += _markdown_table(ledgers[ledgers["notebook"] == stem], LEDGER_COLUMNS) + [""]
+        for name, columns in (("sensitivity", SENSITIVITY_COLUMNS), ("coverage", COVERAGE_COLUMNS)):
+            rows = tables[name][tables[name]["notebook"] == stem]
+            if len(rows):
+                lines += [f"**{name.capitalize()}.**", ""] + _markdown_table(rows, columns) + [""]
     return "\n".join(lines)
 
 

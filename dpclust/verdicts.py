@@ -52,6 +52,7 @@ __all__ = [
     "replicate_table",
     "load_replicates",
     "rerun_headlines",
+    "verdict_table",
     "readme_section",
     "update_readme",
 ]
@@ -889,6 +890,43 @@ README_START = "<!-- verdicts: start (written by `python -m dpclust readme` from
 README_END = "<!-- verdicts: end -->"
 
 
+def verdict_table(ledgers, notebooks, link="notebooks/{stem}.ipynb"):
+    """The verdict counts of :func:`verdict_counts` as a Markdown table, one row per paper and a total.
+
+    The README and the book show this one table.
+
+    Parameters
+    ----------
+    ledgers : DataFrame
+        Rows of :func:`read_ledgers`.
+    notebooks : sequence of str
+        The rows, in order.
+    link : str
+        The link of a paper's name (``{stem}``: the notebook's stem).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"notebook": ["01_x", "01_x"], "paper": ["Peng et al. 2021"] * 2,
+    ...                      "verdict": ["reproduced", "unstable"], "depends_on_timing": [False, False]})
+    >>> print(verdict_table(rows, ["01_x"]))
+    | paper | claims | reproduced | partly | not reproduced | unstable | not testable | not run | on run times |
+    |---|---:|---:|---:|---:|---:|---:|---:|---:|
+    | [Peng et al. 2021](notebooks/01_x.ipynb) | 2 | 1 | 0 | 0 | 1 | 0 | 0 | 0 |
+    | **all** | **2** | **1** | **0** | **0** | **1** | **0** | **0** | **0** |
+    """
+    counts = verdict_counts(ledgers, notebooks)
+    papers = ledgers.groupby("notebook")["paper"].first()
+    lines = ["| paper | " + " | ".join(counts.columns) + " |", "|---|" + "---:|" * len(counts.columns)]
+    for stem, row in counts.iterrows():
+        lines.append(f"| [{papers[stem]}]({link.format(stem=stem)}) | " + " | ".join(map(str, row)) + " |")
+    lines.append("| **all** | " + " | ".join(f"**{n}**" for n in counts.sum()) + " |")
+    return "\n".join(lines)
+
+
 def readme_section(notebooks, results_root=None):
     """The README's verdict table and each paper's summary, from the saved ledgers (Markdown).
 
@@ -910,12 +948,7 @@ def readme_section(notebooks, results_root=None):
     """
     ledgers = read_ledgers(notebooks, results_root)
     present = [stem for stem in notebooks if stem in set(ledgers["notebook"])]
-    counts = verdict_counts(ledgers, present)
-    papers = ledgers.groupby("notebook")["paper"].first()
-    lines = ["| paper | " + " | ".join(counts.columns) + " |", "|---|" + "---:|" * len(counts.columns)]
-    for stem, row in counts.iterrows():
-        lines.append(f"| [{papers[stem]}](notebooks/{stem}.ipynb) | " + " | ".join(map(str, row)) + " |")
-    lines.append("| **all** | " + " | ".join(f"**{n}**" for n in counts.sum()) + " |")
+    lines = [verdict_table(ledgers, present)]
     summaries = read_ledgers(present, results_root, table=FINDINGS)
     lines += [""] + [f"- **{p.rstrip('.')}.** {s}" for p, s in zip(summaries["paper"], summaries["summary"]) if s]
     return "\n".join(lines)
