@@ -415,7 +415,7 @@ def check_domain_sizes(domain_sizes, name="domain_sizes"):
     return tuple(int(s) for s in sizes)
 
 
-def check_categorical(X, domain_sizes, name="X"):
+def check_categorical(X, domain_sizes, name="X", allow_empty=False):
     """Integer-coded categorical records: shape (n, m), X[:, j] in {0, ..., k_j - 1}.
 
     Parameters
@@ -423,6 +423,8 @@ def check_categorical(X, domain_sizes, name="X"):
     X : array_like of shape (n, m)
     domain_sizes : sequence of m ints
     name : str, default="X"
+    allow_empty : bool, default=False
+        Accept n = 0 records (a central private estimator must: see ``DPKModes``).
 
     Returns
     -------
@@ -445,10 +447,12 @@ def check_categorical(X, domain_sizes, name="X"):
         )
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array (n records x m attributes), got shape {arr.shape}")
-    if arr.shape[0] == 0:
+    if arr.shape[0] == 0 and not allow_empty:
         raise ValueError(f"{name} is empty (shape {arr.shape}); at least one record is needed")
     if arr.shape[1] != len(sizes):
         raise ValueError(f"{name} has {arr.shape[1]} attributes but domain_sizes has {len(sizes)}: {sizes}")
+    if arr.shape[0] == 0 and arr.dtype.kind in "biuf":  # no record: no code to check, whatever the dtype
+        return np.zeros(arr.shape, dtype=np.int64)
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)):
             bad = np.argwhere(~np.isfinite(arr))[0]
@@ -559,6 +563,8 @@ def _bounds_from_data(X, name):
     """bounds="data": the records' own range (warns: it is not covered by the privacy guarantee)."""
     if X is None:
         raise ValueError(f"{name}='data' needs the data to read the domain from")
+    if X.shape[0] == 0:
+        raise ValueError(f"{name}='data' needs at least one record to read the domain from: X is empty")
     warnings.warn(
         f"{name}='data': the data domain is read off the private records, which is not covered by the "
         "privacy guarantee (epsilon_guaranteed_ = inf). Pass bounds=(lower, upper) to avoid this.",

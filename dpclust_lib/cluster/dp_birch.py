@@ -101,7 +101,8 @@ class DPBirch(_PrivateBirch):
     (in general the largest absolute value the bounds allow). The threshold
     tests, routing and splits then work on the noisy CFs; N stays exact.
 
-    Privacy: the paper accounts epsilon for LS plus epsilon for SS, so
+    Privacy: none (``epsilon_guaranteed_ = inf``; the neighbouring relation it
+    is stated for is add/remove one record, ``neighbouring_``). The paper accounts epsilon for LS plus epsilon for SS, so
     ``epsilon_spent_ = 2 * epsilon`` (the paper's claim; it exceeds the
     ``epsilon`` parameter, which is the paper's per-part epsilon). The
     released tree guarantees no finite epsilon: N is released exactly, and the
@@ -250,6 +251,12 @@ class DPBirchPublicTree(_PrivateBirch):
     4. Global step: the leaves whose noisy N reaches ``min_count`` keep their
        centroid LS/N (clipped to the bounds); Ward clustering to K.
 
+    Privacy: epsilon-DP under add/remove-one neighbours (``neighbouring_``;
+    replacing a record costs up to 2 epsilon). Nothing observable depends on the
+    private number of records but the noisy leaves: an empty X, of shape (0, d),
+    releases noise alone, and the warning when fewer leaves are kept than K
+    depends on the released noisy counts only (post-processing).
+
     ``skeleton="data"`` builds the skeleton from the private records instead
     (what a non-private BIRCH would do): the tree's shape then depends on the
     data and the release has no DP guarantee; a PrivacyLeakWarning says so and
@@ -374,7 +381,7 @@ class DPBirchPublicTree(_PrivateBirch):
         if self.min_count is not None:
             check_positive(self.min_count, "min_count")
         noise_kind, leaky_noise = resolve_noise(self.noise)
-        X = numeric_input(self, X)
+        X = numeric_input(self, X, allow_no_records=True)
         lower, upper, leaky = resolve_bounds(self.bounds, X)
         rng = check_random_state(self.random_state)
         points, public = self._skeleton_points(X, lower, upper, rng)
