@@ -102,7 +102,8 @@ class DPBirch(_PrivateBirch):
     tests, routing and splits then work on the noisy CFs; N stays exact.
 
     Privacy: none (``epsilon_guaranteed_ = inf``; the neighbouring relation it
-    is stated for is add/remove one record, ``neighbouring_``). The paper accounts epsilon for LS plus epsilon for SS, so
+    is stated for is add/remove one record, ``neighbouring_``). The paper
+    accounts epsilon for LS plus epsilon for SS, so
     ``epsilon_spent_ = 2 * epsilon`` (the paper's claim; it exceeds the
     ``epsilon`` parameter, which is the paper's per-part epsilon). The
     released tree guarantees no finite epsilon: N is released exactly, and the
