@@ -396,8 +396,8 @@ def _exact_release(arr, sensitivity, epsilon, rng):
     # times gamma, so comparing before dividing cannot overflow.
     if not np.all(np.abs(arr) < MAX_GRID_INDEX * gamma):
         raise ValueError(
-            "value is too large for the noise grid: |value| / gamma must stay below 2^52, or it overflows the "
-            "grid's integers (rescale the query)"
+            "value is too large for the noise grid at this epsilon: |value| / gamma must stay below 2^52, or it "
+            "overflows the grid's integers (gamma <= sensitivity 2^-20 / epsilon: lower epsilon or rescale the query)"
         )
     base = np.rint(arr / gamma).astype(np.int64)  # exact division (gamma is a power of two); error <= gamma / 2
     noise = _discrete_laplace_flat(arr.size, ratio.numerator, ratio.denominator, _release_rng(rng))

@@ -201,8 +201,17 @@ def check_int(value, name, minimum=None, maximum=None):
     return v
 
 
+MAX_CLUSTERS = 1_000_000
+"""The largest K accepted: K centres and their per-cluster noisy sums must fit in memory, whatever
+the data (a private estimator cannot bound K by its private number of records)."""
+
+MAX_RELEASES = 1_000_000
+"""The most noisy iterations a private estimator splits its budget over (``max_iter``): each gets
+epsilon / max_iter, and a million is far past any useful split."""
+
+
 def check_n_clusters(n_clusters, n_samples=None, name="n_clusters"):
-    """K >= 1 and, when the number of records is known, K <= that number.
+    """1 <= K <= MAX_CLUSTERS and, when the number of records is known, K <= that number.
 
     Parameters
     ----------
@@ -224,7 +233,7 @@ def check_n_clusters(n_clusters, n_samples=None, name="n_clusters"):
     ...
     ValueError: n_clusters=3 is larger than the number of records (n_samples=2)
     """
-    k = check_int(n_clusters, name, minimum=1)
+    k = check_int(n_clusters, name, minimum=1, maximum=MAX_CLUSTERS)
     if n_samples is not None and k > n_samples:
         raise ValueError(f"{name}={k} is larger than the number of records (n_samples={n_samples})")
     return k
@@ -256,7 +265,11 @@ def check_choice(value, name, choices):
     ...
     ValueError: schedule must be one of ['fixed', 'halving'], got schedule='linear'
     """
-    if value not in choices:
+    try:
+        known = value in choices
+    except TypeError:  # an unhashable value (a list, a dict, an array) is no choice either
+        known = False
+    if not known:
         raise ValueError(f"{name} must be one of {sorted(choices)}, got {name}={_short(value)}")
     return value
 

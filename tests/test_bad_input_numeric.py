@@ -168,7 +168,7 @@ CASES += [
         "eug grid too dense",
         _fit(PRIVATE["EUGKMeans"], bounds=UNIT, grid_size=4000),
         ValueError,
-        ["cells_per_dim", "10,000,000"],
+        ["grid_size", "10,000,000"],
     ),
     ("birch threshold nan", _fit(ALL["Birch"], threshold=np.nan), ValueError, ["threshold"]),
     ("birch branching 2.5", _fit(ALL["Birch"], branching_factor=2.5), TypeError, ["branching_factor"]),

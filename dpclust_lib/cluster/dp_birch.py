@@ -58,9 +58,12 @@ from ..validation import (
 )
 from ._base import resolve_noise
 from ._numeric import BOUNDS_WHAT, numeric_input, record_privacy, resolve_bounds
-from .birch import BirchBase, LaplaceRows, NegativeRadiusWarning, cf_sensitivities, grow_tree, sum_cfs
+from .birch import MAX_BRANCHING, BirchBase, LaplaceRows, NegativeRadiusWarning, cf_sensitivities, grow_tree, sum_cfs
 
 __all__ = ["DPBirch", "DPBirchPublicTree"]
+
+MAX_SKELETON = 10_000_000
+"""The most public points a skeleton is grown from (a CF tree of that many points is already slow)."""
 
 
 class _PrivateBirch(BirchBase):
@@ -161,7 +164,7 @@ class DPBirch(_PrivateBirch):
         "n_clusters": Optional(NClusters()),
         "epsilon": Epsilon(),
         "threshold": Positive(),
-        "branching_factor": Int(minimum=2),
+        "branching_factor": Int(minimum=2, maximum=MAX_BRANCHING),
         "bounds": PublicInput(BOUNDS_WHAT),  # checked against X's features in fit (resolve_bounds)
         "random_state": RandomState(),
         "noise": Choice(*NOISE_KINDS),
@@ -313,9 +316,9 @@ class DPBirchPublicTree(_PrivateBirch):
         "n_clusters": Optional(NClusters()),
         "epsilon": Epsilon(),
         "threshold": Positive(),
-        "branching_factor": Int(minimum=2),
+        "branching_factor": Int(minimum=2, maximum=MAX_BRANCHING),
         "skeleton": ChoiceOrArray("uniform", "data"),  # an array's width is checked against X in fit
-        "n_skeleton": Int(minimum=1),
+        "n_skeleton": Int(minimum=1, maximum=MAX_SKELETON),
         "budget_split": Custom(_budget_shares),
         "min_count": Optional(Positive()),
         "bounds": PublicInput(BOUNDS_WHAT),  # checked against X's features in fit (resolve_bounds)

@@ -11,7 +11,7 @@ import numpy as np
 from ..mechanisms import laplace_mechanism, laplace_scale
 from ..validation import Fraction, Int, PublicInput
 from ._numeric import n_public_what, resolve_n
-from .eug_kmeans import eug_grid_size
+from .eug_kmeans import check_grid_cells, eug_grid_size
 from .kmeans import (
     LLOYD_CONSTRAINTS,
     DPLloyd,
@@ -146,7 +146,7 @@ class DPKMeansPP(DPLloyd):
     def _start(self, X, k, lower, upper, eps, rng, ledger, noise):
         eps_seed = float(self.seeding_share) * eps  # checked by the table
         n, leaky = resolve_n(self.n_public, X)
-        m = eug_grid_size(n, eps_seed, X.shape[1])
+        m = check_grid_cells(eug_grid_size(n, eps_seed, X.shape[1]), X.shape[1], "n_public, epsilon and seeding_share")
         cells, counts = grid_histogram(X, lower, upper, m)
         ledger.spend(
             eps_seed,

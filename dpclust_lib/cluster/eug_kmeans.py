@@ -41,6 +41,7 @@ from ._numeric import (
     resolve_n,
 )
 from .kmeans import (
+    GRID_CELL_LIMIT,
     fit_buckets,
     grid_histogram,
     kmeans_plusplus,
@@ -84,6 +85,16 @@ def eug_grid_size(n, epsilon, n_features, theta=10.0):
     eps = check_epsilon(epsilon)
     d = check_int(n_features, "n_features", minimum=1)
     return max(1, int(math.floor((n * eps / theta) ** (2.0 / (d + 2)) + 0.5)))
+
+
+def check_grid_cells(m, n_features, source):
+    """Refuse a grid of m^d cells past GRID_CELL_LIMIT, naming the parameters it came from (``source``)."""
+    if m**n_features > GRID_CELL_LIMIT:
+        raise ValueError(
+            f"{source} give {m} cells per dimension, {m**n_features:,} cells in {n_features} dimensions: more than "
+            f"the {GRID_CELL_LIMIT:,} a dense noisy histogram is built for"
+        )
+    return m
 
 
 class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
@@ -225,11 +236,11 @@ class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         lower, upper, leaky = resolve_bounds(self.bounds, X)
         k = check_n_clusters_public(self.n_clusters, self.n_public)
         if params["grid_size"] is not None:
-            m = params["grid_size"]
+            m = check_grid_cells(params["grid_size"], X.shape[1], "grid_size")
         else:
             n, leaky_n = resolve_n(self.n_public, X, NEEDED_FOR)
             leaky = leaky or leaky_n
-            m = eug_grid_size(n, eps, X.shape[1])
+            m = check_grid_cells(eug_grid_size(n, eps, X.shape[1]), X.shape[1], "n_public and epsilon")
         rng = check_random_state(self.random_state)
         ledger = PrivacyLedger(eps)
         cells, counts = grid_histogram(X, lower, upper, m)

@@ -33,6 +33,7 @@ from ..accounting import PrivacyLedger
 from ..mechanisms import laplace_mechanism, laplace_scale
 from ..noise import NOISE_KINDS
 from ..validation import (
+    MAX_RELEASES,
     Choice,
     ChoiceOrArray,
     Epsilon,
@@ -437,7 +438,7 @@ def noisy_centres(X, labels, n_clusters, lower, upper, epsilon, previous, random
 LLOYD_CONSTRAINTS = {
     "n_clusters": NClusters(),
     "epsilon": Epsilon(),
-    "max_iter": Int(minimum=1),
+    "max_iter": Int(minimum=1, maximum=MAX_RELEASES),
     "schedule": Choice(*SCHEDULES),
     "random_state": RandomState(),
     "bounds": PublicInput(BOUNDS_WHAT),

@@ -22,6 +22,7 @@ from ..accounting import PrivacyLedger
 from ..mechanisms import laplace_mechanism, laplace_scale
 from ..noise import NOISE_KINDS
 from ..validation import (
+    MAX_RELEASES,
     Choice,
     ChoiceOrArray,
     DomainSizes,
@@ -331,7 +332,7 @@ class DPKModes(PrivateCategoricalClusterer):
     _parameter_constraints = {
         "n_clusters": NClusters(),
         "epsilon": Epsilon(),
-        "max_iter": Int(minimum=1),
+        "max_iter": Int(minimum=1, maximum=MAX_RELEASES),
         "init": Choice("domain", "records"),
         "domain_sizes": PRIVATE_DOMAIN_SIZES,
         "random_state": RandomState(),

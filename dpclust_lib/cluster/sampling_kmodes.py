@@ -39,6 +39,7 @@ from .._distances import nearest
 from ..accounting import PrivacyLedger
 from ..mechanisms import grr_perturb, grr_probabilities, oue_pq, ue_perturb, unary_encode
 from ..validation import (
+    MAX_RELEASES,
     Bool,
     Choice,
     ChoiceOrArray,
@@ -527,7 +528,7 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
     _parameter_constraints = {
         "n_clusters": NClusters(),
         "epsilon": Epsilon(),
-        "max_iter": Int(minimum=1),
+        "max_iter": Int(minimum=1, maximum=MAX_RELEASES),
         "budget": Choice("per_round", "split"),
         "protect_cluster_index": Bool(),
         "index_share": Fraction(),
