@@ -144,7 +144,8 @@ class DPBirch(_PrivateBirch):
     as :class:`~dpclust_lib.cluster.birch.Birch` without labels_, nearest_subcluster_ and subcluster_n_;
     tree_ is the paper's release (noisy LS and SS, exact N: why it is not DP).
     Plus epsilon_spent_ (2 epsilon, the paper's accounting), epsilon_guaranteed_
-    (always inf), neighbouring_, epsilon_if_shape_public_, ledger_,
+    (always inf: no guarantee under add/remove-one neighbours, ``neighbouring_``),
+    neighbouring_, epsilon_if_shape_public_, ledger_,
     noise_scale_, n_noise_draws_ (rows of d + 1 draws used). Labels come from predict;
     exact_diagnostics(X) (NOT private) gives the exact N of each leaf.
 
@@ -298,8 +299,9 @@ class DPBirchPublicTree(_PrivateBirch):
     height_ for the kept leaves, plus leaf_n_, leaf_ls_, leaf_ss_ (noisy CFs
     of every skeleton leaf; :meth:`level_cfs` gives the whole released
     tree), kept_ (mask), min_count_ (the noisy N a leaf needs to be kept),
-    epsilon_spent_, epsilon_guaranteed_, neighbouring_ (add/remove one
-    record; replace-one costs up to 2 epsilon), ledger_, noise_scales_ (N,
+    epsilon_spent_, epsilon_guaranteed_ (the ex-ante guarantee, epsilon-DP under
+    add/remove-one neighbours, the same for every run: the figure to publish),
+    neighbouring_ (add/remove one record; replace-one costs up to 2 epsilon), ledger_, noise_scales_ (N,
     LS, SS), skeleton_tree_ (the public tree). No labels_: use predict, or
     exact_diagnostics(X) (NOT private) for the exact count of each leaf.
 

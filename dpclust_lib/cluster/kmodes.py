@@ -301,8 +301,9 @@ class DPKModes(PrivateCategoricalClusterer):
         What this run's releases spent, n_iter_ * epsilon / T (less than epsilon when it stops
         early). It bounds the loss of this outcome only.
     epsilon_guaranteed_ : float
-        The ex-ante guarantee of the configured mechanism, T * (epsilon / T) = epsilon, the same
-        for every data set and every run (inf with a leaky option). The figure to publish.
+        The ex-ante guarantee of the configured mechanism, T * (epsilon / T) = epsilon-DP under
+        add/remove-one neighbours, the same for every data set and every run (inf with a leaky
+        option). The figure to publish.
     neighbouring_ : str
         "add/remove one record" (replacing one record costs up to 2 epsilon).
     domain_sizes_ : tuple of int

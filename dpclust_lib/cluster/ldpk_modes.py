@@ -302,8 +302,8 @@ class LDPKModes(PrivateCategoricalClusterer):
     epsilon_spent_ : float
         epsilon (one report per user; the clustering is post-processing).
     epsilon_guaranteed_ : float
-        m * epsilon, the plain LDP level of a report, the same for every data set and every run
-        (inf with domain_sizes="data"). The figure to publish.
+        m * epsilon, the plain LDP level of a report for any two records of one user, the same for
+        every data set and every run (inf with domain_sizes="data"). The figure to publish.
     ldp_epsilon_ : float
         m * epsilon (the d-privacy arithmetic alone).
     neighbouring_ : str

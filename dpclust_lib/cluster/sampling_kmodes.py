@@ -495,9 +495,9 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
     epsilon_spent_ : float
         What the rounds this run needed spent (the sum of ``ledger_``); it bounds this outcome only.
     epsilon_guaranteed_ : float
-        The ex-ante guarantee of the configured protocol, all T rounds composed (T * epsilon with
-        "per_round", epsilon with "split"), the same for every data set and every run; inf for a
-        leaking setting. The figure to publish.
+        The ex-ante LDP guarantee of the configured protocol for any two records of one user, all T
+        rounds composed (T * epsilon with "per_round", epsilon with "split"), the same for every
+        data set and every run; inf for a leaking setting. The figure to publish.
     neighbouring_ : str
         "any two records of one user".
     domain_sizes_ : tuple of int
