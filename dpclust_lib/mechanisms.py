@@ -16,22 +16,28 @@ Conventions: categories are coded ``0 .. k-1``; a transition matrix ``P`` has
 one row per true input and one column per output, ``P[x, y] = Pr[M(x) = y]``,
 so every row sums to one.
 
+Exact coins: each probability a local sampler realises is a double, rounded from
+the closed form in the direction that keeps the stated epsilon (against exact
+rational bounds on e^epsilon, :func:`dpclust_lib.noise.exp_interval`), and it is
+drawn exactly (:func:`dpclust_lib.noise.sample_bernoulli`: uniform integers
+compared with its binary digits), as OpenDP samples a Bernoulli of a float. So
+every report's worst-case ratio is at most e^epsilon exactly, and below it by a
+relative 2^-52 at most. A uniform among the other values is an exact uniform
+integer. (``rng.random() < p`` realised p rounded up to a multiple of 2^-53: an
+error in epsilon near 1e-15 at epsilon ~ 1, up to 1e-4 near the cap below.)
+
 Numerical limits (fail closed): every probability a local sampler realises, and
-its complement, must be at least ``MIN_PROBABILITY`` = 2^-40. The samplers
-compare a uniform double (resolution 2^-53) with the probability, so a
-probability near 2^-53 is realised with a relative error near 100% and one
-below it not at all (``grr_perturb`` at epsilon=710 once reported the truth
-every time); at 2^-40 the realised epsilon exceeds the stated one by less than
-2^-12. That caps epsilon at ln(2^40 - k + 1) ~ 27.7 for k-ary GRR and the
-Hamming-distance RR (per attribute, max k), ln(2^40 - 1) ~ 27.7 for OUE and
-2 ln(2^40 - 1) ~ 55.5 for SUE; a larger epsilon raises ValueError naming it.
+its complement, must be at least ``MIN_PROBABILITY`` = 2^-40, where a double
+still resolves it to a relative 2^-52. That caps epsilon at ln(2^40 - k + 1) ~ 27.7
+for k-ary GRR and the Hamming-distance RR (per attribute, max k), ln(2^40 - 1) ~ 27.7
+for OUE and 2 ln(2^40 - 1) ~ 55.5 for SUE; a larger epsilon raises ValueError naming it.
 Dense matrices are built up to ``MAX_DENSE_CELLS`` rows (4096).
 
 Floating point: the Laplace mechanism draws exact discrete Laplace noise on a
 power-of-two grid by default (:mod:`dpclust_lib.noise`), so its outputs do not
 leak through their low-order bits as textbook floating-point Laplace does
 (Mironov, CCS 2012); ``noise="float"`` gives the textbook release by name. The
-local samplers compare uniform doubles with probabilities kept at least
+local samplers draw exact Bernoulli coins of probabilities kept at least
 ``MIN_PROBABILITY`` apart from 0 and 1 (below).
 """
 
@@ -39,12 +45,22 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import math
 import numbers
+from fractions import Fraction
 
 import numpy as np
 
-from .noise import NOISE_KINDS, _release_checked, check_noise_kind
+from .noise import (
+    NOISE_KINDS,
+    _release_checked,
+    check_noise_kind,
+    double_at_least,
+    double_at_most,
+    exp_interval,
+    sample_bernoulli,
+)
 from .validation import (
     check_categorical,
     check_domain_sizes,
@@ -251,8 +267,13 @@ def grr_probabilities(k, epsilon):
     """(p, q) of k-ary randomized response: keep the true value with p, report
     each other value with q = (1 - p) / (k - 1); p / q = e^epsilon.
 
-    Computed as p = 1 / (1 + (k - 1) e^-eps), q = e^-eps p, which neither
-    overflows nor cancels. Numerically safe range: q >= 2^-40, i.e.
+    :func:`grr_perturb` draws one exact coin (:func:`dpclust_lib.noise.sample_bernoulli`)
+    for the rarer of "keep" and "move": a double rounded from its closed form,
+    e^eps / (e^eps + k - 1) down or (k - 1) / (e^eps + k - 1) up, against exact
+    rational bounds on e^eps (:func:`dpclust_lib.noise.exp_interval`). The realised
+    p / q is then at most e^epsilon exactly and below it by a relative 2^-52 at
+    most; the (p, q) returned are the realised values rounded to doubles.
+    Numerically safe range: q >= 2^-40, i.e.
     epsilon <= ln(2^40 - k + 1) (about 27.7; k <= 2^32);
     outside it ValueError names ``epsilon``.
 
@@ -284,12 +305,27 @@ def grr_probabilities(k, epsilon):
     # k <= 2^32 keeps p >= 1/k far above 2^-40, so only epsilon can leave the safe range.
     k = check_int(k, "k", minimum=2, maximum=2**32)
     eps = check_epsilon(epsilon)
-    t = math.exp(-eps)
-    p = 1.0 / (1.0 + (k - 1) * t)
-    q = t * p
     largest = math.log(2.0**40 - k + 1)
+    if eps > 1e6:  # far outside the safe range: refused without computing e^eps
+        _check_probabilities(f"{k}-ary randomized response", eps, largest, {"q": 0.0})
+    coin, heads_keep = _grr_coin(k, eps)
+    p, q = (coin, (1.0 - coin) / (k - 1)) if heads_keep else (1.0 - coin, coin / (k - 1))
     _check_probabilities(f"{k}-ary randomized response", eps, largest, {"p": p, "q": q, "1 - p": (k - 1) * q})
     return p, q
+
+
+@functools.lru_cache(maxsize=4096)
+def _grr_coin(k, eps):
+    """(probability of heads, heads means keep): the exact coin of k-ary randomized response.
+
+    The coin is the rarer outcome, so that its double keeps full relative precision (a keep
+    probability near 1 would leave the move probability, near e^-eps, only 2^-53 absolute);
+    it is rounded in the direction that keeps p / q <= e^eps (``lower`` <= e^eps).
+    """
+    lower, _ = exp_interval(eps)
+    if lower >= k - 1:  # keeping is the likelier outcome: the coin is the move, rounded up
+        return double_at_least(Fraction(k - 1) / (lower + k - 1)), False
+    return double_at_most(lower / (lower + k - 1)), True
 
 
 def grr_matrix(k, epsilon):
@@ -360,12 +396,14 @@ def grr_perturb(values, k, epsilon, random_state=None):
     >>> round(float(np.mean(reports == 0)), 2)
     0.5
     """
-    p, _ = grr_probabilities(k, epsilon)
+    grr_probabilities(k, epsilon)  # the parameter checks and the safe range
     if np.ndim(values) != 1:
         raise ValueError(f"values must be a 1-D array of category codes, got shape {np.shape(values)}")
     x = _check_codes(values, k)
     rng = check_random_state(random_state)
-    keep = rng.random(x.shape[0]) < p
+    coin, heads_keep = _grr_coin(int(k), float(epsilon))
+    heads = sample_bernoulli(coin, rng, size=x.shape[0])  # exact (see grr_probabilities)
+    keep = heads if heads_keep else ~heads
     # A uniformly drawn *other* value: draw from k-1 slots and skip over x.
     other = rng.integers(0, k - 1, size=x.shape[0])
     other = other + (other >= x)
@@ -421,8 +459,10 @@ def unary_encode(values, k):
 def sue_pq(epsilon):
     """Symmetric unary encoding: p = e^{eps/2} / (e^{eps/2} + 1), q = 1 - p.
 
-    Computed as p = 1 / (1 + e^{-eps/2}), q = e^{-eps/2} p. Numerically safe
-    range: q >= 2^-40, i.e. epsilon <= 2 ln(2^40 - 1) (about 55.5).
+    p is the largest double at most that and q the smallest double at least 1 - p (both
+    bounded with exact rationals), so a report's worst-case ratio p(1 - q) / ((1 - p) q) is
+    at most e^epsilon exactly; p + q is 1 to within 2^-53.
+    Numerically safe range: q >= 2^-40, i.e. epsilon <= 2 ln(2^40 - 1) (about 55.5).
 
     Parameters
     ----------
@@ -444,18 +484,22 @@ def sue_pq(epsilon):
     (0.75, 0.25)
     """
     eps = check_epsilon(epsilon)
-    t = math.exp(-eps / 2.0)
-    p = 1.0 / (1.0 + t)
-    q = t * p
-    _check_probabilities("symmetric unary encoding", eps, 2 * math.log(2.0**40 - 1), {"q = 1 - p": q})
+    largest = 2 * math.log(2.0**40 - 1)
+    if eps > 1e6:
+        _check_probabilities("symmetric unary encoding", eps, largest, {"q = 1 - p": 0.0})
+    lower, _ = exp_interval(eps / 2.0)
+    p = double_at_most(lower / (1 + lower))
+    q = double_at_least(1 / (1 + lower))
+    _check_probabilities("symmetric unary encoding", eps, largest, {"q = 1 - p": q})
     return p, q
 
 
 def oue_pq(epsilon):
     """Optimised unary encoding (Wang et al., USENIX Security 2017): p = 1/2, q = 1/(e^eps + 1).
 
-    Computed as q = e^-eps / (1 + e^-eps). Numerically safe range: q >= 2^-40,
-    i.e. epsilon <= ln(2^40 - 1) (about 27.7).
+    q is the smallest double at least 1 / (e^eps + 1) (bounded with exact rationals), so a
+    report's worst-case ratio (1 - q) / q is at most e^epsilon exactly. Numerically safe range:
+    q >= 2^-40, i.e. epsilon <= ln(2^40 - 1) (about 27.7).
 
     Parameters
     ----------
@@ -478,9 +522,12 @@ def oue_pq(epsilon):
     (0.5, 0.25)
     """
     eps = check_epsilon(epsilon)
-    t = math.exp(-eps)
-    q = t / (1.0 + t)
-    _check_probabilities("optimised unary encoding", eps, math.log(2.0**40 - 1), {"q": q})
+    largest = math.log(2.0**40 - 1)
+    if eps > 1e6:
+        _check_probabilities("optimised unary encoding", eps, largest, {"q": 0.0})
+    lower, _ = exp_interval(eps)
+    q = double_at_least(1 / (1 + lower))
+    _check_probabilities("optimised unary encoding", eps, largest, {"q": q})
     return 0.5, q
 
 
@@ -527,7 +574,7 @@ def ue_epsilon(p, q):
 
 
 def ue_perturb(bits, p, q, random_state=None):
-    """Flip each bit independently: Pr[b' = 1] = p if b = 1, q if b = 0.
+    """Flip each bit independently: Pr[b' = 1] = p if b = 1, q if b = 0, exactly (the doubles' values).
 
     Parameters
     ----------
@@ -546,13 +593,13 @@ def ue_perturb(bits, p, q, random_state=None):
 
     Examples
     --------
-    Ten thousand users who all hold 0, OUE at epsilon = ln 3 (p = 1/2, q = 1/4):
+    A hundred thousand users who all hold 0, OUE at epsilon = ln 3 (p = 1/2, q = 1/4):
     the share of ones is about p in column 0 and about q elsewhere.
 
-    >>> bits = unary_encode(np.zeros(10_000, dtype=int), 3)
+    >>> bits = unary_encode(np.zeros(100_000, dtype=int), 3)
     >>> reports = ue_perturb(bits, 0.5, 0.25, random_state=0)
     >>> reports.shape, str(reports.dtype)
-    ((10000, 3), 'uint8')
+    ((100000, 3), 'uint8')
     >>> reports.mean(axis=0).round(2).tolist()
     [0.5, 0.25, 0.25]
     """
@@ -564,8 +611,10 @@ def ue_perturb(bits, p, q, random_state=None):
         raise ValueError("bits must hold only 0 and 1")
     _check_report_bits(*b.shape)
     rng = check_random_state(random_state)
-    threshold = np.where(b == 1, p, q)
-    return (rng.random(b.shape) < threshold).astype(np.uint8)
+    out = sample_bernoulli(q, rng, size=b.shape)  # exact coins: q for every bit, then p where the bit is 1
+    ones = b == 1
+    out[ones] = sample_bernoulli(p, rng, size=int(np.count_nonzero(ones)))
+    return out.astype(np.uint8)
 
 
 # ---------------------------------------------------------------------------
@@ -693,19 +742,21 @@ def hamming_rr_perturb(X, domain_sizes, epsilon, random_state=None):
     Each attribute is kept with GRR's p: at epsilon = ln 3, 3/4 for k = 2 and 3/5 for k = 3:
 
     >>> import math
-    >>> X = np.zeros((10_000, 2), dtype=int)
+    >>> X = np.zeros((100_000, 2), dtype=int)
     >>> Y = hamming_rr_perturb(X, (2, 3), math.log(3), random_state=0)
     >>> Y.shape, (Y == X).mean(axis=0).round(2).tolist()
-    ((10000, 2), [0.75, 0.6])
+    ((100000, 2), [0.75, 0.6])
     """
     sizes = check_domain_sizes(domain_sizes)
     X = check_categorical(X, sizes)
     eps = check_epsilon(epsilon)
     rng = check_random_state(random_state)
     n, m = X.shape
-    k = np.asarray(sizes)
-    p_keep = np.array([grr_probabilities(kj, eps)[0] for kj in sizes])
-    keep = rng.random((n, m)) < p_keep
-    other = np.floor(rng.random((n, m)) * (k - 1)).astype(np.int64)
+    for kj in sizes:
+        grr_probabilities(kj, eps)  # the safe range of every attribute
+    coins, heads_keep = (np.array(v) for v in zip(*(_grr_coin(kj, eps) for kj in sizes)))
+    heads = sample_bernoulli(coins, rng, size=(n, m))  # exact coins, as grr_perturb
+    keep = np.where(heads_keep, heads, ~heads)
+    other = np.stack([rng.integers(0, kj - 1, n) for kj in sizes], axis=1)  # exactly uniform; one bound a call
     other = other + (other >= X)
     return np.where(keep, X, other)

@@ -24,10 +24,17 @@ relative 2^-20 in every quantile), and the extra noise d*gamma/sensitivity is at
 
 ``noise="float"`` keeps the textbook release, drawn exactly as before, so old results can be
 reproduced by name.
+
+The local randomisers' coins (:mod:`dpclust_lib.mechanisms`) are exact too: each probability is a
+double rounded in the direction that keeps the stated epsilon, bounded against e^epsilon with
+:func:`exp_interval` (the ``decimal`` module's correctly rounded exp, widened by one unit in its
+40th digit), and :func:`sample_bernoulli` draws Bernoulli of that double exactly by comparing
+uniform integers with its binary digits, as OpenDP samples a Bernoulli of a float.
 """
 
 from __future__ import annotations
 
+import decimal
 import functools
 import math
 import numbers
@@ -43,6 +50,12 @@ __all__ = [
     "laplace_noise_grid",
     "sample_discrete_laplace",
     "laplace_release",
+    "exp_interval",
+    "double_at_most",
+    "double_at_least",
+    "bernoulli_digits",
+    "bernoulli_from_digits",
+    "sample_bernoulli",
 ]
 
 NOISE_KINDS = ("exact", "float")
@@ -383,8 +396,8 @@ def _exact_release(arr, sensitivity, epsilon, rng):
     # times gamma, so comparing before dividing cannot overflow.
     if not np.all(np.abs(arr) < MAX_GRID_INDEX * gamma):
         raise ValueError(
-            "value is too large for the noise grid: |value| / gamma must stay below 2^52, or it overflows the "
-            "grid's integers (rescale the query)"
+            "value is too large for the noise grid at this epsilon: |value| / gamma must stay below 2^52, or it "
+            "overflows the grid's integers (gamma <= sensitivity 2^-20 / epsilon: lower epsilon or rescale the query)"
         )
     base = np.rint(arr / gamma).astype(np.int64)  # exact division (gamma is a power of two); error <= gamma / 2
     noise = _discrete_laplace_flat(arr.size, ratio.numerator, ratio.denominator, _release_rng(rng))
@@ -462,3 +475,158 @@ def _release_checked(arr, sensitivity, epsilon, rng, noise):
     if not np.all(np.isfinite(noisy)):
         raise ValueError("value + noise overflows to inf: value is too close to the largest float")
     return noisy, scale, None
+
+
+# ---------------------------------------------------------------------------
+# Exact Bernoulli draws of a double, and the rational bounds that choose the double
+# ---------------------------------------------------------------------------
+
+_EXP_DIGITS = 40  # e^x to 40 significant digits: far below the 2^-53 spacing of the doubles chosen from it
+_UNIFORM_BITS = 53  # a double in [0.5, 1) is m / 2^53 with m an integer
+_TAIL_BITS = 62  # the smallest positive probability drawn is 2^-62
+
+
+@functools.lru_cache(maxsize=1024)
+def exp_interval(x):
+    """(lower, upper): exact rationals with lower <= e^x <= upper, for a float ``x``.
+
+    ``decimal`` computes e^x correctly rounded to 40 significant digits (its documented
+    contract), so the true value lies strictly between that result's two neighbours at 40 digits;
+    the float ``x`` is taken at its exact binary value.
+
+    Parameters
+    ----------
+    x : float
+        Finite, |x| <= 10^6.
+
+    Returns
+    -------
+    tuple of two fractions.Fraction
+
+    Examples
+    --------
+    >>> lower, upper = exp_interval(1.0)
+    >>> float(lower) == float(upper) == math.e, float(upper - lower) < 1e-38
+    (True, True)
+    """
+    if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x) or abs(x) > 1e6:
+        raise ValueError("x must be a finite real number with |x| <= 10^6")
+    context = decimal.Context(prec=_EXP_DIGITS, Emax=10**7, Emin=-(10**7))
+    value = context.exp(decimal.Decimal(float(x)))
+    return Fraction(context.next_minus(value)), Fraction(context.next_plus(value))
+
+
+def double_at_most(value):
+    """The largest double <= ``value`` (a Fraction or a number), found without rounding error.
+
+    Examples
+    --------
+    >>> double_at_most(Fraction(1, 3)) < Fraction(1, 3) < double_at_least(Fraction(1, 3))
+    True
+    >>> double_at_most(Fraction(1, 2))
+    0.5
+    """
+    value = Fraction(value)
+    out = float(value)  # int / int is correctly rounded: within half a spacing of value
+    return math.nextafter(out, -math.inf) if Fraction(out) > value else out
+
+
+def double_at_least(value):
+    """The smallest double >= ``value`` (a Fraction or a number), found without rounding error.
+
+    Examples
+    --------
+    >>> double_at_least(Fraction(1, 2))
+    0.5
+    """
+    value = Fraction(value)
+    out = float(value)
+    return math.nextafter(out, math.inf) if Fraction(out) < value else out
+
+
+def bernoulli_digits(p):
+    """(m, t) with p = m 2^-53 2^-t exactly: m an integer below 2^53 + 1, t >= 0; vectorised over p in [0, 1].
+
+    Examples
+    --------
+    >>> m, t = bernoulli_digits(np.array([0.75, 0.3, 1.0, 0.0]))
+    >>> [Fraction(int(a), 2**53) / 2 ** int(b) for a, b in zip(m, t)] == [Fraction(v) for v in (0.75, 0.3, 1.0, 0.0)]
+    True
+    """
+    prob = np.asarray(p, dtype=float)
+    fraction, exponent = np.frexp(prob)  # p = fraction 2^exponent, fraction in [1/2, 1) (0 for p = 0)
+    one = prob >= 1.0
+    m = np.where(one, 2**_UNIFORM_BITS, np.ldexp(fraction, _UNIFORM_BITS)).astype(np.uint64)  # exact: 53 bits
+    t = np.where(one | (prob <= 0.0), 0, -exponent).astype(np.int64)
+    return m, t
+
+
+def sample_bernoulli(p, rng, size=None):
+    """Exact Bernoulli draws: True with probability exactly ``p``, the rational value of each double.
+
+    A double p in [0, 1] is m 2^-53 2^-t with m <= 2^53 an integer and t >= 0 (:func:`bernoulli_digits`),
+    so Bernoulli(p) is [a uniform 53-bit integer < m] AND [t further uniform bits all zero]. Both
+    come from raw 64-bit words of ``rng``'s bit generator: the top 53 bits of a word against m, its
+    other 11 bits for the first 11 of the t zeros, and one more word only for the rare draws with
+    t > 11 that are still undecided. ``rng.random() < p``, by contrast, realises p rounded up to a
+    multiple of 2^-53. Vectorised; reproducible from the seed.
+
+    Parameters
+    ----------
+    p : float or array_like of float
+        Probabilities in [0, 1]; inside (0, 1) at least 2^-62 (the local mechanisms keep 2^-40).
+    rng : numpy.random.Generator
+        The only source of randomness.
+    size : int, tuple of int or None, default None
+        The shape of the draws, to which ``p`` broadcasts (None: the shape of ``p``). A few
+        probabilities broadcast over many draws are decomposed once.
+
+    Returns
+    -------
+    bool or ndarray of bool
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> draws = sample_bernoulli(0.3, rng, size=100_000)
+    >>> draws.dtype, round(float(draws.mean()), 2)
+    (dtype('bool'), 0.3)
+    >>> sample_bernoulli([0.0, 1.0], rng).tolist()
+    [False, True]
+    """
+    _check_rng(rng)
+    prob = np.asarray(p, dtype=float)
+    if not np.all((prob >= 0.0) & (prob <= 1.0)):
+        raise ValueError("p must hold probabilities in [0, 1]")
+    if np.any((prob > 0.0) & (prob < 2.0**-_TAIL_BITS)):
+        raise ValueError("p must be 0 or at least 2^-62")
+    shape = prob.shape if size is None else ((int(size),) if isinstance(size, numbers.Integral) else tuple(size))
+    m, t = bernoulli_digits(prob)
+    out = bernoulli_from_digits(m, t, rng, shape)
+    return bool(out) if out.ndim == 0 else out
+
+
+def bernoulli_from_digits(m, t, rng, shape=None):
+    """:func:`sample_bernoulli` of the probabilities m 2^-53 2^-t (from :func:`bernoulli_digits`).
+
+    ``m`` and ``t`` broadcast to ``shape`` (None: their own shape); a few probabilities over many
+    draws cost no more than one.
+
+    Examples
+    --------
+    >>> m, t = bernoulli_digits(np.array([0.0, 1.0]))
+    >>> bernoulli_from_digits(m, t, np.random.default_rng(0)).tolist()
+    [False, True]
+    """
+    shape = np.broadcast_shapes(np.shape(m), np.shape(t)) if shape is None else shape
+    word = rng.bit_generator.random_raw(math.prod(shape)).reshape(shape)
+    low = 64 - _UNIFORM_BITS  # the 11 bits under the top 53
+    out = (word >> np.uint64(low)) < m
+    if np.any(t > 0):
+        shift = np.uint64(low) - np.minimum(t, low).astype(np.uint64)
+        out &= ((word & np.uint64(2**low - 1)) >> shift) == 0
+    if np.any(t > low):  # the rare draws still undecided: the remaining t - 11 zeros from one more word each
+        deep = out & np.broadcast_to(t > low, shape)
+        more = rng.bit_generator.random_raw(int(deep.sum()))
+        out[deep] = (more >> (np.uint64(64) - (np.broadcast_to(t, shape)[deep] - low).astype(np.uint64))) == 0
+    return out

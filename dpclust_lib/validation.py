@@ -201,8 +201,17 @@ def check_int(value, name, minimum=None, maximum=None):
     return v
 
 
+MAX_CLUSTERS = 1_000_000
+"""The largest K accepted: K centres and their per-cluster noisy sums must fit in memory, whatever
+the data (a private estimator cannot bound K by its private number of records)."""
+
+MAX_RELEASES = 1_000_000
+"""The most noisy iterations a private estimator splits its budget over (``max_iter``): each gets
+epsilon / max_iter, and a million is far past any useful split."""
+
+
 def check_n_clusters(n_clusters, n_samples=None, name="n_clusters"):
-    """K >= 1 and, when the number of records is known, K <= that number.
+    """1 <= K <= MAX_CLUSTERS and, when the number of records is known, K <= that number.
 
     Parameters
     ----------
@@ -224,7 +233,7 @@ def check_n_clusters(n_clusters, n_samples=None, name="n_clusters"):
     ...
     ValueError: n_clusters=3 is larger than the number of records (n_samples=2)
     """
-    k = check_int(n_clusters, name, minimum=1)
+    k = check_int(n_clusters, name, minimum=1, maximum=MAX_CLUSTERS)
     if n_samples is not None and k > n_samples:
         raise ValueError(f"{name}={k} is larger than the number of records (n_samples={n_samples})")
     return k
@@ -256,7 +265,11 @@ def check_choice(value, name, choices):
     ...
     ValueError: schedule must be one of ['fixed', 'halving'], got schedule='linear'
     """
-    if value not in choices:
+    try:
+        known = value in choices
+    except TypeError:  # an unhashable value (a list, a dict, an array) is no choice either
+        known = False
+    if not known:
         raise ValueError(f"{name} must be one of {sorted(choices)}, got {name}={_short(value)}")
     return value
 
@@ -415,7 +428,7 @@ def check_domain_sizes(domain_sizes, name="domain_sizes"):
     return tuple(int(s) for s in sizes)
 
 
-def check_categorical(X, domain_sizes, name="X"):
+def check_categorical(X, domain_sizes, name="X", allow_empty=False):
     """Integer-coded categorical records: shape (n, m), X[:, j] in {0, ..., k_j - 1}.
 
     Parameters
@@ -423,6 +436,8 @@ def check_categorical(X, domain_sizes, name="X"):
     X : array_like of shape (n, m)
     domain_sizes : sequence of m ints
     name : str, default="X"
+    allow_empty : bool, default=False
+        Accept n = 0 records (a central private estimator must: see ``DPKModes``).
 
     Returns
     -------
@@ -445,10 +460,12 @@ def check_categorical(X, domain_sizes, name="X"):
         )
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array (n records x m attributes), got shape {arr.shape}")
-    if arr.shape[0] == 0:
+    if arr.shape[0] == 0 and not allow_empty:
         raise ValueError(f"{name} is empty (shape {arr.shape}); at least one record is needed")
     if arr.shape[1] != len(sizes):
         raise ValueError(f"{name} has {arr.shape[1]} attributes but domain_sizes has {len(sizes)}: {sizes}")
+    if arr.shape[0] == 0 and arr.dtype.kind in "biuf":  # no record: no code to check, whatever the dtype
+        return np.zeros(arr.shape, dtype=np.int64)
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)):
             bad = np.argwhere(~np.isfinite(arr))[0]
@@ -559,6 +576,8 @@ def _bounds_from_data(X, name):
     """bounds="data": the records' own range (warns: it is not covered by the privacy guarantee)."""
     if X is None:
         raise ValueError(f"{name}='data' needs the data to read the domain from")
+    if X.shape[0] == 0:
+        raise ValueError(f"{name}='data' needs at least one record to read the domain from: X is empty")
     warnings.warn(
         f"{name}='data': the data domain is read off the private records, which is not covered by the "
         "privacy guarantee (epsilon_guaranteed_ = inf). Pass bounds=(lower, upper) to avoid this.",

@@ -1,6 +1,6 @@
 """A catalogue of bad inputs across the public API of privacy, frequency, metrics,
 experiments, datasets and plotting (the estimators' cases are in
-test_bad_input_numeric.py and test_bad_input_categorical.py).
+test_bad_input_numeric.py and test_bad_input_categorical.py, but for their parameters' limits here).
 
 Every case must raise a clear error -- ValueError, TypeError, our DataError (or
 the ledger's BudgetExceededError) -- whose message names the parameter and, for
@@ -16,9 +16,10 @@ import pytest
 
 from dpclust import datasets, experiments, plotting, verdicts
 from dpclust.datasets import DataError
-from dpclust_lib import frequency, mechanisms, metrics
+from dpclust_lib import DPBirchPublicTree, DPKMeans, DPKModes, EUGKMeans, IDPKMeans, frequency, mechanisms, metrics
 from dpclust_lib.accounting import BudgetExceededError, PrivacyLedger
 from dpclust_lib.frequency import GRR, LDPFO, OUE, Tally, UnaryEncoding
+from dpclust_lib.noise import exp_interval, sample_bernoulli
 
 X2 = np.array([[0, 1], [1, 0], [1, 1]])
 XF = np.array([[0.1, 0.2], [0.5, 0.9], [0.3, 0.4]])
@@ -425,7 +426,29 @@ CASES = [
     ("plot logx eps 0", lambda: _plot(frame=FRAME.assign(epsilon=0.0), logx=True), ValueError, ["logx", "epsilon"]),
     ("figure name folder", lambda: plotting.figure_path("nb", "../x"), ValueError, ["name", "'../x'"]),
     ("save_figure fig", lambda: plotting.save_figure(None, "nb", "x"), TypeError, ["fig", "NoneType"]),
+    # ---- the estimators' parameters at their limits: a list where a name is expected, and sizes past memory
+    ("choice unhashable", lambda: _fit(DPKMeans(2, noise=["exact"])), ValueError, ["noise", "['exact']"]),
+    ("choice dict", lambda: _fit(IDPKMeans(2, split={"a": 1})), ValueError, ["split", "{'a': 1}"]),
+    ("n_clusters huge", lambda: _fit(IDPKMeans(10**30)), ValueError, ["n_clusters", "<= 1000000"]),
+    ("max_iter huge", lambda: _fit(DPKMeans(2, max_iter=10**30)), ValueError, ["max_iter", "<= 1000000"]),
+    ("epsilon past the noise grid", lambda: _fit(DPKMeans(2, epsilon=1e30)), ValueError, ["epsilon", "grid"]),
+    ("grid_size huge", lambda: _fit(EUGKMeans(2, grid_size=10**7)), ValueError, ["grid_size", "cells"]),
+    ("n_public past the grid", lambda: _fit(EUGKMeans(2, n_public=10**30)), ValueError, ["n_public", "cells"]),
+    ("branching_factor huge", lambda: _fit(DPBirchPublicTree(2, branching_factor=10**30)), ValueError, ["branching"]),
+    ("n_skeleton huge", lambda: _fit(DPBirchPublicTree(2, n_skeleton=10**30)), ValueError, ["n_skeleton"]),
+    (
+        "dpkmodes max_iter huge",
+        lambda: DPKModes(2, max_iter=10**30, domain_sizes=(2, 2)).fit(X2),
+        ValueError,
+        ["max_iter", "<= 1000000"],
+    ),
+    ("bernoulli p", lambda: sample_bernoulli(1.5, np.random.default_rng(0)), ValueError, ["p must"]),
+    ("exp_interval x", lambda: exp_interval(float("inf")), ValueError, ["x must"]),
 ]
+
+
+def _fit(est):
+    return est.set_params(bounds=(0.0, 1.0)).fit(XF)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])

@@ -29,6 +29,9 @@ PRIVATE = {
     "DPBirchPublicTree": lambda **kw: dp.DPBirchPublicTree(2, **kw),
 }
 ALL = PRIVATE | {"KMeans": lambda **kw: dp.KMeans(2, **kw), "Birch": lambda **kw: dp.Birch(2, **kw)}
+# Under add/remove-one neighbours the number of records is private: these accept an empty X and any K
+# (tests/test_privacy.py checks what they release); only the non-private and the never-private refuse.
+ACCEPT_ANY_N = {"DPKMeans", "IDPKMeans", "DPKMeansPP", "EUGKMeans", "DPQTKMeans", "DPBirchPublicTree"}
 
 
 def _fit(make, data=X, **kw):
@@ -56,7 +59,6 @@ for name, make in ALL.items():
     CASES += [
         (f"{name} NaN", _fit(make, np.array([[0.1, np.nan], [0.2, 0.3]]), **kw), ValueError, ["X", "NaN"]),
         (f"{name} inf", _fit(make, np.array([[0.1, np.inf], [0.2, 0.3]]), **kw), ValueError, ["X", "inf"]),
-        (f"{name} empty", _fit(make, np.zeros((0, 2)), **kw), ValueError, ["X", "empty"]),
         (f"{name} no features", _fit(make, np.zeros((5, 0)), **kw), ValueError, ["X", "0 feature"]),
         (f"{name} 1-D", _fit(make, np.zeros(5), **kw), ValueError, ["X", "2-D", "Reshape"]),
         (f"{name} 3-D", _fit(make, np.zeros((2, 2, 2)), **kw), ValueError, ["X", "2-D"]),
@@ -86,18 +88,28 @@ for name, make in ALL.items():
         (f"{name} positional", lambda make=make: type(make(**kw))(2, 0.5), TypeError, ["positional"]),
     ]
 CASES += [
+    *[
+        (f"{name} empty", _fit(make, np.zeros((0, 2)), **kw), ValueError, ["X", "empty"])
+        for name, make in ALL.items()
+        if name not in ACCEPT_ANY_N
+        for kw in [{"bounds": UNIT} if name in PRIVATE else {}]
+    ],
+    *[
+        (f"{name} empty, domain from data", _fit(make, np.zeros((0, 2)), bounds="data"), ValueError, ["bounds='data'"])
+        for name, make in PRIVATE.items()
+        if name in ACCEPT_ANY_N
+    ],
     # BIRCH with more clusters than records warns and keeps each subcluster (scikit-learn's behaviour).
+    ("KMeans n_clusters > n", lambda: dp.KMeans(3).fit(X[:2]), ValueError, ["n_clusters=3", "n_samples=2"]),
     *[
         (
-            f"{name} n_clusters > n",
-            lambda make=make, kw=({"bounds": UNIT} if name in PRIVATE else {}): (
-                make(**kw).set_params(n_clusters=3).fit(X[:2])
-            ),
+            f"{name} n_clusters > n_public",
+            lambda make=make: make(bounds=UNIT, n_public=2).set_params(n_clusters=3).fit(X),
             ValueError,
-            ["n_clusters=3", "n_samples=2"],
+            ["n_clusters=3", "n_public=2"],
         )
-        for name, make in ALL.items()
-        if "Birch" not in name
+        for name, make in PRIVATE.items()
+        if "n_public" in make(bounds=UNIT).get_params()
     ],
     (
         "n_public missing DPKMeansPP",
@@ -156,7 +168,7 @@ CASES += [
         "eug grid too dense",
         _fit(PRIVATE["EUGKMeans"], bounds=UNIT, grid_size=4000),
         ValueError,
-        ["cells_per_dim", "10,000,000"],
+        ["grid_size", "10,000,000"],
     ),
     ("birch threshold nan", _fit(ALL["Birch"], threshold=np.nan), ValueError, ["threshold"]),
     ("birch branching 2.5", _fit(ALL["Birch"], branching_factor=2.5), TypeError, ["branching_factor"]),

@@ -132,7 +132,7 @@ def test_dpkmodes_warns_when_reading_the_domain_or_the_records_from_data(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est = DPKModes(2, domain_sizes=(3, 3), random_state=0).fit(X)
-    assert est.epsilon_guaranteed_ == est.epsilon_spent_ and est.neighbouring_ == "add/remove one record"
+    assert est.epsilon_guaranteed_ == 1.0 >= est.epsilon_spent_ and est.neighbouring_ == "add/remove one record"
 
 
 @pytest.mark.parametrize(

@@ -38,7 +38,7 @@ def test_exact_noise_is_the_default_and_float_noise_is_asked_for_by_name(name):
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         exact = make().fit(data)
-    assert np.isfinite(exact.epsilon_guaranteed_) and exact.epsilon_guaranteed_ == exact.epsilon_spent_
+    assert np.isfinite(exact.epsilon_guaranteed_) and exact.epsilon_guaranteed_ >= exact.epsilon_spent_
     with pytest.warns(PrivacyLeakWarning, match="Mironov"):
         textbook = make(noise="float").fit(data)
     assert textbook.epsilon_guaranteed_ == np.inf and textbook.epsilon_spent_ == exact.epsilon_spent_

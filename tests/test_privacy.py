@@ -1,4 +1,4 @@
-"""Every mechanism against its definition.
+"""Every mechanism against its definition, and every estimator's guarantee against its configuration.
 
 Finite output spaces: the exact output distribution is enumerated (rows sum to
 one; the largest ratio over neighbouring inputs is e^eps, or e^{eps d} for the
@@ -9,13 +9,27 @@ so a correct sampler fails for at most 1 in 1000 seeds.
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from dpclust_lib import mechanisms
+from dpclust_lib import (
+    DPBirch,
+    DPBirchPublicTree,
+    DPKMeans,
+    DPKMeansPP,
+    DPKModes,
+    DPQTKMeans,
+    EUGKMeans,
+    IDPKMeans,
+    LDPKModes,
+    SamplingLDPKModes,
+    mechanisms,
+)
 from dpclust_lib.accounting import BudgetExceededError, PrivacyLedger
+from dpclust_lib.audit.blackbox import private_estimators
 
 from .conftest import bonferroni
 
@@ -444,3 +458,97 @@ def test_laplace_overflowing_release_refused():
 def test_laplace_integer_and_empty_values_accepted():
     assert mechanisms.laplace_mechanism(np.array([1, 2], dtype=np.int32), 1.0, 1.0, 0).dtype == float
     assert mechanisms.laplace_mechanism(np.zeros(0), 1.0, 1.0, 0).shape == (0,)
+
+
+# --------------------------------------------------------------------------- the estimators' guarantees
+
+# One configuration of every private estimator, each with a setting where a run can stop early (the
+# tree, the modes, the rounds), on numeric or categorical data.
+CONFIGURED = {
+    "DPKMeans": (lambda: DPKMeans(3, epsilon=0.7, max_iter=4, bounds=(0, 1)), "numeric"),
+    "IDPKMeans": (lambda: IDPKMeans(3, epsilon=0.7, max_iter=4, bounds=(0, 1)), "numeric"),
+    "DPKMeansPP": (lambda: DPKMeansPP(3, epsilon=0.7, bounds=(0, 1), n_public=50), "numeric"),
+    "EUGKMeans": (lambda: EUGKMeans(3, epsilon=0.7, bounds=(0, 1), n_public=50), "numeric"),
+    "DPQTKMeans": (lambda: DPQTKMeans(3, epsilon=0.7, bounds=(0, 1), max_height=4, threshold=2.0), "numeric"),
+    "DPBirchPublicTree": (lambda: DPBirchPublicTree(3, epsilon=0.7, threshold=0.2, bounds=(0, 1)), "numeric"),
+    "DPBirch": (lambda: DPBirch(3, epsilon=0.7, threshold=0.2, bounds=(0, 1)), "numeric"),
+    "DPKModes": (lambda: DPKModes(3, epsilon=0.7, max_iter=6, domain_sizes=(3, 4, 2)), "categorical"),
+    "LDPKModes": (lambda: LDPKModes(3, epsilon=0.7, max_iter=6, domain_sizes=(3, 4, 2)), "categorical"),
+    "SamplingLDPKModes": (lambda: SamplingLDPKModes(3, epsilon=0.7, max_iter=6, domain_sizes=(3, 4, 2)), "categorical"),
+}
+
+
+def _data_sets(kind):
+    """Five data sets of one schema: clustered, uniform, one repeated record, a handful, many."""
+    rng = np.random.default_rng(11)
+    if kind == "numeric":
+        centres = np.array([[0.2, 0.2], [0.8, 0.3], [0.5, 0.8]])
+        blobs = np.clip(centres[rng.integers(0, 3, 300)] + rng.normal(0, 0.05, (300, 2)), 0, 1)
+        return [blobs, rng.random((40, 2)), np.full((60, 2), 0.3), rng.random((4, 2)), rng.random((2000, 2))]
+    sizes = np.array([3, 4, 2])
+    return [
+        rng.integers(0, sizes, (300, 3)),
+        np.tile([[0, 1, 1], [2, 3, 0]], (50, 1)),
+        np.full((60, 3), 1),
+        rng.integers(0, sizes, (4, 3)),
+        rng.integers(0, sizes, (2000, 3)),
+    ]
+
+
+def test_every_private_estimator_is_configured_here():
+    assert set(CONFIGURED) == set(private_estimators())
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGURED))
+def test_epsilon_guaranteed_is_the_same_for_every_run_and_data_set(name):
+    """The ex-ante guarantee depends on the configuration alone; what a run spent may be less (early stops)."""
+    make, kind = CONFIGURED[name]
+    guaranteed, spent = set(), set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # BIRCH's notes on small trees; DPBirch's noisy radii
+        for X in _data_sets(kind):
+            for seed in range(8):
+                est = make().set_params(random_state=seed).fit(X)
+                guaranteed.add(est.epsilon_guaranteed_)
+                spent.add(est.epsilon_spent_)
+    assert len(guaranteed) == 1, (name, guaranteed)
+    (value,) = guaranteed
+    assert max(spent) <= value * (1 + 1e-12)
+    if name in ("DPQTKMeans", "DPKModes", "SamplingLDPKModes"):  # these stop early: spent varies, the claim does not
+        assert len(spent) > 1 and min(spent) < value
+
+
+CENTRAL_PRIVATE = [name for name in CONFIGURED if name not in ("DPBirch", "LDPKModes", "SamplingLDPKModes")]
+
+
+@pytest.mark.parametrize("name", CENTRAL_PRIVATE)
+def test_central_estimators_take_any_number_of_records_without_a_word(name):
+    """Under add/remove-one neighbours n is private: 0, 1 or 2 records with K = 3 fit like 300, with the same
+    released attributes and the same warnings, and no message names a count."""
+    make, kind = CONFIGURED[name]
+    big = _data_sets(kind)[0]
+
+    def fit(X):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est = make().set_params(random_state=0).fit(X)
+        return est, sorted({(w.category.__name__, str(w.message)) for w in caught})
+
+    reference, reference_warnings = fit(big)
+    for n in (0, 1, 2):
+        est, caught = fit(big[:n])
+        assert sorted(vars(est)) == sorted(vars(reference)), (name, n)
+        assert est.epsilon_guaranteed_ == reference.epsilon_guaranteed_
+        if name != "DPBirchPublicTree":  # its leaves kept, hence its K and its note, read the released counts only
+            assert est.cluster_centers_.shape == reference.cluster_centers_.shape
+            assert caught == reference_warnings, (name, n, caught)
+
+
+@pytest.mark.parametrize("name", ["DPKMeansPP", "EUGKMeans", "DPQTKMeans"])
+def test_k_is_checked_against_the_declared_n_public_only(name):
+    make = {"DPKMeansPP": DPKMeansPP, "EUGKMeans": EUGKMeans, "DPQTKMeans": DPQTKMeans}[name]
+    X = np.random.default_rng(0).random((50, 2))
+    with pytest.raises(ValueError, match=r"n_clusters=3 is larger than n_public=2") as info:
+        make(3, bounds=(0, 1), n_public=2).fit(X)
+    assert "50" not in str(info.value)  # the true count is never named
+    make(3, bounds=(0, 1), n_public=100, random_state=0).fit(X[:1])  # one record, K = 3: not refused

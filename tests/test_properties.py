@@ -178,7 +178,8 @@ def test_numeric_estimator_properties(name, data, eps, seed):
             np.testing.assert_array_equal(fitted.labels_, fitted.fit_predict(X))
         else:
             assert not hasattr(fitted, "labels_")
-            assert fitted.epsilon_guaranteed_ in (fitted.epsilon_spent_, float("inf"))
+            # ex ante: at least what the run spent (more when it stopped early), or inf for a leaky setting
+            assert fitted.epsilon_spent_ <= fitted.epsilon_guaranteed_ * (1 + 1e-12)
         np.testing.assert_array_equal(fitted.predict(X[:5]), fitted.predict(X[:5]))
         if budget_multiple is not None:
             assert fitted.epsilon_spent_ <= eps * budget_multiple * (1 + 1e-9)

@@ -66,10 +66,10 @@ def domain_from_data(X, name="X"):
     return check_categorical(arr, sizes, name=name), sizes
 
 
-def categorical_input(X, domain_sizes, name="X"):
+def categorical_input(X, domain_sizes, name="X", allow_empty=False):
     """Check integer-coded records against a declared domain; return (X int64, domain sizes)."""
     sizes = check_domain_sizes(domain_sizes)
-    return check_categorical(X, sizes, name=name), sizes
+    return check_categorical(X, sizes, name=name, allow_empty=allow_empty), sizes
 
 
 def unique_rows(X):
@@ -80,6 +80,8 @@ def unique_rows(X):
     Returns (rows int64, inverse, counts).
     """
     X = np.asarray(X)
+    if X.shape[0] == 0:
+        return np.zeros(X.shape, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     dims = tuple(int(v) for v in X.max(axis=0) + 1)
     if float(np.prod(dims, dtype=float)) >= 2.0**62:  # the key would overflow: numpy's row-wise unique
         rows, inverse, counts = np.unique(X, axis=0, return_inverse=True, return_counts=True)
@@ -204,8 +206,12 @@ class CategoricalClusterer(ClusterMixin, BaseEstimator):
         tags.input_tags.positive_only = True  # codes start at 0
         return tags
 
-    def _fit_input(self, X):
-        """Check X at fit; return (X int64, domain sizes, whether the domain was read off the records)."""
+    def _fit_input(self, X, allow_no_records=False):
+        """Check X at fit; return (X int64, domain sizes, whether the domain was read off the records).
+
+        ``allow_no_records``: accept X of shape (0, m) with a declared domain (a central private
+        estimator must: the empty data set is a neighbour of every one-record data set).
+        """
         check_records_shape(X)
         validate_data(self, X, skip_check_array=True, reset=True)  # n_features_in_, feature_names_in_
         if self._private:
@@ -220,7 +226,7 @@ class CategoricalClusterer(ClusterMixin, BaseEstimator):
                 )
             X, sizes = domain_from_data(X)
             return X, sizes, self._private
-        X, sizes = categorical_input(X, self.domain_sizes)
+        X, sizes = categorical_input(X, self.domain_sizes, allow_empty=allow_no_records)
         return X, sizes, False
 
     def _input(self, X):

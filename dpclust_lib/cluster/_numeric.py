@@ -10,6 +10,7 @@ modules import no private names of one another.
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -17,7 +18,7 @@ from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._distances import nearest
-from ..validation import PrivacyLeakWarning, check_array, check_bounds, check_int
+from ..validation import PrivacyLeakWarning, check_array, check_bounds, check_int, check_n_clusters
 from ._base import CENTRAL, is_from_data, require_public
 
 BOUNDS_WHAT = "bounds=(lower, upper), the public domain of the data (scalars or one value per feature)"
@@ -36,15 +37,23 @@ def check_init_shape(init, n_clusters, n_features):
     return init
 
 
-def numeric_input(est, X, *, reset=True):
+def numeric_input(est, X, *, reset=True, allow_no_records=False):
     """X as a C-contiguous float array, checked with our messages; records n_features_in_ (reset) or checks it.
 
     Our :func:`check_array` runs first (its messages name the parameter and
     never echo a value); scikit-learn's ``validate_data`` then only does the
     feature bookkeeping: it sets ``n_features_in_`` and ``feature_names_in_``
     at fit, and at predict refuses a different number of features.
+
+    ``allow_no_records``: a private estimator under add/remove-one neighbours accepts X of shape
+    (0, d). The empty data set is the neighbour of every one-record data set, so refusing it would
+    be an observable difference that depends on the private number of records; its release is
+    noise alone. A shape without a feature (d = 0) is still refused: d is public.
     """
-    arr = np.ascontiguousarray(check_array(X), dtype=float)  # row blocks are read in the distance loops
+    arr = check_array(X, allow_empty=allow_no_records)
+    if arr.ndim == 2 and arr.shape[1] == 0:
+        raise ValueError(f"X is empty: 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
+    arr = np.ascontiguousarray(arr, dtype=float)  # row blocks are read in the distance loops
     validate_data(est, X, skip_check_array=True, reset=reset)
     return arr
 
@@ -65,6 +74,8 @@ def resolve_n(n_public, X, needed_for="to size the grid or tree"):
     """(N, leaky): the public record count, or the true one with ``n_public="data"`` (leaky, warns)."""
     require_public(n_public, "n_public", n_public_what(needed_for))
     if is_from_data(n_public):
+        if X.shape[0] == 0:
+            raise ValueError("n_public='data' needs at least one record to count: X is empty; pass n_public=<int>")
         warnings.warn(
             f"n_public='data': the grid/tree is sized from the true number of records N={X.shape[0]}, "
             "which is not covered by the privacy guarantee (epsilon_guaranteed_ = inf; the papers "
@@ -76,17 +87,34 @@ def resolve_n(n_public, X, needed_for="to size the grid or tree"):
     return check_int(n_public, "n_public", minimum=1), False
 
 
-def record_privacy(est, epsilon_spent, leaky):
+def record_privacy(est, epsilon_spent, leaky, epsilon_guaranteed=None):
     """Set the privacy attributes every private estimator exposes after fit.
 
-    ``epsilon_spent_`` is the algorithm's own budget arithmetic;
-    ``epsilon_guaranteed_`` is what the release guarantees under add/remove-one
-    neighbours (``neighbouring_``): the same, or inf when a leaky option read
-    the data outside the budget. Replace-one neighbours cost up to twice as much.
+    ``epsilon_spent_`` is what this run's releases spent (the ledger);
+    ``epsilon_guaranteed_`` is the ex-ante guarantee of the configured mechanism
+    under add/remove-one neighbours (``neighbouring_``), the same for every data
+    set and every run: ``epsilon_guaranteed`` (default: ``epsilon_spent``, for an
+    estimator whose releases do not depend on the outcome), or inf when a leaky
+    option read the data outside the budget. Replace-one neighbours cost up to twice as much.
     """
     est.epsilon_spent_ = float(epsilon_spent)
-    est.epsilon_guaranteed_ = math.inf if leaky else float(epsilon_spent)
+    guaranteed = epsilon_spent if epsilon_guaranteed is None else epsilon_guaranteed
+    est.epsilon_guaranteed_ = math.inf if leaky else float(guaranteed)
     est.neighbouring_ = CENTRAL
+
+
+def check_n_clusters_public(n_clusters, n_public):
+    """K >= 1, and K <= n_public when a public record count is declared (an int); never the true count.
+
+    Under add/remove-one neighbours the number of records is private: a refusal that compared K
+    with it would tell a data set of K records from its neighbour of K - 1. Without a declared
+    count, K larger than the number of records is allowed: the surplus clusters get noisy counts
+    of zero, which the release already accounts for.
+    """
+    k = check_n_clusters(n_clusters)
+    if isinstance(n_public, numbers.Integral) and not isinstance(n_public, bool) and k > n_public:
+        raise ValueError(f"n_clusters={k} is larger than n_public={int(n_public)}, the declared number of records")
+    return k
 
 
 def weighted_means(X, labels, weights, n_clusters, previous):
@@ -102,7 +130,9 @@ def weighted_means(X, labels, weights, n_clusters, previous):
 
 
 def assign(X, centres):
-    """The nearest centre of each record (squared Euclidean; no distances)."""
+    """The nearest centre of each record (squared Euclidean; no distances); none for no records."""
+    if X.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
     return nearest(X, centres, "sqeuclidean", return_distance=False)[0]
 
 

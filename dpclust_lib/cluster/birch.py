@@ -82,6 +82,9 @@ its condensed distance matrix then takes at most 144 MB. Beyond, fastcluster's v
 PLACEMENTS = (None, "all", "test", "nonleaf", "leaves", "leaves_accumulated")
 """Where :class:`CFTree` puts Laplace noise (see the module docstring)."""
 
+MAX_BRANCHING = 1_000_000
+"""The largest branching factor B accepted: a node holds arrays of B entries."""
+
 
 class BirchWarning(UserWarning):
     """The tree has fewer leaf subclusters than the requested number of clusters.
@@ -1131,7 +1134,7 @@ class Birch(BirchBase):
     _parameter_constraints = {
         "n_clusters": Optional(NClusters()),
         "threshold": Positive(),
-        "branching_factor": Int(minimum=2),
+        "branching_factor": Int(minimum=2, maximum=MAX_BRANCHING),
         "random_state": RandomState(),
     }
 

@@ -58,9 +58,12 @@ from ..validation import (
 )
 from ._base import resolve_noise
 from ._numeric import BOUNDS_WHAT, numeric_input, record_privacy, resolve_bounds
-from .birch import BirchBase, LaplaceRows, NegativeRadiusWarning, cf_sensitivities, grow_tree, sum_cfs
+from .birch import MAX_BRANCHING, BirchBase, LaplaceRows, NegativeRadiusWarning, cf_sensitivities, grow_tree, sum_cfs
 
 __all__ = ["DPBirch", "DPBirchPublicTree"]
+
+MAX_SKELETON = 10_000_000
+"""The most public points a skeleton is grown from (a CF tree of that many points is already slow)."""
 
 
 class _PrivateBirch(BirchBase):
@@ -101,7 +104,9 @@ class DPBirch(_PrivateBirch):
     (in general the largest absolute value the bounds allow). The threshold
     tests, routing and splits then work on the noisy CFs; N stays exact.
 
-    Privacy: the paper accounts epsilon for LS plus epsilon for SS, so
+    Privacy: none (``epsilon_guaranteed_ = inf``; the neighbouring relation it
+    is stated for is add/remove one record, ``neighbouring_``). The paper
+    accounts epsilon for LS plus epsilon for SS, so
     ``epsilon_spent_ = 2 * epsilon`` (the paper's claim; it exceeds the
     ``epsilon`` parameter, which is the paper's per-part epsilon). The
     released tree guarantees no finite epsilon: N is released exactly, and the
@@ -139,7 +144,8 @@ class DPBirch(_PrivateBirch):
     as :class:`~dpclust_lib.cluster.birch.Birch` without labels_, nearest_subcluster_ and subcluster_n_;
     tree_ is the paper's release (noisy LS and SS, exact N: why it is not DP).
     Plus epsilon_spent_ (2 epsilon, the paper's accounting), epsilon_guaranteed_
-    (always inf), neighbouring_, epsilon_if_shape_public_, ledger_,
+    (always inf: no guarantee under add/remove-one neighbours, ``neighbouring_``),
+    neighbouring_, epsilon_if_shape_public_, ledger_,
     noise_scale_, n_noise_draws_ (rows of d + 1 draws used). Labels come from predict;
     exact_diagnostics(X) (NOT private) gives the exact N of each leaf.
 
@@ -159,7 +165,7 @@ class DPBirch(_PrivateBirch):
         "n_clusters": Optional(NClusters()),
         "epsilon": Epsilon(),
         "threshold": Positive(),
-        "branching_factor": Int(minimum=2),
+        "branching_factor": Int(minimum=2, maximum=MAX_BRANCHING),
         "bounds": PublicInput(BOUNDS_WHAT),  # checked against X's features in fit (resolve_bounds)
         "random_state": RandomState(),
         "noise": Choice(*NOISE_KINDS),
@@ -250,6 +256,12 @@ class DPBirchPublicTree(_PrivateBirch):
     4. Global step: the leaves whose noisy N reaches ``min_count`` keep their
        centroid LS/N (clipped to the bounds); Ward clustering to K.
 
+    Privacy: epsilon-DP under add/remove-one neighbours (``neighbouring_``;
+    replacing a record costs up to 2 epsilon). Nothing observable depends on the
+    private number of records but the noisy leaves: an empty X, of shape (0, d),
+    releases noise alone, and the warning when fewer leaves are kept than K
+    depends on the released noisy counts only (post-processing).
+
     ``skeleton="data"`` builds the skeleton from the private records instead
     (what a non-private BIRCH would do): the tree's shape then depends on the
     data and the release has no DP guarantee; a PrivacyLeakWarning says so and
@@ -287,8 +299,9 @@ class DPBirchPublicTree(_PrivateBirch):
     height_ for the kept leaves, plus leaf_n_, leaf_ls_, leaf_ss_ (noisy CFs
     of every skeleton leaf; :meth:`level_cfs` gives the whole released
     tree), kept_ (mask), min_count_ (the noisy N a leaf needs to be kept),
-    epsilon_spent_, epsilon_guaranteed_, neighbouring_ (add/remove one
-    record; replace-one costs up to 2 epsilon), ledger_, noise_scales_ (N,
+    epsilon_spent_, epsilon_guaranteed_ (the ex-ante guarantee, epsilon-DP under
+    add/remove-one neighbours, the same for every run: the figure to publish),
+    neighbouring_ (add/remove one record; replace-one costs up to 2 epsilon), ledger_, noise_scales_ (N,
     LS, SS), skeleton_tree_ (the public tree). No labels_: use predict, or
     exact_diagnostics(X) (NOT private) for the exact count of each leaf.
 
@@ -305,9 +318,9 @@ class DPBirchPublicTree(_PrivateBirch):
         "n_clusters": Optional(NClusters()),
         "epsilon": Epsilon(),
         "threshold": Positive(),
-        "branching_factor": Int(minimum=2),
+        "branching_factor": Int(minimum=2, maximum=MAX_BRANCHING),
         "skeleton": ChoiceOrArray("uniform", "data"),  # an array's width is checked against X in fit
-        "n_skeleton": Int(minimum=1),
+        "n_skeleton": Int(minimum=1, maximum=MAX_SKELETON),
         "budget_split": Custom(_budget_shares),
         "min_count": Optional(Positive()),
         "bounds": PublicInput(BOUNDS_WHAT),  # checked against X's features in fit (resolve_bounds)
@@ -374,7 +387,7 @@ class DPBirchPublicTree(_PrivateBirch):
         if self.min_count is not None:
             check_positive(self.min_count, "min_count")
         noise_kind, leaky_noise = resolve_noise(self.noise)
-        X = numeric_input(self, X)
+        X = numeric_input(self, X, allow_no_records=True)
         lower, upper, leaky = resolve_bounds(self.bounds, X)
         rng = check_random_state(self.random_state)
         points, public = self._skeleton_points(X, lower, upper, rng)

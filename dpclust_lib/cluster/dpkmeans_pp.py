@@ -11,7 +11,7 @@ import numpy as np
 from ..mechanisms import laplace_mechanism, laplace_scale
 from ..validation import Fraction, Int, PublicInput
 from ._numeric import n_public_what, resolve_n
-from .eug_kmeans import eug_grid_size
+from .eug_kmeans import check_grid_cells, eug_grid_size
 from .kmeans import (
     LLOYD_CONSTRAINTS,
     DPLloyd,
@@ -38,10 +38,16 @@ class DPKMeansPP(DPLloyd):
     as 0). That is post-processing of an epsilon_seed-DP release. The rest of
     epsilon goes to ``max_iter`` SuLQ iterations under ``schedule``.
 
+    Privacy: epsilon-DP under add/remove-one neighbours (``neighbouring_``;
+    replacing a record costs up to 2 epsilon). K is checked against the
+    declared ``n_public`` only, never against the private number of records;
+    an empty X, of shape (0, d), releases noise alone.
+
     Parameters
     ----------
     n_clusters : int, default=8
-        K, the number of clusters (>= 1, at most the number of records).
+        K, the number of clusters (>= 1, at most ``n_public`` when that is an int). It is never
+        compared with the true number of records, which is private under add/remove-one neighbours.
     epsilon : float, default=1.0
         The total privacy budget (> 0).
     max_iter : int, default=5
@@ -82,9 +88,10 @@ class DPKMeansPP(DPLloyd):
     ledger_ : PrivacyLedger
         One entry per release.
     epsilon_spent_ : float
-        The budget arithmetic: the sum of the releases' budgets.
+        What this run's releases spent: the sum of ``ledger_``.
     epsilon_guaranteed_ : float
-        What the release guarantees: epsilon_spent_, or inf with a leaky option.
+        The ex-ante guarantee of the configured mechanism, the same for every data set and every
+        run: epsilon-DP under add/remove-one neighbours (inf with a leaky option). The figure to publish.
     neighbouring_ : str
         "add/remove one record" (replacing one record costs up to 2 epsilon).
     n_features_in_ : int
@@ -106,7 +113,7 @@ class DPKMeansPP(DPLloyd):
     """
 
     # Checked by validate_params at the start of fit; with the data, fit then checks
-    # n_clusters <= n_samples and bounds against X, and reads N with n_public="data".
+    # n_clusters <= n_public (an int) and bounds against X, and reads N with n_public="data".
     _parameter_constraints = {
         **LLOYD_CONSTRAINTS,
         "seeding_share": Fraction(),
@@ -139,7 +146,7 @@ class DPKMeansPP(DPLloyd):
     def _start(self, X, k, lower, upper, eps, rng, ledger, noise):
         eps_seed = float(self.seeding_share) * eps  # checked by the table
         n, leaky = resolve_n(self.n_public, X)
-        m = eug_grid_size(n, eps_seed, X.shape[1])
+        m = check_grid_cells(eug_grid_size(n, eps_seed, X.shape[1]), X.shape[1], "n_public, epsilon and seeding_share")
         cells, counts = grid_histogram(X, lower, upper, m)
         ledger.spend(
             eps_seed,

@@ -38,7 +38,10 @@ positions (cell centres) depend only on the tree. Total epsilon_1 + epsilon_2
 domain must be public (Alg. 1 line 2 reads it from the data).
 
 Neighbours differ by one added or removed record (``neighbouring_``); replacing
-a record costs up to 2 epsilon.
+a record costs up to 2 epsilon. The number of records is private: K is checked
+against the declared ``n_public`` only, and an empty X releases noise alone.
+``epsilon_guaranteed_`` is epsilon_1 + epsilon_2 whatever depth the tree
+reaches; ``epsilon_spent_`` counts only the levels this run released.
 """
 
 from __future__ import annotations
@@ -67,7 +70,6 @@ from ..validation import (
     RandomState,
     check_epsilon,
     check_int,
-    check_n_clusters,
     check_random_state,
     validate_params,
 )
@@ -76,6 +78,7 @@ from ._numeric import (
     BOUNDS_WHAT,
     PrivateCentroidMixin,
     check_init_shape,
+    check_n_clusters_public,
     n_public_what,
     numeric_input,
     record_privacy,
@@ -456,10 +459,16 @@ NEEDED_FOR = "for the default max_height and threshold; or give both"
 class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
     """DPQTk-means (Zhang & Cheng 2021, Alg. 1-3).
 
+    Privacy: epsilon-DP under add/remove-one neighbours (``neighbouring_``;
+    replacing a record costs up to 2 epsilon), as the module docstring derives.
+    The guarantee covers every level the tree may release, so it is epsilon
+    whether or not a run's tree stops early (``epsilon_spent_`` is then less).
+
     Parameters
     ----------
     n_clusters : int, default=8
-        K, the number of clusters (>= 1, at most the number of records).
+        K, the number of clusters (>= 1, at most ``n_public`` when that is an int). It is never
+        compared with the true number of records, which is private under add/remove-one neighbours.
     epsilon : float, default=1.0
         The total privacy budget (> 0).
     gamma : float, default=0.3
@@ -511,9 +520,12 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
     ledger_ : PrivacyLedger
         One entry per release.
     epsilon_spent_ : float
-        The budget arithmetic: the sum of the releases' budgets.
+        What this run's releases spent: the sum of ``ledger_``, less than ``epsilon_guaranteed_``
+        when the tree stops before max_height. It bounds the loss of this outcome only.
     epsilon_guaranteed_ : float
-        What the release guarantees: epsilon_spent_, or inf with a leaky option.
+        The ex-ante guarantee of the configured mechanism (epsilon), the same for every data set
+        and every run: epsilon-DP under add/remove-one neighbours (inf with a leaky option). The
+        figure to publish.
     neighbouring_ : str
         "add/remove one record" (replacing one record costs up to 2 epsilon).
     n_features_in_ : int
@@ -538,7 +550,7 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
     """
 
     # Checked by validate_params at the start of fit; with the data, fit then checks
-    # n_clusters <= n_samples, bounds against X and the shape of an init array, and reads N with
+    # n_clusters <= n_public (an int), bounds against X and the shape of an init array, and reads N with
     # n_public="data". The tree's size cap is checked as the tree grows (build_dp_quadtree).
     _parameter_constraints = {
         "n_clusters": NClusters(),
@@ -594,10 +606,10 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         self
         """
         params = validate_params(self)
-        X = numeric_input(self, X)
+        X = numeric_input(self, X, allow_no_records=True)
         noise, leaky_noise = resolve_noise(self.noise)
         lower, upper, leaky = resolve_bounds(self.bounds, X)
-        k = check_n_clusters(params["n_clusters"], X.shape[0])
+        k = check_n_clusters_public(params["n_clusters"], self.n_public)
         given_init = None if isinstance(params["init"], str) else check_init_shape(params["init"], k, X.shape[1])
         max_height, threshold, leaky_n = self._tree_parameters(params, X)
         rng = check_random_state(self.random_state)
@@ -615,7 +627,11 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         self.threshold_ = threshold
         self.ledger_ = ledger
         self.bounds_ = (lower, upper)
-        record_privacy(self, ledger.spent, leaky or leaky_noise or leaky_n or leaky_init)
+        # The guarantee is the budget of every level the tree may release and of the leaves, whether or
+        # not this run's tree stopped early: a function of the configuration alone.
+        guaranteed = math.fsum([eps_tree / max_height] * max_height + [eps_leaves])
+        leaky_any = leaky or leaky_noise or leaky_n or leaky_init
+        record_privacy(self, ledger.spent, leaky_any, epsilon_guaranteed=guaranteed)
         return self
 
     def _tree_parameters(self, params, X):

@@ -26,7 +26,6 @@ from ..validation import (
     RandomState,
     check_epsilon,
     check_int,
-    check_n_clusters,
     check_random_state,
     validate_params,
 )
@@ -34,6 +33,7 @@ from ._base import resolve_noise
 from ._numeric import (
     BOUNDS_WHAT,
     PrivateCentroidMixin,
+    check_n_clusters_public,
     n_public_what,
     numeric_input,
     record_privacy,
@@ -41,6 +41,7 @@ from ._numeric import (
     resolve_n,
 )
 from .kmeans import (
+    GRID_CELL_LIMIT,
     fit_buckets,
     grid_histogram,
     kmeans_plusplus,
@@ -86,6 +87,16 @@ def eug_grid_size(n, epsilon, n_features, theta=10.0):
     return max(1, int(math.floor((n * eps / theta) ** (2.0 / (d + 2)) + 0.5)))
 
 
+def check_grid_cells(m, n_features, source):
+    """Refuse a grid of m^d cells past GRID_CELL_LIMIT, naming the parameters it came from (``source``)."""
+    if m**n_features > GRID_CELL_LIMIT:
+        raise ValueError(
+            f"{source} give {m} cells per dimension, {m**n_features:,} cells in {n_features} dimensions: more than "
+            f"the {GRID_CELL_LIMIT:,} a dense noisy histogram is built for"
+        )
+    return m
+
+
 class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
     """EUGk-means (Su et al. 2016/2017): a noisy equal-width grid, then weighted k-means.
 
@@ -101,10 +112,16 @@ class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
     ``epsilon_guaranteed_ = inf``). ``grid_size`` overrides the formula (then N
     is not needed).
 
+    Privacy: epsilon-DP under add/remove-one neighbours (``neighbouring_``;
+    replacing a record costs up to 2 epsilon). K is checked against the
+    declared ``n_public`` only, never against the private number of records;
+    an empty X, of shape (0, d), releases noise alone.
+
     Parameters
     ----------
     n_clusters : int, default=8
-        K, the number of clusters (>= 1, at most the number of records).
+        K, the number of clusters (>= 1, at most ``n_public`` when that is an int). It is never
+        compared with the true number of records, which is private under add/remove-one neighbours.
     epsilon : float, default=1.0
         The total privacy budget (> 0).
     max_iter : int, default=300
@@ -140,9 +157,10 @@ class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
     ledger_ : PrivacyLedger
         One entry per release.
     epsilon_spent_ : float
-        The budget arithmetic: the sum of the releases' budgets.
+        What this run's releases spent: the sum of ``ledger_``.
     epsilon_guaranteed_ : float
-        What the release guarantees: epsilon_spent_, or inf with a leaky option.
+        The ex-ante guarantee of the configured mechanism, the same for every data set and every
+        run: epsilon-DP under add/remove-one neighbours (inf with a leaky option). The figure to publish.
     neighbouring_ : str
         "add/remove one record" (replacing one record costs up to 2 epsilon).
     n_features_in_ : int
@@ -166,7 +184,7 @@ class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
     """
 
     # Checked by validate_params at the start of fit; with the data, fit then checks
-    # n_clusters <= n_samples and bounds against X, and reads N with n_public="data".
+    # n_clusters <= n_public (an int) and bounds against X, and reads N with n_public="data".
     _parameter_constraints = {
         "n_clusters": NClusters(),
         "epsilon": Epsilon(),
@@ -213,16 +231,16 @@ class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         """
         params = validate_params(self)
         eps, max_iter = params["epsilon"], params["max_iter"]
-        X = numeric_input(self, X)
+        X = numeric_input(self, X, allow_no_records=True)
         noise, leaky_noise = resolve_noise(self.noise)
         lower, upper, leaky = resolve_bounds(self.bounds, X)
-        k = check_n_clusters(self.n_clusters, X.shape[0])
+        k = check_n_clusters_public(self.n_clusters, self.n_public)
         if params["grid_size"] is not None:
-            m = params["grid_size"]
+            m = check_grid_cells(params["grid_size"], X.shape[1], "grid_size")
         else:
             n, leaky_n = resolve_n(self.n_public, X, NEEDED_FOR)
             leaky = leaky or leaky_n
-            m = eug_grid_size(n, eps, X.shape[1])
+            m = check_grid_cells(eug_grid_size(n, eps, X.shape[1]), X.shape[1], "n_public and epsilon")
         rng = check_random_state(self.random_state)
         ledger = PrivacyLedger(eps)
         cells, counts = grid_histogram(X, lower, upper, m)

@@ -54,10 +54,16 @@ class IDPKMeans(DPLloyd):
     how the file is sorted; it warns with PrivacyLeakWarning and
     ``epsilon_guaranteed_`` is inf.
 
+    Privacy: epsilon-DP under add/remove-one neighbours (``neighbouring_``;
+    replacing a record costs up to 2 epsilon). The number of records is private:
+    K may exceed it (the empty parts release noisy zeros), and an empty X, of
+    shape (0, d), releases noise alone.
+
     Parameters
     ----------
     n_clusters : int, default=8
-        K, the number of clusters (>= 1, at most the number of records).
+        K, the number of clusters (>= 1). It is not compared with the number of records, which
+        is private under add/remove-one neighbours: a cluster without records releases noisy zeros.
     epsilon : float, default=1.0
         The total privacy budget (> 0).
     max_iter : int, default=5
@@ -95,9 +101,10 @@ class IDPKMeans(DPLloyd):
     ledger_ : PrivacyLedger
         One entry per release.
     epsilon_spent_ : float
-        The budget arithmetic: the sum of the releases' budgets.
+        What this run's releases spent: the sum of ``ledger_``.
     epsilon_guaranteed_ : float
-        What the release guarantees: epsilon_spent_, or inf with a leaky option.
+        The ex-ante guarantee of the configured mechanism, the same for every data set and every
+        run: epsilon-DP under add/remove-one neighbours (inf with a leaky option). The figure to publish.
     neighbouring_ : str
         "add/remove one record" (replacing one record costs up to 2 epsilon).
     n_features_in_ : int
@@ -122,7 +129,7 @@ class IDPKMeans(DPLloyd):
     """
 
     # Checked by validate_params at the start of fit; with the data, fit then checks
-    # n_clusters <= n_samples and bounds against X.
+    # bounds against X (never n_clusters against the private n).
     _parameter_constraints = {**LLOYD_CONSTRAINTS, "split": Choice("random", "order")}
 
     def __init__(

@@ -33,6 +33,7 @@ from ..accounting import PrivacyLedger
 from ..mechanisms import laplace_mechanism, laplace_scale
 from ..noise import NOISE_KINDS
 from ..validation import (
+    MAX_RELEASES,
     Choice,
     ChoiceOrArray,
     Epsilon,
@@ -56,6 +57,7 @@ from ._numeric import (
     PrivateCentroidMixin,
     assign,
     check_init_shape,
+    check_n_clusters_public,
     numeric_input,
     record_privacy,
     resolve_bounds,
@@ -436,7 +438,7 @@ def noisy_centres(X, labels, n_clusters, lower, upper, epsilon, previous, random
 LLOYD_CONSTRAINTS = {
     "n_clusters": NClusters(),
     "epsilon": Epsilon(),
-    "max_iter": Int(minimum=1),
+    "max_iter": Int(minimum=1, maximum=MAX_RELEASES),
     "schedule": Choice(*SCHEDULES),
     "random_state": RandomState(),
     "bounds": PublicInput(BOUNDS_WHAT),
@@ -467,10 +469,10 @@ class DPLloyd(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         self
         """
         eps = validate_params(self)["epsilon"]
-        X = numeric_input(self, X)
+        X = numeric_input(self, X, allow_no_records=True)
         noise, leaky_noise = resolve_noise(self.noise)
         lower, upper, leaky = resolve_bounds(self.bounds, X)
-        k = check_n_clusters(self.n_clusters, X.shape[0])
+        k = check_n_clusters_public(self.n_clusters, getattr(self, "n_public", None))
         rng = check_random_state(self.random_state)
         ledger = PrivacyLedger(eps)
         sensitivity = sum_count_sensitivity(X.shape[1])
@@ -510,10 +512,16 @@ class DPKMeans(DPLloyd):
     The text stops when the partition no longer changes, which reads the
     private data; here exactly ``max_iter`` iterations are run.
 
+    Privacy: epsilon-DP under add/remove-one neighbours (``neighbouring_``;
+    replacing a record costs up to 2 epsilon). The number of records is private
+    too: nothing observable depends on it but the noisy release (no refusal of
+    K above it; an empty X, of shape (0, d), releases noise alone).
+
     Parameters
     ----------
     n_clusters : int, default=8
-        K, the number of clusters (>= 1, at most the number of records).
+        K, the number of clusters (>= 1). It is not compared with the number of records, which
+        is private under add/remove-one neighbours: a cluster without records releases noisy zeros.
     epsilon : float, default=1.0
         The total privacy budget (> 0).
     max_iter : int, default=5
@@ -553,9 +561,10 @@ class DPKMeans(DPLloyd):
     ledger_ : PrivacyLedger
         One entry per release.
     epsilon_spent_ : float
-        The budget arithmetic: the sum of the releases' budgets.
+        What this run's releases spent: the sum of ``ledger_``.
     epsilon_guaranteed_ : float
-        What the release guarantees: epsilon_spent_, or inf with a leaky option.
+        The ex-ante guarantee of the configured mechanism, the same for every data set and every
+        run: epsilon-DP under add/remove-one neighbours (inf with a leaky option). The figure to publish.
     neighbouring_ : str
         "add/remove one record" (replacing one record costs up to 2 epsilon).
     n_features_in_ : int
@@ -579,7 +588,7 @@ class DPKMeans(DPLloyd):
     """
 
     # Checked by validate_params at the start of fit; with the data, fit then checks
-    # n_clusters <= n_samples, bounds against X and the shape of an init array.
+    # bounds against X and the shape of an init array (never n_clusters against the private n).
     _parameter_constraints = {
         **LLOYD_CONSTRAINTS,
         "init": ChoiceOrArray("domain", "records"),

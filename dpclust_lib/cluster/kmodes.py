@@ -13,6 +13,8 @@ Records are integer codes, ``X[:, j]`` in ``0 .. k_j - 1``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._distances import nearest
@@ -20,6 +22,7 @@ from ..accounting import PrivacyLedger
 from ..mechanisms import laplace_mechanism, laplace_scale
 from ..noise import NOISE_KINDS
 from ..validation import (
+    MAX_RELEASES,
     Choice,
     ChoiceOrArray,
     DomainSizes,
@@ -249,15 +252,20 @@ class DPKModes(PrivateCategoricalClusterer):
     count in each of the m attributes, so the L1 sensitivity of an iteration's
     counts is m, and with epsilon / T per iteration (sequential composition) the
     scale is m T / epsilon. Stopping early (centres unchanged) is decided on
-    released values only; the budget of the iterations not run is not spent.
+    released values only; the budget of the iterations not run is not spent
+    (``epsilon_spent_``), but the guarantee is that of all T
+    (``epsilon_guaranteed_`` = epsilon, the same for every run).
 
-    Neighbouring data sets differ by one added or removed record
-    (``neighbouring_``); replacing a record costs up to 2 epsilon.
+    Privacy: epsilon-DP under add/remove-one neighbours (``neighbouring_``;
+    replacing a record costs up to 2 epsilon). The number of records is private:
+    K is not compared with it (a cluster without records releases noisy zeros),
+    and an empty X, of shape (0, m), releases noise alone.
 
     Parameters
     ----------
     n_clusters : int, default=8
-        K, the number of clusters (>= 1, at most the number of records).
+        K, the number of clusters (>= 1, at most the number of points of the domain). It
+        is not compared with the number of records, which is private.
     epsilon : float, default=1.0
         The total privacy budget (> 0).
     max_iter : int, default=5
@@ -290,9 +298,12 @@ class DPKModes(PrivateCategoricalClusterer):
     noise_scale_ : float
         m T / epsilon, the Laplace scale of every count.
     epsilon_spent_ : float
-        The budget spent, n_iter_ * epsilon / T.
+        What this run's releases spent, n_iter_ * epsilon / T (less than epsilon when it stops
+        early). It bounds the loss of this outcome only.
     epsilon_guaranteed_ : float
-        epsilon_spent_, or inf with a leaky option.
+        The ex-ante guarantee of the configured mechanism, T * (epsilon / T) = epsilon-DP under
+        add/remove-one neighbours, the same for every data set and every run (inf with a leaky
+        option). The figure to publish.
     neighbouring_ : str
         "add/remove one record" (replacing one record costs up to 2 epsilon).
     domain_sizes_ : tuple of int
@@ -318,11 +329,11 @@ class DPKModes(PrivateCategoricalClusterer):
     """
 
     # Checked by validate_params at the start of fit; with the data, fit then checks
-    # n_clusters <= n_samples and X against domain_sizes (or reads them with "data").
+    # X against domain_sizes (or reads them with "data"), never n_clusters against the private n.
     _parameter_constraints = {
         "n_clusters": NClusters(),
         "epsilon": Epsilon(),
-        "max_iter": Int(minimum=1),
+        "max_iter": Int(minimum=1, maximum=MAX_RELEASES),
         "init": Choice("domain", "records"),
         "domain_sizes": PRIVATE_DOMAIN_SIZES,
         "random_state": RandomState(),
@@ -363,9 +374,9 @@ class DPKModes(PrivateCategoricalClusterer):
         params = validate_params(self)
         eps = params["epsilon"]
         noise, leaky_noise = resolve_noise(self.noise)
-        X, sizes, leaky = self._fit_input(X)
+        X, sizes, leaky = self._fit_input(X, allow_no_records=True)
         leaky = leaky or leaky_noise
-        k = check_n_clusters(self.n_clusters, X.shape[0])
+        k = check_n_clusters(self.n_clusters)  # never against the number of records: it is private
         T = params["max_iter"]
         rng = check_random_state(self.random_state)
         m = len(sizes)
@@ -389,7 +400,8 @@ class DPKModes(PrivateCategoricalClusterer):
         self.n_iter_ = n_iter
         self.ledger_ = ledger
         self.epsilon_spent_ = ledger.spent
-        self.epsilon_guaranteed_ = float("inf") if leaky else ledger.spent
+        # Ex ante: the T iterations the configuration allows, however many this run needed.
+        self.epsilon_guaranteed_ = float("inf") if leaky else math.fsum([eps_iter] * T)
         self.neighbouring_ = CENTRAL
         self.noise_scale_ = laplace_scale(m, eps_iter)
         self.domain_sizes_ = sizes

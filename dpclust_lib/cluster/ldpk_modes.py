@@ -261,12 +261,16 @@ class LDPKModes(PrivateCategoricalClusterer):
     in all m attributes are m * epsilon apart, so the plain LDP level of a
     report, for any two records of one user, is m * epsilon
     (``epsilon_guaranteed_``). For an epsilon-LDP comparison with other
-    mechanisms, fit with ``epsilon / m``.
+    mechanisms, fit with ``epsilon / m``. The neighbouring relation is local
+    (``neighbouring_``): any two records of one user. The number of users is
+    public in the local model (the server receives a report from each), so K is
+    checked against it; nothing else observable depends on the records but the
+    reports.
 
     Parameters
     ----------
     n_clusters : int, default=8
-        K, the number of clusters (>= 1, at most the number of records).
+        K, the number of clusters (>= 1, at most the number of users, which is public in the local model).
     epsilon : float, default=1.0
         Privacy per unit of Hamming distance (> 0; the paper's epsilon).
     max_iter : int, default=5
@@ -298,7 +302,8 @@ class LDPKModes(PrivateCategoricalClusterer):
     epsilon_spent_ : float
         epsilon (one report per user; the clustering is post-processing).
     epsilon_guaranteed_ : float
-        m * epsilon, the plain LDP level of a report (inf with domain_sizes="data").
+        m * epsilon, the plain LDP level of a report for any two records of one user, the same for
+        every data set and every run (inf with domain_sizes="data"). The figure to publish.
     ldp_epsilon_ : float
         m * epsilon (the d-privacy arithmetic alone).
     neighbouring_ : str

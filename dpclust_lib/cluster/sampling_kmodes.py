@@ -30,6 +30,7 @@ budget explicitly (``budget="per_round"`` or ``"split"``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +39,7 @@ from .._distances import nearest
 from ..accounting import PrivacyLedger
 from ..mechanisms import grr_perturb, grr_probabilities, oue_pq, ue_perturb, unary_encode
 from ..validation import (
+    MAX_RELEASES,
     Bool,
     Choice,
     ChoiceOrArray,
@@ -430,7 +432,15 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
     is epsilon-LDP. Within a round, the bit vector gets the share
     ``1 - index_share`` of the round budget and the cluster index the share
     ``index_share``, through K-ary randomized response (sequential composition
-    within the report). ``epsilon_guaranteed_`` is what the rounds run compose to.
+    within the report). ``epsilon_guaranteed_`` is what all T rounds compose to,
+    fixed before the data is seen; ``epsilon_spent_`` is what the rounds this run
+    needed spent (less when the centres stop changing early).
+
+    Privacy: each user's reports together are ``epsilon_guaranteed_``-LDP: any
+    two records of one user (``neighbouring_``) give reports whose probabilities
+    differ by at most that factor in the exponent. The number of users is public
+    in the local model (the server receives a report from each), so K is
+    checked against it.
 
     The cluster index. In the paper r travels in the clear: it is a function of
     the user's whole record and the public centres, so it is not covered by
@@ -443,7 +453,8 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
     Parameters
     ----------
     n_clusters : int, default=8
-        K, the number of clusters (>= 1; >= 2 with ``protect_cluster_index``).
+        K, the number of clusters (>= 1; >= 2 with ``protect_cluster_index``; at most the number
+        of users, which is public in the local model).
     epsilon : float, default=1.0
         The budget (> 0), per round or in total (see ``budget``).
     max_iter : int, default=5
@@ -482,9 +493,11 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
     index_epsilon_ : float or None
         The budget of a round's cluster index (None when it goes in the clear).
     epsilon_spent_ : float
-        The total over the rounds run.
+        What the rounds this run needed spent (the sum of ``ledger_``); it bounds this outcome only.
     epsilon_guaranteed_ : float
-        epsilon_spent_, or inf for a leaking setting.
+        The ex-ante LDP guarantee of the configured protocol for any two records of one user, all T
+        rounds composed (T * epsilon with "per_round", epsilon with "split"), the same for every
+        data set and every run; inf for a leaking setting. The figure to publish.
     neighbouring_ : str
         "any two records of one user".
     domain_sizes_ : tuple of int
@@ -515,7 +528,7 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
     _parameter_constraints = {
         "n_clusters": NClusters(),
         "epsilon": Epsilon(),
-        "max_iter": Int(minimum=1),
+        "max_iter": Int(minimum=1, maximum=MAX_RELEASES),
         "budget": Choice("per_round", "split"),
         "protect_cluster_index": Bool(),
         "index_share": Fraction(),
@@ -600,9 +613,11 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
         self.n_iter_ = n_iter
         self.ledger_ = ledger
         self.epsilon_spent_ = ledger.spent
-        # Every round is a fresh report of every user; the rounds run compose sequentially (the
-        # number of rounds is decided on released centres only).
-        self.epsilon_guaranteed_ = float("inf") if leaky else ledger.spent
+        # Every round is a fresh report of every user, and the rounds compose sequentially. The number
+        # of rounds run is decided on released centres, so the guarantee, fixed before the data is seen,
+        # is that of all T rounds the configuration allows: the same for every run.
+        per_round = [bit_eps] if index_eps is None else [bit_eps, index_eps]
+        self.epsilon_guaranteed_ = float("inf") if leaky else math.fsum(per_round * T)
         self.neighbouring_ = LOCAL
         self.round_epsilon_ = round_eps
         self.bit_epsilon_ = bit_eps
