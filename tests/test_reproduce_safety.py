@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from dpclust import experiments, reproduce
+from dpclust import experiments, reproduce, sweep
 
 STEM = "01_demo"
 PARAMS = "import os\nprofile = os.environ.get('DPCLUST_PROFILE', 'paper')\nresults_dir = None\nfigures_dir = None"
@@ -190,7 +190,7 @@ def test_every_notebook_parameter_declares_a_type_and_range_its_default_meets(pa
 def test_a_bad_sweep_value_is_refused_before_any_run_naming_the_notebook_parameter(tmp_path):
     start = time.perf_counter()
     with pytest.raises(ValueError, match=r"notebook parameter max_iter='abc' of 04_idp_kmeans.ipynb must be int ≥ 1"):
-        reproduce.sweep_notebook("04", {"max_iter": ["abc"]}, tmp_path / "out")
+        sweep.sweep_notebook("04", {"max_iter": ["abc"]}, tmp_path / "out")
     with pytest.raises(ValueError, match=r"epsilons=\[0.5, -1\].*fails > 0"):
-        reproduce.sweep_notebook("04", {"epsilons": [[0.5, -1]]}, tmp_path / "out")
+        sweep.sweep_notebook("04", {"epsilons": [[0.5, -1]]}, tmp_path / "out")
     assert time.perf_counter() - start < 10 and not (tmp_path / "out").exists()
