@@ -365,7 +365,8 @@ def _data(args):
     from .datasets import available, default_raw_dir, fetch_missing
 
     raw = default_raw_dir()
-    before = {p for p in raw.rglob("*") if p.is_dir()} | {raw} if raw.is_dir() else set()
+    before = {p for p in [raw, *raw.parents] if p.is_dir()}
+    before |= {p for p in raw.rglob("*") if p.is_dir()} if raw.is_dir() else set()
     try:
         table = fetch_missing() if args.fetch else available()
     finally:
@@ -375,38 +376,40 @@ def _data(args):
     return 1 if failed.any() else 0
 
 
-def _remove_new_empty_folders(root, before):
+def _remove_new_empty_folders(raw, before):
     """A failed download leaves no empty folder behind (folders that were there before are kept)."""
-    if not root.is_dir():
-        return
-    for folder in sorted((p for p in root.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+    inside = sorted((p for p in raw.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)) if raw.is_dir() else []
+    for folder in inside:
         if folder not in before and not any(folder.iterdir()):
             folder.rmdir()
-    if root not in before and not any(root.iterdir()):
-        root.rmdir()
+    for folder in [raw, *raw.parents]:  # then the folders made to hold it, up to the first one that was there
+        if folder in before or not folder.is_dir() or any(folder.iterdir()):
+            return
+        folder.rmdir()
 
 
-def _data_table(table):
-    """One short line per file; the reasons of failed downloads as numbered notes below (URLs left out)."""
+def _data_table(table, width=160):
+    """One short line per file, left-aligned; the reasons of failed downloads as numbered notes (URLs left out)."""
     from ._paths import find_project_dir
 
-    home, notes, lines = find_project_dir(), {}, []
+    home, notes, lines = find_project_dir(), {}, [("dataset", "file", "status", "location")]
     for row in table.itertuples(index=False):
         status = str(row.status)
         if status.startswith("download failed: "):
             reason = status.removeprefix("download failed: ")
-            for url in {str(row.url), "/" + str(row.url).split("/", 3)[-1]}:
-                reason = reason.replace(url, "").replace("  ", " ")
-            number = notes.setdefault(reason, len(notes) + 1)
+            if isinstance(row.url, str):
+                reason = reason.replace(row.url, "").replace("/" + row.url.split("/", 3)[-1], "")
+            number = notes.setdefault(" ".join(reason.split()), len(notes) + 1)
             status = f"download failed ({number})"
-        where = str(row.location) if isinstance(row.location, str) else ""
-        if home is not None and where.startswith(str(home) + os.sep):
+        where = row.location if isinstance(row.location, str) else ""
+        if home is not None and where.startswith(f"{home}{os.sep}"):
             where = where[len(str(home)) + 1 :]
         lines.append((row.dataset, row.file if isinstance(row.file, str) else "(generated)", status, where))
-    frame = pd.DataFrame(lines, columns=["dataset", "file", "status", "location"])
-    text = frame.to_string(index=False, justify="left")
+    widths = [max(len(line[i]) for line in lines) for i in range(3)]
+    text = "\n".join("  ".join([*(v.ljust(w) for v, w in zip(line, widths)), line[3]]).rstrip() for line in lines)
     for reason, number in notes.items():
-        text += f"\n({number}) {reason if len(reason) <= 240 else reason[:239] + '…'}"
+        note = f"({number}) {reason}"
+        text += "\n" + (note if len(note) <= width else note[: width - 1] + "…")
     if notes or (table["status"] == "missing").any():
         text += (
             "\nA missing file goes in data/raw/<file> or in a folder listed in $DPCLUST_DATA_DIR; "
