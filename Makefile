@@ -100,11 +100,11 @@ $(MINIMUM)/.installed: requirements/minimum.lock pyproject.toml dpclust_lib/pypr
 
 # GRID='a=1,2 b=[3,4],[5]' (one grid per word) or GRID_FILE=grid.yaml; PARAMS='seed=1 max_iter=3' (fixed values);
 # PROFILE=smoke (default: $$DPCLUST_PROFILE, else paper); SCHEDULER=tcp://host:8786 or SCHEDULER_FILE=scheduler.json.
+SWEEP_GRID = $(if $(GRID_FILE),--grid-file '$(GRID_FILE)',$(foreach g,$(GRID),--grid '$(g)'))
+SWEEP_PARAMS = $(foreach p,$(PARAMS),-p $(firstword $(subst =, ,$(p))) '$(patsubst $(firstword $(subst =, ,$(p)))=%,%,$(p))')
+SWEEP_WHERE = $(if $(SCHEDULER),--scheduler $(SCHEDULER))$(if $(SCHEDULER_FILE),--scheduler-file '$(SCHEDULER_FILE)')
 sweep: $(VENV)/.installed
-	$(BIN)/python -m dpclust sweep $(NOTEBOOK) $(if $(GRID_FILE),--grid-file '$(GRID_FILE)',$(foreach g,$(GRID),--grid '$(g)')) \
-	 $(foreach p,$(PARAMS),-p $(firstword $(subst =, ,$(p))) '$(patsubst $(firstword $(subst =, ,$(p)))=%,%,$(p))') \
-	 $(if $(PROFILE),--profile $(PROFILE)) --jobs $(JOBS) --timeout $(TIMEOUT) --out '$(OUT)' \
-	 $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(SCHEDULER_FILE),--scheduler-file '$(SCHEDULER_FILE)')
+	$(BIN)/python -m dpclust sweep $(NOTEBOOK) $(SWEEP_GRID)$(if $(PARAMS), $(SWEEP_PARAMS))$(if $(PROFILE), --profile $(PROFILE)) --jobs $(JOBS) --timeout $(TIMEOUT) --out '$(OUT)'$(if $(SWEEP_WHERE), $(SWEEP_WHERE))
 
 bench: $(VENV)/.bench-installed
 	$(BIN)/python benchmarks/run.py
