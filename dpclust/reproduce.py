@@ -1226,7 +1226,7 @@ def output_findings(notebook):
     [(0, 'warning', 'x.py:3: UserWarning: slow')]
     """
     own = [re.escape(p) for p in _machine_paths()]
-    machine = re.compile("|".join([_GENERIC_PATH.pattern, *(rf"{p}(?![\w.-])" for p in own)]))
+    machine = re.compile("|".join([_GENERIC_PATH.pattern, *(rf"(?<![\w.]){p}(?![\w.-])" for p in own)]))
     found = []
     for i, text in _output_texts(notebook):
         for pattern, what in ((_WARNING, "warning"), (machine, "machine path")):

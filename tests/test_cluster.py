@@ -70,7 +70,9 @@ def test_points_side_by_side_in_one_worker_threads_give_a_local_runs_tables(comp
 
 
 @pytest.mark.slow
-def test_a_sweep_of_eight_points_survives_a_killed_worker_with_a_local_runs_tables(compendium, tmp_path, monkeypatch):
+def test_a_sweep_of_eight_points_survives_a_killed_worker_with_a_local_runs_tables(
+    compendium, tmp_path, monkeypatch, capsys
+):
     grid = {"epsilons": [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0]}
     _, local = sweep.sweep_notebook("10", grid, tmp_path / "local", profile="smoke", jobs=2)
     for mark in (tmp_path / "marks").iterdir():
@@ -99,6 +101,7 @@ def test_a_sweep_of_eight_points_survives_a_killed_worker_with_a_local_runs_tabl
     assert summary["status"].tolist() == ["ok"] * 8, summary["error"].tolist()
     killed = summary.set_index("point").loc[f"epsilons={name.split('-')[0]}"]
     assert killed["attempts"] == 2
+    assert f"epsilons={name.split('-')[0]}: its worker tcp://" in capsys.readouterr().out  # said as it happened
     pd.testing.assert_frame_equal(tables["draws"], local["draws"])
     for label in summary["point"]:
         pd.testing.assert_frame_equal(
