@@ -340,18 +340,28 @@ def run_points(client, points, on_done, progress=False):
                 events.put((points[i]["label"], None, None))
             return rows
         except BaseException as exc:  # Ctrl-C, or anything else that ends the sweep here: nothing runs on
-            client.cancel(list(futures), force=True)
-            stopped = client.run(_stop_sweep, sweep, on_error="ignore")
-            kernels = sum(n for n in stopped.values() if isinstance(n, int))
+            stopped = _cancel_and_stop(client, list(futures), sweep)
             if isinstance(exc, KeyboardInterrupt):
-                raise KeyboardInterrupt(
-                    f"cancelled every point on the cluster and stopped {kernels} running kernel(s) on the workers"
-                ) from None
+                raise KeyboardInterrupt(stopped) from None
             raise
         finally:
             client.unsubscribe_topic(topic)
             with contextlib.suppress(Exception):
                 client.run(_forget_sweep, sweep, on_error="ignore")
+
+
+def _cancel_and_stop(client, futures, sweep):
+    """Cancel the futures and stop the sweep's kernels on every worker (a second Ctrl-C waits); say what was done."""
+    from .reproduce import _ignoring_sigint
+
+    with _ignoring_sigint():
+        try:
+            client.cancel(futures, force=True)
+            stopped = client.run(_stop_sweep, sweep, on_error="ignore")
+        except Exception as exc:  # the scheduler is gone too: the workers' kernels end with their workers
+            return f"cancelled the points, but could not reach the workers to stop their kernels ({type(exc).__name__})"
+    kernels = sum(n for n in stopped.values() if isinstance(n, int))
+    return f"cancelled every point on the cluster and stopped {kernels} running kernel(s) on the workers"
 
 
 def _collect(future, point, follower):
