@@ -186,6 +186,7 @@ def verify(notebooks=None, jobs=1, timeout=None, keep=None, progress=None):
     Returns
     -------
     (summary of the runs, DataFrame of the differing cells and missing tables)
+        A rerun that could not reach a data set the committed run had says so in its ``note``.
 
     Examples
     --------
@@ -205,6 +206,7 @@ def verify(notebooks=None, jobs=1, timeout=None, keep=None, progress=None):
     from . import reproduce as rep
 
     paths = [rep.resolve_notebook(n) for n in notebooks] if notebooks else rep.list_notebooks()
+    rep.recover_interrupted_commits()  # compare with whole commits, never with a half-done one
     with tempfile.TemporaryDirectory(prefix="dpclust-verify-") as tmp:
         root = Path(keep) if keep is not None else Path(tmp)
         calls = []
@@ -226,9 +228,14 @@ def verify(notebooks=None, jobs=1, timeout=None, keep=None, progress=None):
             Path(call["output_path"]).parent.mkdir(parents=True, exist_ok=True)
         summary = rep.run_batch(calls, jobs, progress=progress)
         diffs = []
-        for path, call, status in zip(paths, calls, summary["status"]):
+        for i, (path, call, status) in enumerate(zip(paths, calls, summary["status"])):
             if status != "ok":
                 continue  # a failed run is in the summary; its partial tables would only add noise
+            lacked = sorted(set(rep.absent_data_sets(call["output_path"])) - set(rep.absent_data_sets(path)))
+            if lacked:  # its tables differ for that reason: say so beside them
+                summary.loc[i, "note"] = (
+                    f"the rerun could not reach the data sets {', '.join(lacked)} (python -m dpclust data)"
+                )
             committed = rep.committed_results_dir(path.stem)
             diffs.append(compare_folders(path.stem, committed, call["parameters"]["results_dir"]))
     table = pd.concat(diffs, ignore_index=True) if diffs else pd.DataFrame(columns=DIFF_COLUMNS)
