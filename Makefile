@@ -5,8 +5,9 @@
 #   make test        ruff, unit tests (incl. the wheel check and the book) + every notebook in the smoke
 #                    profile (nbval)
 #   make test-minimum  the unit tests on the lowest versions pyproject.toml allows (.venv-minimum, Python 3.10)
-#   make sweep       a papermill parameter sweep (NOTEBOOK=..., GRID=name=v1,v2,..., OUT=...,
-#                    SCHEDULER=tcp://host:8786 to run it on a Dask cluster)
+#   make sweep       a papermill parameter sweep, by default 04_idp_kmeans at epsilons 0.5, 1 and 2 (one run each):
+#                    NOTEBOOK=..., GRID='name=v1,v2,...' or GRID_FILE=grid.yaml, PARAMS='name=value ...', PROFILE=smoke,
+#                    JOBS=2, TIMEOUT=1800, OUT=...; SCHEDULER=tcp://host:8786 or SCHEDULER_FILE=... on a Dask cluster
 #   make bench       benchmarks
 #   make data        fetch missing data files and report what is present
 #   make lab         JupyterLab on the notebooks
@@ -27,15 +28,24 @@ LOCK_3.12 := requirements.lock
 LOCK_3.13 := requirements.lock
 PY_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
 LOCK   := $(LOCK_$(PY_VERSION))
-# .venv follows $(PYTHON): built with another Python version, it is built again.
+# .venv follows $(PYTHON): built with another supported Python version, it is built again (a Python that is refused
+# changes nothing on disk).
+ifneq ($(LOCK),)
 ifneq ($(shell $(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null),$(PY_VERSION))
   $(shell rm -f $(VENV)/.installed)
 endif
+endif
 JOBS   ?= 2
-NOTEBOOK ?= 00_overview
-GRID   ?= epsilon=0.5,1,2
+# make sweep: one papermill run of NOTEBOOK per value of each grid parameter (see the sweep target)
+NOTEBOOK ?= 04_idp_kmeans
+GRID   ?= epsilons=0.5,1,2
+GRID_FILE ?=
+PARAMS ?=
+PROFILE ?=
+TIMEOUT ?= 1800
 OUT    ?= data/results/sweeps/$(NOTEBOOK)
 SCHEDULER ?=
+SCHEDULER_FILE ?=
 
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
@@ -88,8 +98,13 @@ $(MINIMUM)/.installed: requirements/minimum.lock pyproject.toml dpclust_lib/pypr
 	$(MINIMUM)/bin/python -m pip install --quiet --no-deps -e ./dpclust_lib -e .
 	touch $@
 
+# GRID='a=1,2 b=[3,4],[5]' (one grid per word) or GRID_FILE=grid.yaml; PARAMS='seed=1 max_iter=3' (fixed values);
+# PROFILE=smoke (default: $$DPCLUST_PROFILE, else paper); SCHEDULER=tcp://host:8786 or SCHEDULER_FILE=scheduler.json.
+SWEEP_GRID = $(if $(GRID_FILE),--grid-file '$(GRID_FILE)',$(foreach g,$(GRID),--grid '$(g)'))
+SWEEP_PARAMS = $(foreach p,$(PARAMS),-p $(firstword $(subst =, ,$(p))) '$(patsubst $(firstword $(subst =, ,$(p)))=%,%,$(p))')
+SWEEP_WHERE = $(if $(SCHEDULER),--scheduler $(SCHEDULER))$(if $(SCHEDULER_FILE),--scheduler-file '$(SCHEDULER_FILE)')
 sweep: $(VENV)/.installed
-	$(BIN)/python -m dpclust sweep $(NOTEBOOK) --grid $(GRID) --jobs $(JOBS) --out $(OUT) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+	$(BIN)/python -m dpclust sweep $(NOTEBOOK) $(SWEEP_GRID)$(if $(PARAMS), $(SWEEP_PARAMS))$(if $(PROFILE), --profile $(PROFILE)) --jobs $(JOBS) --timeout $(TIMEOUT) --out '$(OUT)'$(if $(SWEEP_WHERE), $(SWEEP_WHERE))
 
 bench: $(VENV)/.bench-installed
 	$(BIN)/python benchmarks/run.py

@@ -103,13 +103,15 @@ def assemble(src):
         _write_chapter(nb, src / "notebooks" / nb.name)
     shutil.copytree(ROOT / "figures", src / "figures", ignore=shutil.ignore_patterns("smoke"))
     (src / "docs").mkdir()
-    shutil.copy2(ROOT / "docs" / "DESIGN.md", src / "docs" / "DESIGN.md")
+    for page in ("DESIGN.md", "cluster.md"):  # the README links to them
+        shutil.copy2(ROOT / "docs" / page, src / "docs" / page)
     for name in ("LICENSE", "CITATION.cff"):  # the README links to them
         shutil.copy2(ROOT / name, src / name)
     (src / "ledgers.md").write_text(ledgers_page(), encoding="utf-8")
     toc = ["", "```{toctree}", ":hidden:", ":caption: The notebooks", ""]
     toc += [f"notebooks/{nb.stem}" for nb in _notebooks()]
-    toc += ["```", "", "```{toctree}", ":hidden:", ":caption: The compendium", "", "ledgers", "docs/DESIGN", "```", ""]
+    pages = ["ledgers", "docs/DESIGN", "docs/cluster"]
+    toc += ["```", "", "```{toctree}", ":hidden:", ":caption: The compendium", "", *pages, "```", ""]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     (src / "index.md").write_text(readme + "\n" + "\n".join(toc), encoding="utf-8")
     import jupyter_server_mathjax  # MathJax 2, as a Python package: the book needs no network

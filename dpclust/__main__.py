@@ -3,19 +3,22 @@
 
 ``reproduce``, ``verify``, ``sweep``, ``grade`` and ``assignments`` work on the compendium (its
 notebooks and result folders), found from ``$DPCLUST_HOME`` or upwards from the working directory.
+Every command first completes a commit that a killed ``reproduce`` left half done.
 
-  reproduce [--profile paper|smoke] [--jobs N] [--timeout S] [--out DIR] [NOTEBOOK ...]
+  reproduce [--profile paper|smoke] [--jobs N] [--timeout S] [--out DIR] [--allow-missing-data] [NOTEBOOK ...]
       run notebooks with papermill into a staging folder; a run that finished replaces the
       notebook, its tables and its figures together (paper profile: the committed ones), a failed
-      or interrupted one changes nothing and is kept in data/results/failed/; print a summary
-      (with each ledger's verdict counts)
+      or interrupted one changes nothing and is kept in data/results/failed/, and so is one that
+      could not reach data the committed results had (unless --allow-missing-data); print a
+      summary (with each ledger's verdict counts and the wall time)
   verify [--jobs N] [--timeout S] [--keep DIR] [NOTEBOOK ...]
       rerun notebooks (paper profile) into a temporary folder and compare every result table
       with the committed one; exit 1 and list the differing cells if any differ
-  sweep NOTEBOOK --grid NAME=V1,V2,... [--grid ...] [-p NAME VALUE ...] --out DIR [--jobs N]
-        [--scheduler ADDRESS]
-      one papermill run per grid point (on a Dask cluster with --scheduler); the result CSVs
-      concatenated under DIR
+  sweep NOTEBOOK (--grid NAME=V1,V2,... | --grid-file FILE) ... [-p NAME VALUE ...] [--profile P] --out DIR
+        [--jobs N] [--timeout S] [--scheduler ADDRESS | --scheduler-file FILE]
+      one papermill run per grid point (on a Dask cluster with --scheduler or --scheduler-file);
+      every point's notebook, tables and figures under DIR/<point>/, each table concatenated
+      over the points in DIR/<table>.csv, one row per point in DIR/sweep_points.csv
   grade SUBMISSION.ipynb ... --out grades.csv [--time-limit S] [--teacher NOTEBOOK]
       run student notebooks (smoke profile) with the teacher's checks; write a gradebook
   data [--fetch]
@@ -29,7 +32,9 @@ notebooks and result folders), found from ``$DPCLUST_HOME`` or upwards from the 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -40,15 +45,12 @@ __all__ = ["build_parser", "main"]
 
 
 def _grid_arg(text):
-    from .reproduce import parse_value
+    from .sweep import parse_grid
 
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"--grid needs NAME=V1,V2,..., got {text!r}")
-    name, values = text.split("=", 1)
-    items = [parse_value(v) for v in values.split(",") if v.strip()]
-    if not name.strip() or not items:
-        raise argparse.ArgumentTypeError(f"--grid needs a name and at least one value, got {text!r}")
-    return name.strip(), items
+    try:
+        return parse_grid(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _positive_int(text):
@@ -75,9 +77,10 @@ def build_parser(prog="python -m dpclust"):
 
     Examples
     --------
-    >>> args = build_parser().parse_args(["sweep", "03", "--grid", "epsilon=0.5,1", "-p", "seed", "7", "--out", "runs"])
+    >>> argv = ["sweep", "03", "--grid", "epsilons=[0.5,1],[2]", "-p", "seed", "7", "--out", "runs"]
+    >>> args = build_parser().parse_args(argv)
     >>> args.command, args.notebook, args.grid, args.parameter, args.out, args.jobs
-    ('sweep', '03', [('epsilon', [0.5, 1])], [['seed', '7']], 'runs', 1)
+    ('sweep', '03', [('epsilons', [[0.5, 1], [2]])], [['seed', '7']], 'runs', 1)
     >>> args = build_parser().parse_args(["reproduce", "--profile", "smoke", "01", "02"])
     >>> args.notebooks, args.profile, args.timeout
     (['01', '02'], 'smoke', 1800)
@@ -99,21 +102,13 @@ def build_parser(prog="python -m dpclust"):
         metavar="DIR",
         help="where the executed notebooks go (default: in place for paper, data/results/smoke/notebooks for smoke)",
     )
-
-    sw = sub.add_parser("sweep", help="one papermill run per point of a parameter grid")
-    sw.add_argument("notebook", metavar="NOTEBOOK")
-    sw.add_argument("--grid", type=_grid_arg, action="append", required=True, metavar="NAME=V1,V2,...")
-    sw.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
-    sw.add_argument("--profile", choices=["paper", "smoke"], default=None)
-    sw.add_argument("--jobs", type=_positive_int, default=1)
-    sw.add_argument("--out", required=True, metavar="DIR")
-    sw.add_argument("--timeout", type=_positive_int, default=1800)
-    sw.add_argument(
-        "--scheduler",
-        default=None,
-        metavar="ADDRESS",
-        help="a Dask scheduler (tcp://host:8786): run the grid on its workers",
+    rep.add_argument(
+        "--allow-missing-data",
+        action="store_true",
+        help="commit a run that could not reach data the committed results had (it is refused otherwise)",
     )
+
+    _add_sweep(sub)
 
     ver = sub.add_parser(
         "verify", help="rerun notebooks (paper profile) and compare their tables with the committed ones"
@@ -141,6 +136,34 @@ def build_parser(prog="python -m dpclust"):
     return parser
 
 
+def _add_sweep(sub):
+    """The ``sweep`` subcommand: one papermill run per grid point, here or on a Dask cluster."""
+    sw = sub.add_parser(
+        "sweep",
+        help="one papermill run per point of a parameter grid, here or on a Dask cluster",
+        description="One papermill run of NOTEBOOK per point of the grid; every point's notebook, tables and "
+        "figures under DIR/<point>/, each table over the points in DIR/<table>.csv, one row per point in "
+        "DIR/sweep_points.csv. A parameter declared 'floats' that is given one number gets a one-element list "
+        "(--grid epsilons=0.5,1,2 is one run per value); lists go in brackets (--grid 'epsilons=[0.5,1],[2]').",
+    )
+    sw.add_argument("notebook", metavar="NOTEBOOK")
+    sw.add_argument("--grid", type=_grid_arg, action="append", default=[], metavar="NAME=V1,V2,...")
+    sw.add_argument("--grid-file", default=None, metavar="FILE", help="a JSON or YAML mapping NAME: [V1, V2, ...]")
+    sw.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
+    sw.add_argument("--profile", choices=["paper", "smoke"], default=None, help="default: $DPCLUST_PROFILE, else paper")
+    sw.add_argument("--jobs", type=_positive_int, default=1, help="points run side by side here")
+    sw.add_argument("--out", required=True, metavar="DIR")
+    sw.add_argument("--timeout", type=_positive_int, default=1800, help="seconds allowed per cell")
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", default=None, metavar="ADDRESS", help="a Dask scheduler (tcp://host:8786)")
+    where.add_argument(
+        "--scheduler-file",
+        default=None,
+        metavar="FILE",
+        help="the scheduler file a Dask scheduler wrote (dask scheduler --scheduler-file, dask-jobqueue, dask-mpi)",
+    )
+
+
 def _add_assignments(sub):
     """The ``assignments`` subcommand: an nbgrader course by default, the plain student versions with --student."""
     asg = sub.add_parser(
@@ -161,13 +184,20 @@ def _add_assignments(sub):
     )
 
 
-def _print_summary(summary):
-    """The batch summary: one row per notebook with its ledger's verdict counts; errors below it."""
-    print(summary.drop(columns="error").to_string(index=False))
+def _print_summary(summary, wall):
+    """The batch summary: one row per notebook with its ledger's verdict counts; errors and notes below it."""
+    print(summary.drop(columns=["error", "note"], errors="ignore").to_string(index=False))
     for row in summary.itertuples(index=False):
         if row.status != "ok":
             print(f"\n{row.notebook} failed: {row.error}")
-    print(f"total: {summary['seconds'].sum():.1f} s (wall time is less with --jobs > 1)")
+        if getattr(row, "note", ""):
+            print(f"\n{row.notebook}: {row.note}")
+    print(f"wall time {_clock(wall)} (the notebooks' own times add up to {_clock(summary['seconds'].sum())})")
+
+
+def _clock(seconds):
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes} min {secs} s" if minutes else f"{secs} s"
 
 
 def main(argv=None):
@@ -205,6 +235,7 @@ def main(argv=None):
     prog = "dpclust" if Path(sys.argv[0]).name == "dpclust" else "python -m dpclust"
     args = build_parser(prog).parse_args(argv)
     try:
+        _complete_interrupted_commits()
         return _run(args)
     except (ValueError, CompendiumNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -214,19 +245,35 @@ def main(argv=None):
         return 130
 
 
+def _complete_interrupted_commits():
+    from .reproduce import recover_interrupted_commits
+
+    for stem in recover_interrupted_commits():
+        print(f"completed the commit of {stem} that a killed run had left half done", file=sys.stderr)
+
+
 def _reproduce(args):
     from .reproduce import reproduce
 
-    summary = reproduce(args.notebooks, profile=args.profile, jobs=args.jobs, timeout=args.timeout, output_dir=args.out)
-    _print_summary(summary)
+    start = time.perf_counter()
+    summary = reproduce(
+        args.notebooks,
+        profile=args.profile,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        output_dir=args.out,
+        allow_missing_data=args.allow_missing_data,
+    )
+    _print_summary(summary, time.perf_counter() - start)
     return 0 if (summary["status"] == "ok").all() else 1
 
 
 def _verify(args):
     from .verify import verify
 
+    start = time.perf_counter()
     summary, diffs = verify(args.notebooks, jobs=args.jobs, timeout=args.timeout, keep=args.keep)
-    _print_summary(summary)
+    _print_summary(summary, time.perf_counter() - start)
     if len(diffs):
         print(f"\n{len(diffs)} differences with the committed results:")
         print(diffs.to_string(index=False))
@@ -246,23 +293,60 @@ def _grade(args):
 
 
 def _sweep(args):
-    from .reproduce import parse_value, sweep_notebook
+    from .sweep import parse_value, read_grid_file, sweep_notebook
 
+    grid = dict(args.grid)
+    if args.grid_file is not None:
+        from_file = read_grid_file(args.grid_file)
+        twice = sorted(set(grid) & set(from_file))
+        if twice:
+            raise ValueError(f"{', '.join(twice)} is given both by --grid and in --grid-file {args.grid_file}")
+        grid.update(from_file)
+    if not grid:
+        raise ValueError("give the grid: --grid NAME=V1,V2,... (repeatable) or --grid-file FILE")
     params = {name: parse_value(value) for name, value in args.parameter}
-    summary, tables = sweep_notebook(
-        args.notebook,
-        dict(args.grid),
-        args.out,
-        parameters=params,
-        profile=args.profile,
-        jobs=args.jobs,
-        timeout=args.timeout,
-        scheduler=args.scheduler,
-    )
-    print(summary.to_string(index=False))
-    for name, frame in tables.items():
-        print(f"{args.out}/{name}.csv: {len(frame)} rows")
+    client = _connect(args)
+    start = time.perf_counter()
+    try:
+        summary, tables = sweep_notebook(
+            args.notebook,
+            grid,
+            args.out,
+            parameters=params,
+            profile=args.profile,
+            jobs=args.jobs,
+            timeout=args.timeout,
+            scheduler=client,
+        )
+    finally:
+        if client is not None:
+            client.close()
+    _print_points(summary, tables, Path(args.out).expanduser().resolve(), time.perf_counter() - start)
     return 0 if (summary["status"] == "ok").all() else 1
+
+
+def _connect(args):
+    """The Dask client of --scheduler / --scheduler-file (None: run here); one line says where the points go."""
+    if args.scheduler is None and args.scheduler_file is None:
+        print(f"running the points here, {args.jobs} side by side", flush=True)
+        return None
+    from .cluster import connect, describe_workers
+
+    client = connect(args.scheduler, args.scheduler_file)
+    print(f"running the points on the Dask scheduler at {client.scheduler.address} ({describe_workers(client)})")
+    return client
+
+
+def _print_points(summary, tables, out, wall):
+    """The sweep's summary: one row per point, the failures, what was gathered where, the wall time."""
+    print(summary.drop(columns="error").to_string(index=False))
+    for row in summary.itertuples(index=False):
+        if row.status != "ok":
+            print(f"\n{row.point} failed: {row.error}")
+    rows = ", ".join(f"{name}.csv {len(frame)}" for name, frame in tables.items())
+    print(f"\nin {out}: each point's notebook, tables and figures in its folder; one row per point in sweep_points.csv")
+    print(f"{len(tables)} tables over the points that succeeded (rows): {rows or 'none'}")
+    print(f"wall time {_clock(wall)}")
 
 
 def _assignments(args):
@@ -277,12 +361,61 @@ def _assignments(args):
 
 
 def _data(args):
-    from .datasets import available, fetch_missing
+    """The data files: which are present, where; with --fetch, download the missing ones first."""
+    from .datasets import available, default_raw_dir, fetch_missing
 
-    table = fetch_missing() if args.fetch else available()
-    print(table[["dataset", "file", "status", "location"]].to_string(index=False))
+    raw = default_raw_dir()
+    before = {p for p in [raw, *raw.parents] if p.is_dir()}
+    before |= {p for p in raw.rglob("*") if p.is_dir()} if raw.is_dir() else set()
+    try:
+        table = fetch_missing() if args.fetch else available()
+    finally:
+        _remove_new_empty_folders(raw, before)
+    print(_data_table(table))
     failed = table["status"].astype(str).str.startswith("download failed")
     return 1 if failed.any() else 0
+
+
+def _remove_new_empty_folders(raw, before):
+    """A failed download leaves no empty folder behind (folders that were there before are kept)."""
+    inside = sorted((p for p in raw.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)) if raw.is_dir() else []
+    for folder in inside:
+        if folder not in before and not any(folder.iterdir()):
+            folder.rmdir()
+    for folder in [raw, *raw.parents]:  # then the folders made to hold it, up to the first one that was there
+        if folder in before or not folder.is_dir() or any(folder.iterdir()):
+            return
+        folder.rmdir()
+
+
+def _data_table(table, width=160):
+    """One short line per file, left-aligned; the reasons of failed downloads as numbered notes (URLs left out)."""
+    from ._paths import find_project_dir
+
+    home, notes, lines = find_project_dir(), {}, [("dataset", "file", "status", "location")]
+    for row in table.itertuples(index=False):
+        status = str(row.status)
+        if status.startswith("download failed: "):
+            reason = status.removeprefix("download failed: ")
+            if isinstance(row.url, str):
+                reason = reason.replace(row.url, "").replace("/" + row.url.split("/", 3)[-1], "")
+            number = notes.setdefault(" ".join(reason.split()), len(notes) + 1)
+            status = f"download failed ({number})"
+        where = row.location if isinstance(row.location, str) else ""
+        if home is not None and where.startswith(f"{home}{os.sep}"):
+            where = where[len(str(home)) + 1 :]
+        lines.append((row.dataset, row.file if isinstance(row.file, str) else "(generated)", status, where))
+    widths = [max(len(line[i]) for line in lines) for i in range(3)]
+    text = "\n".join("  ".join([*(v.ljust(w) for v, w in zip(line, widths)), line[3]]).rstrip() for line in lines)
+    for reason, number in notes.items():
+        note = f"({number}) {reason}"
+        text += "\n" + (note if len(note) <= width else note[: width - 1] + "…")
+    if notes or (table["status"] == "missing").any():
+        text += (
+            "\nA missing file goes in data/raw/<file> or in a folder listed in $DPCLUST_DATA_DIR; "
+            "the README's Data section gives each URL."
+        )
+    return text
 
 
 _COMMANDS = {

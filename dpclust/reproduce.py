@@ -7,11 +7,13 @@ that finished replaces the targets, all together (:func:`commit_run`): the commi
 notebook, ``data/results/<notebook>`` and ``figures/<notebook>`` under the paper profile
 (what ``make reproduce`` does), the git-ignored ``smoke/`` folders under the smoke profile.
 A failed or interrupted run leaves them byte for byte as they were and keeps its notebook
-in ``data/results/failed/``; two runs of one notebook cannot overlap (:func:`notebook_locks`).
-:func:`sweep_notebook` runs one papermill execution per point of a parameter grid into a
-separate folder and concatenates the result tables the runs wrote; the values are checked
-first against the types and ranges declared in the notebook's parameters cell
-(:func:`check_parameters`). ``python -m dpclust`` is the command line of both.
+in ``data/results/failed/``; two runs of one notebook cannot overlap (:func:`notebook_locks`),
+and a commit cut short by SIGKILL is completed by the next command of any kind
+(:func:`recover_interrupted_commits`). A run that lacked data the committed results had is not
+committed. Parameter values are checked first against the types and ranges declared in the
+notebook's parameters cell (:func:`check_parameters`). Sweeps (:mod:`dpclust.sweep`) and
+``verify`` run their notebooks with :func:`run_notebook` too; ``python -m dpclust`` is the
+command line of all three.
 
 The kernel is the current environment's: its ``python3`` kernel resolves to
 the interpreter running this code. The profile reaches a run through
@@ -22,9 +24,7 @@ carries no hard-wired profile and the test run (smoke) and the main run
 
 from __future__ import annotations
 
-import ast
 import contextlib
-import itertools
 import json
 import math
 import numbers
@@ -53,8 +53,9 @@ __all__ = [
     "run_notebook",
     "run_batch",
     "reproduce",
-    "sweep_notebook",
-    "parse_value",
+    "recover_interrupted_commits",
+    "output_findings",
+    "absent_data_sets",
     "ledger_counts",
     "parse_declaration",
     "violates",
@@ -159,6 +160,8 @@ def resolve_notebook(name, folder=None):
 
 @contextlib.contextmanager
 def kernel_environment(**values):
+    """Set environment variables of this process while a kernel it starts runs (``grade`` uses it; a run
+    of :func:`run_notebook` gives its kernel its variables at its start instead)."""
     old = {k: os.environ.get(k) for k in values}
     os.environ.update({k: str(v) for k, v in values.items() if v is not None})
     try:
@@ -173,7 +176,7 @@ def kernel_environment(**values):
 
 @contextlib.contextmanager
 def kernel_stderr_to(path):
-    """Send file descriptor 2 to ``path`` while a notebook runs.
+    """Send file descriptor 2 to ``path`` while a notebook runs (``grade`` uses it).
 
     The kernel is a child process that writes straight to the inherited
     descriptor 2 (ipykernel's "running over TCP without encryption" warning,
@@ -274,27 +277,46 @@ def _shutdown(km, now):
                 run_sync(km.kill_kernel)()
 
 
-def _execute(notebook, output_path, parameters, timeout, hooks, log):
-    """papermill on a kernel this process owns, shut down whether the run ends, fails or is interrupted."""
-    import papermill as pm
+def _kernel_manager():
+    """A manager for this environment's ``python3`` kernel, whatever kernels the user's folders declare.
+
+    The environment's own kernel folder is searched first (what ``JUPYTER_PREFER_ENV_PATH`` does),
+    set on the manager rather than in ``os.environ``, so that runs in threads side by side change
+    nothing they share."""
+    from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import AsyncKernelManager
 
-    km = AsyncKernelManager(kernel_name="python3")
+    specs = KernelSpecManager()
+    specs.kernel_dirs = [str(Path(sys.prefix, "share", "jupyter", "kernels")), *specs.kernel_dirs]
+    return AsyncKernelManager(kernel_name="python3", kernel_spec_manager=specs)
+
+
+def _execute(notebook, output_path, parameters, timeout, hooks, env, log, on_kernel):
+    """papermill on a kernel this process starts and owns, shut down whether the run ends, fails or is
+    interrupted. The kernel gets its environment, working folder and stderr at its start, so that
+    nothing of this process (``os.environ``, the working folder, descriptor 2) changes during a run:
+    runs in several threads of one process (a Dask worker) stay apart."""
+    import papermill as pm
+    from jupyter_core.utils import run_sync
+
+    km = _kernel_manager()
     clean = False
     try:
-        with kernel_stderr_to(log):
-            pm.execute_notebook(
-                str(notebook),
-                str(output_path),
-                parameters=parameters or None,
-                kernel_name="python3",
-                cwd=str(notebook.parent),
-                execution_timeout=timeout,
-                progress_bar=False,
-                log_output=False,
-                km=km,
-                **hooks,
-            )
+        with open(log, "ab") as sink:  # the kernel's own output (not the cells'), e.g. why it did not start
+            run_sync(km.start_kernel)(cwd=str(notebook.parent), env={**os.environ, **env}, stdout=sink, stderr=sink)
+        if on_kernel is not None:
+            on_kernel(km.provisioner.pid)
+        pm.execute_notebook(
+            str(notebook),
+            str(output_path),
+            parameters=parameters or None,
+            kernel_name="python3",
+            execution_timeout=timeout,
+            progress_bar=False,
+            log_output=False,
+            km=km,
+            **hooks,
+        )
         clean = True
     finally:
         _shutdown(km, now=not clean)
@@ -310,6 +332,7 @@ def run_notebook(
     events=None,
     label=None,
     environment=None,
+    on_kernel=None,
 ):
     """Execute one notebook with papermill; return a summary dict (never raises on notebook errors).
 
@@ -325,10 +348,14 @@ def run_notebook(
         (progress); None: none sent
     label : the run's name in those events (default: the notebook's stem)
     environment : more environment variables for the kernel (``reproduce`` sets its staging folder)
+    on_kernel : called with the kernel's process id once it has started (a sweep on a cluster
+        keeps it, to stop the kernel when the sweep is interrupted)
 
-    The kernel's own stderr (not the cells' outputs) is kept out of the terminal; the
-    last lines of it are added to the error of a notebook that fails. Ctrl-C shuts the
-    kernel down, then raises :class:`KeyboardInterrupt` to the caller.
+    The kernel runs in the notebook's folder, with this process's environment plus the
+    variables above; its own stderr (not the cells' outputs) is kept out of the terminal,
+    and the last lines of it are added to the error of a notebook that fails. Nothing of
+    this process changes, so runs may go side by side in threads. Ctrl-C shuts the kernel
+    down, then raises :class:`KeyboardInterrupt` to the caller.
 
     Returns
     -------
@@ -351,10 +378,12 @@ def run_notebook(
     hooks = _progress_hooks(events, label or notebook.stem)
     start = time.perf_counter()
     status, error = "ok", ""
-    with tempfile.TemporaryDirectory(prefix="dpclust-kernel-") as tmp, kernel_environment(**env):
+    with tempfile.TemporaryDirectory(prefix="dpclust-kernel-") as tmp:
         log = Path(tmp) / "stderr.log"
         try:
-            _execute(notebook, output_path, parameters, timeout, hooks, log)
+            if not notebook.is_file():  # before a kernel starts for nothing
+                raise FileNotFoundError(2, "No such file or directory", str(notebook))
+            _execute(notebook, output_path, parameters, timeout, hooks, env, log, on_kernel)
         except Exception as exc:  # a failing notebook is reported, not raised: the batch goes on
             status, error = "failed", _describe_failure(exc)
             if getattr(exc, "cell_index", None) is None and _tail(log):
@@ -383,17 +412,18 @@ class _Progress:
     """One status line for the notebooks running now: name, cell k of n, elapsed time.
 
     Fed by a queue of ``(label, k, n)`` events (``(label, None, None)`` when a run
-    ends). On a terminal the line is redrawn in place and erased at the end, so a
+    ends; labels are unique). On a terminal the line is redrawn in place and erased at the end, so a
     successful batch leaves only its summary; elsewhere (logs) a line is printed
-    at most every ``every`` seconds.
+    at most every ``every`` seconds. :meth:`note` prints a line of its own above it
+    (a point run again after a lost worker), from any thread.
     """
 
     def __init__(self, events, total, stream=None, every=30.0):
         self.events, self.total, self.stream = events, total, stream or sys.stdout
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.every = 0.5 if self.tty else every
-        self.running, self.done, self.start = {}, 0, time.perf_counter()
-        self._last, self._stop = 0.0, threading.Event()
+        self.running, self.done, self.finished, self.start = {}, 0, set(), time.perf_counter()
+        self._last, self._stop, self._lock = 0.0, threading.Event(), threading.Lock()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def __enter__(self):
@@ -405,8 +435,7 @@ class _Progress:
         self._thread.join()
         self._drain()
         if self.tty:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
+            self._write("\r\x1b[K")
 
     def line(self):
         now = time.perf_counter()
@@ -415,6 +444,16 @@ class _Progress:
             for label, (k, n, t0) in self.running.items()
         ]
         return f"[{self.done}/{self.total} done, {_clock(now - self.start)}] " + " | ".join(parts)
+
+    def note(self, text):
+        """Print ``text`` on a line of its own (on a terminal, the status line is drawn again below it)."""
+        self._write(("\r\x1b[K" if self.tty else "") + text + "\n")
+        self._last = 0.0
+
+    def _write(self, text):
+        with self._lock:
+            self.stream.write(text)
+            self.stream.flush()
 
     def _drain(self):
         changed = False
@@ -426,8 +465,9 @@ class _Progress:
             changed = True
             if k is None:
                 self.running.pop(label, None)
+                self.finished.add(label)
                 self.done += 1
-            else:
+            elif label not in self.finished:  # a late event of a run that has ended (a cluster's) is dropped
                 t0 = self.running.get(label, (0, 0, time.perf_counter()))[2]
                 self.running[label] = (k, n, t0)
 
@@ -440,10 +480,9 @@ class _Progress:
             self._last = now
             if self.tty:
                 width = shutil.get_terminal_size((120, 20)).columns - 1
-                self.stream.write("\r\x1b[K" + self.line()[:width])
+                self._write("\r\x1b[K" + self.line()[:width])
             else:
-                self.stream.write(self.line() + "\n")
-            self.stream.flush()
+                self._write(self.line() + "\n")
 
 
 def _clock(seconds):
@@ -596,7 +635,7 @@ def run_batch(calls, jobs=1, progress=None, finish=None):
 
     Returns
     -------
-    DataFrame with columns notebook, status, seconds, one per verdict, error
+    DataFrame with columns notebook, status, seconds, one per verdict, error, note
 
     Examples
     --------
@@ -623,7 +662,8 @@ def run_batch(calls, jobs=1, progress=None, finish=None):
 
     def on_done(call, row):
         folder = finish(call, row)
-        return {**row, **(ledger_counts(folder) if folder is not None else dict.fromkeys(VERDICTS, 0))}
+        counts = ledger_counts(folder) if folder is not None else dict.fromkeys(VERDICTS, 0)
+        return {"note": "", **row, **counts}
 
     gatherers = [c for c in calls if Path(c["notebook"]).stem.startswith(OVERVIEW_PREFIX)] if len(calls) > 1 else []
     rest = [c for c in calls if not any(c is g for g in gatherers)]
@@ -632,7 +672,8 @@ def run_batch(calls, jobs=1, progress=None, finish=None):
     for batch in (rest, gatherers):
         for call, row in zip(batch, _run_many(batch, jobs, show, on_done)):
             rows[id(call)] = row
-    return pd.DataFrame([rows[id(call)] for call in calls])[["notebook", "status", "seconds", *VERDICTS, "error"]]
+    columns = ["notebook", "status", "seconds", *VERDICTS, "error", "note"]
+    return pd.DataFrame([rows[id(call)] for call in calls])[columns]
 
 
 # A notebook parameter's declaration opens its comment in the parameters cell, in brackets:
@@ -869,22 +910,91 @@ def _write_synced(path, data):
         os.fsync(handle.fileno())
 
 
-def _recover(stem, targets):
+def _default_targets(stem):
+    """The targets of a notebook's runs under each profile, without their --out (where leftovers are looked for)."""
+    path = notebook_dir() / f"{stem}.ipynb"
+    return [_targets(path, profile, None) for profile in ("paper", "smoke")]
+
+
+def _recover(stem, targets=None):
     """Finish what a killed run of ``stem`` left, under its lock: a switch cut short is rolled forward
-    from its journal (so its files end up all new), prepared files and staging folders are removed."""
+    from its journal (so its files end up all new), prepared files and staging folders are removed.
+    Return whether a switch was completed."""
     journal = staging_dir() / f"{stem}.commit.json"
-    if journal.is_file():
+    completed = journal.is_file()
+    if completed:
         for tmp, target in json.loads(journal.read_text()):
             if Path(tmp).is_file():
                 os.replace(tmp, target)
         journal.unlink()
-    stale = [targets["notebook"].parent / f".{targets['notebook'].name}{TMP_SUFFIX}"]
-    for folder in (targets["results"], targets["figures"]):
-        stale += list(folder.glob(f".*{TMP_SUFFIX}")) if folder.is_dir() else []
+    journal.with_suffix(TMP_SUFFIX).unlink(missing_ok=True)
+    stale = []
+    for where in [targets] if targets is not None else _default_targets(stem):
+        stale.append(where["notebook"].parent / f".{where['notebook'].name}{TMP_SUFFIX}")
+        for folder in (where["results"], where["figures"]):
+            stale += list(folder.rglob(f".*{TMP_SUFFIX}")) if folder.is_dir() else []
     for path in stale:
         path.unlink(missing_ok=True)
     for folder in staging_dir().glob(f"{stem}.run-*"):
         shutil.rmtree(folder, ignore_errors=True)
+    return completed
+
+
+def recover_interrupted_commits():
+    """Complete every commit a killed run left half done, before a command reads or writes results.
+
+    A run killed (SIGKILL, power loss) between the first and the last rename of its commit leaves
+    some targets new and the rest old, with a journal of the renames. Every ``dpclust`` command
+    (and :func:`reproduce`, :func:`dpclust.verify.verify`, :func:`dpclust.sweep.sweep_notebook`)
+    calls this first: under each notebook's lock, the renames are completed from the journal, so
+    the files are all new, and the killed run's prepared files and staging folders are removed. A
+    notebook whose lock a live run holds is left to that run. Outside a compendium it does nothing.
+
+    Returns
+    -------
+    list of str
+        The notebooks whose commit was completed.
+
+    Examples
+    --------
+    >>> import os, pathlib, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as home, mock.patch.dict(os.environ, {"DPCLUST_HOME": home}):
+    ...     pathlib.Path(home, "notebooks").mkdir()
+    ...     pathlib.Path(home, "Makefile").touch()
+    ...     target = pathlib.Path(home, "data", "results", "01_toy", "table.csv")
+    ...     target.parent.mkdir(parents=True)
+    ...     _ = target.write_text("old")
+    ...     prepared = target.with_name(".table.csv" + TMP_SUFFIX)
+    ...     _ = prepared.write_text("new")
+    ...     staging_dir().mkdir(parents=True)
+    ...     journal = staging_dir() / "01_toy.commit.json"
+    ...     _ = journal.write_text(json.dumps([[str(prepared), str(target)]]))  # killed before its rename
+    ...     print(recover_interrupted_commits(), target.read_text(), journal.exists())
+    ['01_toy'] new False
+    """
+    import fcntl
+
+    from ._paths import find_project_dir
+
+    if find_project_dir() is None or not staging_dir().is_dir():
+        return []
+    stems = {p.name.removesuffix(".commit.json") for p in staging_dir().glob("*.commit.json")}
+    stems |= {p.name.split(".run-")[0] for p in staging_dir().glob("*.run-*")}
+    completed = []
+    for stem in sorted(stems):
+        fd = os.open(staging_dir() / f"{stem}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue  # a live run holds it: that run finishes its own commit
+        try:
+            if _recover(stem):
+                completed.append(stem)
+        finally:
+            os.close(fd)
+    return completed
 
 
 @contextlib.contextmanager
@@ -1052,9 +1162,158 @@ def _relative(path):
     return str(path)
 
 
+# What a committed notebook must not show, and what says a run lacked a data set. A warning as Python prints
+# it ("...: SomeWarning: message"); a folder of the machine that ran it; the message experiments.load_dataset
+# prints for a data set it could not find.
+_WARNING = re.compile(r"\b\w*Warning: ")
+_GENERIC_PATH = re.compile(r"(?<![\w.])(/(home|Users|tmp|root|opt|usr|var)/[\w.-]+|[A-Z]:\\\\[\w.-]+|site-packages)")
+_ABSENT_DATA = re.compile(r"not run: the data set '([^']+)' is not on this machine")
+
+
+def _output_texts(notebook):
+    """(cell index, text) of every text output of a notebook file (streams, text data, tracebacks)."""
+    import nbformat
+
+    try:
+        cells = nbformat.read(notebook, as_version=4).cells
+    except (OSError, ValueError, AttributeError):  # absent, or not a notebook: nothing shown
+        return
+    for i, cell in enumerate(cells):
+        for output in cell.get("outputs", []):
+            texts = [output.get("text", "")] + [v for k, v in output.get("data", {}).items() if k.startswith("text/")]
+            texts += output.get("traceback", [])
+            for text in texts:
+                yield i, "".join(text) if isinstance(text, list) else str(text)
+
+
+def _machine_paths():
+    """The folders of this machine a committed output could leak: the compendium, home, the environment, temp."""
+    folders = {Path.home(), Path(sys.prefix), Path(sys.base_prefix), Path(tempfile.gettempdir())}
+    with contextlib.suppress(OSError):
+        folders.add(notebook_dir().parent)
+    return sorted({str(f.resolve()) for f in folders if len(f.resolve().parts) > 1}, key=len, reverse=True)
+
+
+def output_findings(notebook):
+    """What a reader of a committed notebook must not see: every warning and every path of this machine.
+
+    Parameters
+    ----------
+    notebook : path-like
+        An executed notebook.
+
+    Returns
+    -------
+    list of (cell index, what, excerpt)
+        ``what`` is ``"warning"`` or ``"machine path"``.
+
+    Examples
+    --------
+    >>> import nbformat, os, tempfile
+    >>> cell = nbformat.v4.new_code_cell("print(1)")
+    >>> cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text="x.py:3: UserWarning: slow\\n")]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "01_toy.ipynb")
+    ...     nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    ...     output_findings(path)
+    [(0, 'warning', 'x.py:3: UserWarning: slow')]
+    """
+    own = [re.escape(p) for p in _machine_paths()]
+    machine = re.compile("|".join([_GENERIC_PATH.pattern, *(rf"(?<![\w.]){p}(?![\w.-])" for p in own)]))
+    found = []
+    for i, text in _output_texts(notebook):
+        for pattern, what in ((_WARNING, "warning"), (machine, "machine path")):
+            match = pattern.search(text)
+            if match:
+                line_start = text.rfind("\n", 0, match.start()) + 1
+                line_end = text.find("\n", match.end())
+                found.append((i, what, text[line_start : line_end if line_end >= 0 else None].strip()[:160]))
+    return found
+
+
+def absent_data_sets(notebook):
+    """The data sets an executed notebook said it could not find (``not run: the data set 'X' ...``).
+
+    Examples
+    --------
+    >>> import nbformat, os, tempfile
+    >>> cell = nbformat.v4.new_code_cell("...")
+    >>> text = "not run: the data set 'magic' is not on this machine and could not be downloaded\\n"
+    >>> cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "04_toy.ipynb")
+    ...     nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    ...     absent_data_sets(path), absent_data_sets(os.path.join(tmp, "absent.ipynb"))
+    (['magic'], [])
+    """
+    return sorted({name for _, text in _output_texts(notebook) for name in _ABSENT_DATA.findall(text)})
+
+
+def _claims_lost(new_results, old_results):
+    """Claims the committed ledger graded and the new run could not (``not run``: its data were absent)."""
+    old, new = Path(old_results) / "ledger.csv", Path(new_results) / "ledger.csv"
+    if not (old.is_file() and new.is_file()):
+        return []
+    read = lambda path: pd.read_csv(path, keep_default_na=False).set_index("claim_id")["verdict"]  # noqa: E731
+    before, after = read(old), read(new)
+    shared = before.index.intersection(after.index)
+    return [c for c in shared if before[c] != "not run" and after[c] == "not run"]
+
+
+def _data_files(names):
+    """``name (file, URL)`` for the registry's files of each data set that are not on this machine."""
+    from .datasets import available
+
+    table = available()
+    described = []
+    for name in names:
+        rows = table[(table["dataset"] == name) & ~table["present"].astype(bool)]
+        files = ", ".join(f"{r.file} from {r.url}" if r.url else str(r.file) for r in rows.itertuples())
+        described.append(f"{name} ({files})" if files else name)
+    return described
+
+
+def _data_loss(run):
+    """Why a finished run may not replace its targets: data the committed results had and this run lacked."""
+    stage, targets = run["stage"], run["targets"]
+    lost = sorted(set(absent_data_sets(stage / run["name"])) - set(absent_data_sets(targets["notebook"])))
+    claims = _claims_lost(stage / "results", targets["results"])
+    if not lost and not claims:
+        return ""
+    what = f"the data sets {'; '.join(_data_files(lost))}" if lost else "their data"
+    text = f"this run could not reach {what}, which the committed results had"
+    if claims:
+        text += f" (claims graded there and 'not run' now: {', '.join(claims)})"
+    return text
+
+
+def _commit_refusal(run, row):
+    """The reason a finished run is not committed ("" if it may be), or a note when it is committed anyway."""
+    lost = _data_loss(run)
+    if lost and run.get("allow_missing_data"):
+        row["note"] = f"committed without its data, as asked (--allow-missing-data): {lost}"
+        lost = ""
+    if lost:
+        return (
+            f"{lost}. Get the files with `make data` (python -m dpclust data --fetch) or put them in a folder "
+            "listed in $DPCLUST_DATA_DIR; to commit a run without them, ask for it: --allow-missing-data"
+        )
+    if run.get("profile") == "paper":
+        found = output_findings(run["stage"] / run["name"])
+        if found:
+            cells = "; ".join(f"cell {i}: {what}: {excerpt}" for i, what, excerpt in found[:3])
+            more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+            return f"its outputs show a warning or a path of this machine (no committed notebook may): {cells}{more}"
+    return ""
+
+
 def _finish_run(run, row):
     """After a run: commit it (ok) or keep its notebook for debugging (failed); the folder to count."""
     stem = Path(run["notebook"]).stem
+    if row["status"] == "ok":
+        refusal = _commit_refusal(run, row)
+        if refusal:
+            row.update(status="failed", error=f"not committed: {refusal}")
     if row["status"] == "ok":
         try:
             commit_run(run["stage"], run["name"], run["targets"], staging_dir() / f"{stem}.commit.json")
@@ -1100,9 +1359,17 @@ def _sigterm_as_interrupt():
         signal.signal(signal.SIGTERM, previous)
 
 
-def reproduce(notebooks=None, profile="paper", jobs=1, timeout=DEFAULT_CELL_TIMEOUT, output_dir=None, progress=None):
+def reproduce(
+    notebooks=None,
+    profile="paper",
+    jobs=1,
+    timeout=DEFAULT_CELL_TIMEOUT,
+    output_dir=None,
+    progress=None,
+    allow_missing_data=False,
+):
     """Run notebooks under a profile; return a summary table (notebook, status, seconds, ledger
-    counts per verdict, error).
+    counts per verdict, error, note).
 
     Each notebook runs into a staging folder (``data/results/staging/``): its executed notebook,
     tables and figures. Only when the whole run succeeded do they replace the targets, together
@@ -1114,6 +1381,13 @@ def reproduce(notebooks=None, profile="paper", jobs=1, timeout=DEFAULT_CELL_TIME
     and raises :class:`Interrupted`, whose message says what was kept. A notebook that another
     run is reproducing is refused (:func:`notebook_locks`).
     ``progress``: show which cell each running notebook is at (None: on a terminal).
+
+    A finished run is not committed, but kept as a failed one with the reason, when it could not
+    reach a data set the committed results had (its ``not run`` message, or a claim graded in the
+    committed ledger and ``not run`` in the new one): the reason names the files, where they come
+    from and how to get them. ``allow_missing_data=True`` commits such a run all the same, and
+    its row's ``note`` says so. Under the paper profile a run whose outputs show a warning or a
+    path of this machine (:func:`output_findings`) is not committed either.
 
     Examples
     --------
@@ -1137,12 +1411,14 @@ def reproduce(notebooks=None, profile="paper", jobs=1, timeout=DEFAULT_CELL_TIME
     paths = [resolve_notebook(n) for n in notebooks] if notebooks else list_notebooks()
     if not paths:
         raise ValueError(f"no notebooks found in {notebook_dir()}")
+    recover_interrupted_commits()
     targets = {path.stem: _targets(path, profile, output_dir) for path in paths}
     with notebook_locks(targets), _sigterm_as_interrupt():
         runs = []
         for path in paths:
             stage = Path(tempfile.mkdtemp(prefix=f"{path.stem}.run-", dir=staging_dir()))
-            runs.append(dict(notebook=path, name=path.name, stage=stage, targets=targets[path.stem], done=False))
+            run = dict(notebook=path, name=path.name, stage=stage, targets=targets[path.stem], done=False)
+            runs.append(dict(run, profile=profile, allow_missing_data=allow_missing_data))
         calls = [
             dict(
                 notebook=r["notebook"],
@@ -1161,208 +1437,3 @@ def reproduce(notebooks=None, profile="paper", jobs=1, timeout=DEFAULT_CELL_TIME
         finally:
             for run in runs:
                 shutil.rmtree(run["stage"], ignore_errors=True)
-
-
-def parse_value(text):
-    """A command-line value: a Python literal if it is one (1, 0.5, 'a', [1, 2], None), else the string.
-
-    Parameters
-    ----------
-    text : str
-
-    Examples
-    --------
-    >>> [parse_value(t) for t in ["5", "1e-3", "[0.5, 1]", "None", "'paper'", "paper"]]
-    [5, 0.001, [0.5, 1], None, 'paper', 'paper']
-    """
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-
-
-def _tag(point):
-    text = "__".join(f"{k}={v}" for k, v in point.items())
-    return re.sub(r"[^A-Za-z0-9_.=,-]+", "_", text)
-
-
-def _remote_run(source, name, parameters, profile, timeout):
-    """Run one grid point where a Dask worker is: the notebook travels as text, its executed copy
-    and result CSVs come back as text, so the workers need the environment but no shared folder.
-
-    A run sets environment variables and the kernel's stderr for the whole worker process, so
-    workers run one notebook at a time (``--nthreads 1``)."""
-    with tempfile.TemporaryDirectory(prefix="dpclust-sweep-") as tmp:
-        tmp = Path(tmp)
-        notebook = tmp / name
-        notebook.write_text(source)
-        params = {**parameters, "results_dir": str(tmp / "results"), "figures_dir": str(tmp / "figures")}
-        row = run_notebook(notebook, parameters=params, profile=profile, timeout=timeout)  # in place, in tmp
-        tables = {p.name: p.read_text() for p in sorted((tmp / "results").glob("*.csv"))}
-        return row, notebook.read_text(), tables
-
-
-def _run_on_dask(calls, scheduler, progress=False):
-    """The calls of a sweep on a Dask cluster (``scheduler``: its address, or a ``distributed.Client``)."""
-    try:
-        from distributed import Client, as_completed
-    except ImportError:
-        raise ValueError("--scheduler needs dask.distributed: pip install 'dask[distributed]'") from None
-    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
-    try:
-        futures = {}
-        for i, call in enumerate(calls):
-            fixed = {k: v for k, v in call["parameters"].items() if k not in ("results_dir", "figures_dir")}
-            future = client.submit(
-                _remote_run,
-                Path(call["notebook"]).read_text(),
-                Path(call["notebook"]).name,
-                fixed,
-                call["profile"],
-                call["timeout"],
-                pure=False,
-            )
-            futures[future] = i
-        rows = [None] * len(calls)
-        for n_done, future in enumerate(as_completed(futures), 1):
-            i = futures[future]
-            call = calls[i]
-            try:
-                row, executed, tables = future.result()
-            except Exception as exc:  # the worker itself failed (lost, killed): a failed row, the sweep goes on
-                row, executed, tables = (
-                    {
-                        "notebook": Path(call["notebook"]).stem,
-                        "status": "failed",
-                        "seconds": 0.0,
-                        "error": f"dask: {type(exc).__name__}: {exc}",
-                    },
-                    None,
-                    {},
-                )
-            if executed is not None:
-                Path(call["output_path"]).write_text(executed)
-            results = Path(call["parameters"]["results_dir"])
-            results.mkdir(parents=True, exist_ok=True)
-            for file, text in tables.items():
-                (results / file).write_text(text)
-            row["output"] = str(call["output_path"])
-            rows[i] = row
-            if progress:
-                print(f"[{n_done}/{len(calls)} done] {call['label']}: {row['status']}", flush=True)
-        return rows
-    finally:
-        if client is not scheduler:
-            client.close()
-
-
-def _sweep_calls(path, points, fixed, out_dir, profile, timeout):
-    """One papermill call per grid point, writing into ``out_dir/<point>/``."""
-    calls = []
-    for point in points:
-        run_dir = out_dir / _tag(point)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        params = {**fixed, **point, "results_dir": str(run_dir / "results"), "figures_dir": str(run_dir / "figures")}
-        if profile is not None:
-            params["profile"] = resolve_profile(profile).name
-        calls.append(
-            dict(
-                notebook=path,
-                output_path=run_dir / path.name,
-                parameters=params,
-                profile=profile,
-                timeout=timeout,
-                label=f"{path.stem}[{_tag(point)}]",
-            )
-        )
-    return calls
-
-
-def _gather_tables(points, calls, out_dir):
-    """Every CSV the runs wrote, concatenated over the grid with one ``param_<name>`` column per parameter."""
-    tables = {}
-    for point, call in zip(points, calls):
-        for csv in sorted(Path(call["parameters"]["results_dir"]).glob("*.csv")):
-            frame = pd.read_csv(csv)
-            for k, v in point.items():
-                frame.insert(0, f"param_{k}", v)
-            tables.setdefault(csv.stem, []).append(frame)
-    merged = {name: pd.concat(frames, ignore_index=True) for name, frames in tables.items()}
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name, frame in merged.items():
-        frame.to_csv(out_dir / f"{name}.csv", index=False)
-    return merged
-
-
-def sweep_notebook(
-    notebook,
-    grid,
-    out_dir,
-    parameters=None,
-    profile=None,
-    jobs=1,
-    timeout=DEFAULT_CELL_TIMEOUT,
-    scheduler=None,
-    progress=None,
-):
-    """One papermill execution per grid point; concatenate the result CSVs they write.
-
-    Each run gets ``results_dir`` and ``figures_dir`` parameters pointing into
-    ``out_dir/<point>/``; every CSV a run writes there is concatenated over
-    the grid into ``out_dir/<name>.csv`` with one ``param_<name>`` column per
-    grid parameter. Every value of the grid and of ``parameters`` is checked
-    against the notebook's declarations before anything runs (:func:`check_parameters`).
-
-    ``scheduler``: the address of a Dask scheduler (or a ``distributed.Client``):
-    the runs then go to its workers (``jobs`` is ignored), which need this
-    package and the data but no folder shared with this machine; the tables are
-    the same as a local run's. ``progress``: show progress (None: on a terminal).
-
-    Returns
-    -------
-    (summary DataFrame of the runs, dict csv name -> concatenated DataFrame)
-
-    Examples
-    --------
-    The whole grid is checked before the first run:
-
-    >>> import nbformat, pathlib, tempfile
-    >>> cell = nbformat.v4.new_code_cell("max_iter = 5  # [int ≥ 1] N, the number of noisy releases")
-    >>> cell.metadata["tags"] = ["parameters"]
-    >>> kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> path = pathlib.Path(tmp.name, "01_toy.ipynb")
-    >>> nbformat.write(nbformat.v4.new_notebook(cells=[cell], metadata=kernel), path)
-    >>> sweep_notebook(path, {"max_iter": [5, 0]}, pathlib.Path(tmp.name, "runs"))
-    Traceback (most recent call last):
-    ...
-    ValueError: notebook parameter max_iter=0 of 01_toy.ipynb must be int ≥ 1 (declared in its parameters cell):
-    fails ≥ 1
-    >>> sweep_notebook(path, {"max_iter": [5, 10]}, pathlib.Path(tmp.name, "runs"))
-    Traceback (most recent call last):
-    ...
-    ValueError: 01_toy.ipynb does not declare 'results_dir', so a sweep cannot collect its results
-    >>> tmp.cleanup()
-    """
-    path = resolve_notebook(notebook)
-    if not grid:
-        raise ValueError("grid is empty: give at least one parameter with its values")
-    fixed = dict(parameters or {})
-    check_parameters(path, fixed)
-    for name, values in grid.items():
-        for value in values:
-            check_parameters(path, {name: value})
-    declared = declared_parameters(path)
-    for name in ("results_dir", "figures_dir"):
-        if name not in declared:
-            raise ValueError(f"{path.name} does not declare {name!r}, so a sweep cannot collect its results")
-    out_dir = Path(out_dir)
-    names = list(grid)
-    points = [dict(zip(names, values)) for values in itertools.product(*(grid[n] for n in names))]
-    calls = _sweep_calls(path, points, fixed, out_dir, profile, timeout)
-    show = _show_progress(progress)
-    rows = _run_on_dask(calls, scheduler, show) if scheduler is not None else _run_many(calls, jobs, show)
-    merged = _gather_tables(points, calls, out_dir)
-    summary = pd.DataFrame(rows)
-    summary.insert(1, "point", [_tag(p) for p in points])
-    return summary[["notebook", "point", "status", "seconds", "error"]], merged

@@ -207,6 +207,7 @@ def verify(notebooks=None, jobs=1, timeout=None, keep=None, progress=None, seed=
     Returns
     -------
     (summary of the runs, DataFrame of the differing cells and missing tables)
+        A rerun that could not reach a data set the committed run had says so in its ``note``.
 
     Examples
     --------
@@ -226,19 +227,30 @@ def verify(notebooks=None, jobs=1, timeout=None, keep=None, progress=None, seed=
     from . import reproduce as rep
 
     paths = [rep.resolve_notebook(n) for n in notebooks] if notebooks else rep.list_notebooks()
+    rep.recover_interrupted_commits()  # compare with whole commits, never with a half-done one
     if seed is not None:
         paths = [p for p in paths if (rep.committed_results_dir(p.stem) / "ledger.csv").is_file()]
     with tempfile.TemporaryDirectory(prefix="dpclust-verify-") as tmp:
         root = Path(keep) if keep is not None else Path(tmp)
         summary, calls = _rerun(paths, root, jobs, timeout, progress, seed)
         diffs = []
-        for path, call, status in zip(paths, calls, summary["status"]):
+        for i, (path, call, status) in enumerate(zip(paths, calls, summary["status"])):
             if status != "ok":
                 continue  # a failed run is in the summary; its partial tables would only add noise
+            lacked = _lacked_data(path, call)
+            if lacked:  # its tables differ for that reason: say so beside them
+                summary.loc[i, "note"] = f"the rerun could not reach the data sets {lacked} (python -m dpclust data)"
             committed, new = rep.committed_results_dir(path.stem), call["parameters"]["results_dir"]
             diffs.append(compare_folders(path.stem, committed, new) if seed is None else _verdict_diffs(path, new))
     table = pd.concat(diffs, ignore_index=True) if diffs else pd.DataFrame(columns=DIFF_COLUMNS)
     return summary, table
+
+
+def _lacked_data(path, call):
+    """The data sets a rerun could not reach that the committed run had ("" when none)."""
+    from . import reproduce as rep
+
+    return ", ".join(sorted(set(rep.absent_data_sets(call["output_path"])) - set(rep.absent_data_sets(path))))
 
 
 def _verdict_diffs(path, rerun_dir):
@@ -287,10 +299,15 @@ def stability(notebooks=None, seeds=(1, 2, 3, 4), jobs=1, timeout=None, progress
         raise ValueError(f"seeds must name at least one root seed, got seeds={tuple(seeds)!r}")
     paths = [rep.resolve_notebook(n) for n in notebooks] if notebooks else rep.list_notebooks()
     paths = [p for p in paths if (rep.committed_results_dir(p.stem) / "ledger.csv").is_file()]
+    rep.recover_interrupted_commits()
     written, summaries = [], []
     with tempfile.TemporaryDirectory(prefix="dpclust-stability-") as tmp:
         for seed in seeds:
-            summary, _ = _rerun(paths, Path(tmp) / f"seed-{seed}", jobs, timeout, progress, seed)
+            summary, calls = _rerun(paths, Path(tmp) / f"seed-{seed}", jobs, timeout, progress, seed)
+            for i, (path, call) in enumerate(zip(paths, calls)):
+                lacked = _lacked_data(path, call)
+                if lacked:  # its draws would be "not run" where the committed run had data: never written
+                    summary.loc[i, ["status", "note"]] = ["failed", f"could not reach the data sets {lacked}"]
             summaries.append(summary.assign(seed=seed))
         summary = pd.concat(summaries, ignore_index=True)
         for path in paths:

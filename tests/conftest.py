@@ -8,6 +8,11 @@ import pytest
 from dpclust import datasets
 
 
+def pytest_configure(config):
+    if not any(line.split(":")[0].strip() == "slow" for line in config.getini("markers")):
+        config.addinivalue_line("markers", "slow: takes more than about 30 s (a cluster of worker processes)")
+
+
 def bonferroni(alpha, tests):
     """Per-test level so that the chance of any false alarm is at most ``alpha``."""
     return alpha / tests

@@ -5,6 +5,7 @@ on a tiny notebook in a temporary compendium."""
 
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from dpclust import experiments, reproduce
+from dpclust import experiments, reproduce, sweep
 
 STEM = "01_demo"
 PARAMS = "import os\nprofile = os.environ.get('DPCLUST_PROFILE', 'paper')\nresults_dir = None\nfigures_dir = None"
@@ -67,12 +68,12 @@ def _sha(files):
     return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
 
 
-def _start(root, profile, sleep, mark, value="new"):
-    env = {**os.environ, "DPCLUST_HOME": str(root), "DEMO_SLEEP": str(sleep), "DEMO_MARK": str(mark)}
+def _start(root, profile, sleep, mark, value="new", env=None, extra=()):
+    env = {**os.environ, **(env or {}), "DPCLUST_HOME": str(root), "DEMO_SLEEP": str(sleep), "DEMO_MARK": str(mark)}
     env["DEMO_VALUE"] = value
     env.pop(experiments.OUTPUT_ENV, None)
     return subprocess.Popen(
-        [sys.executable, "-m", "dpclust", "reproduce", STEM, "--profile", profile],
+        [sys.executable, "-m", "dpclust", "reproduce", STEM, "--profile", profile, *extra],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -190,7 +191,123 @@ def test_every_notebook_parameter_declares_a_type_and_range_its_default_meets(pa
 def test_a_bad_sweep_value_is_refused_before_any_run_naming_the_notebook_parameter(tmp_path):
     start = time.perf_counter()
     with pytest.raises(ValueError, match=r"notebook parameter max_iter='abc' of 04_idp_kmeans.ipynb must be int ≥ 1"):
-        reproduce.sweep_notebook("04", {"max_iter": ["abc"]}, tmp_path / "out")
+        sweep.sweep_notebook("04", {"max_iter": ["abc"]}, tmp_path / "out")
     with pytest.raises(ValueError, match=r"epsilons=\[0.5, -1\].*fails > 0"):
-        reproduce.sweep_notebook("04", {"epsilons": [[0.5, -1]]}, tmp_path / "out")
+        sweep.sweep_notebook("04", {"epsilons": [[0.5, -1]]}, tmp_path / "out")
     assert time.perf_counter() - start < 10 and not (tmp_path / "out").exists()
+
+
+# Writes a ledger whose claim is graded, unless DEMO_NODATA: then the data set is absent, as load_dataset says it.
+LEDGER = """
+from dpclust import experiments
+lost = os.environ.get("DEMO_NODATA") == "1"
+if lost:
+    print("not run: the data set 'car' is not on this machine and could not be downloaded")
+ledger = experiments.Ledger("A paper", "01_demo")
+ledger.add("c1", "a claim", "1", "1", "not run" if lost else "reproduced").save(results)
+"""
+
+
+def test_a_run_that_lacked_the_committed_runs_data_is_not_committed_unless_asked_for(tmp_path):
+    root = _compendium(tmp_path / "c", LEDGER)
+    env = {"DPCLUST_DATA_DIR": str(tmp_path / "empty")}
+    first = _start(root, "smoke", 0, tmp_path / "mark", env=env)
+    assert first.wait(timeout=300) == 0, first.communicate()
+    files = [p for p in root.rglob("*") if p.is_file() and "smoke" in p.parts and "staging" not in p.parts]
+    before = _sha(files)
+    lacking = _start(root, "smoke", 0, tmp_path / "mark", value="other", env={**env, "DEMO_NODATA": "1"})
+    out, err = lacking.communicate(timeout=300)
+    assert lacking.returncode == 1, out + err
+    assert _sha(files) == before, "a run without the data replaced results that had it"
+    assert "could not reach the data sets car (car_evaluation/car.data from https://" in out
+    assert "claims graded there and 'not run' now: c1" in out and "make data" in out and "--allow-missing-data" in out
+    asked = _start(
+        root,
+        "smoke",
+        0,
+        tmp_path / "mark",
+        value="other",
+        env={**env, "DEMO_NODATA": "1"},
+        extra=["--allow-missing-data"],
+    )
+    out, err = asked.communicate(timeout=300)
+    assert asked.returncode == 0, out + err
+    assert "committed without its data, as asked (--allow-missing-data)" in out
+    assert (root / "data" / "results" / "smoke" / STEM / "table.csv").read_text() == "x\nother\n"
+
+
+def test_a_paper_run_whose_outputs_show_a_warning_is_not_committed(tmp_path):
+    root = _compendium(tmp_path / "c", "import warnings\nwarnings.warn('the machine is loaded')")
+    files = _targets(root, "paper")
+    before = _sha(files)
+    proc = _start(root, "paper", 0, tmp_path / "mark")
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, out + err
+    assert "not committed: its outputs show a warning or a path of this machine" in out
+    assert "cell 2: warning:" in out and "UserWarning: the machine is loaded" in out
+    assert _sha(files) == before
+
+
+def test_a_commit_cut_short_by_sigkill_is_completed_by_the_next_command_of_any_kind(tmp_path):
+    root = _compendium(tmp_path / "c")
+    files = _targets(root, "smoke")
+    # The run is killed (os._exit, as SIGKILL would) right after its table replaced the old one.
+    dying = (
+        "import os, sys\nfrom dpclust import reproduce\nreal = os.replace\n"
+        "def replace(a, b):\n    real(a, b)\n    if str(b).endswith('table.csv'):\n        os._exit(9)\n"
+        "os.replace = replace\nreproduce.reproduce(['01_demo'], profile='smoke')\n"
+    )
+    env = {**os.environ, "DPCLUST_HOME": str(root), "DEMO_MARK": str(tmp_path / "mark"), "DEMO_VALUE": "new"}
+    killed = subprocess.run([sys.executable, "-c", dying], env=env, capture_output=True, text=True, timeout=300)
+    assert killed.returncode == 9, killed.stdout + killed.stderr
+    assert files[1].read_text() == "x\nnew\n" and files[2].read_bytes().startswith(b"old"), "not cut in the middle"
+    data = subprocess.run([sys.executable, "-m", "dpclust", "data"], env=env, capture_output=True, text=True)
+    assert data.returncode in (0, 1) and f"completed the commit of {STEM}" in data.stderr, data.stderr
+    assert files[2].read_bytes() == b"new figure" and b"old" not in files[0].read_bytes()
+    assert not list((root / "data" / "results" / "staging").glob("*.json")) and not list(
+        root.rglob(f"*{reproduce.TMP_SUFFIX}")
+    )
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+@pytest.mark.parametrize("python", ["python3.9", "no-such-python"])
+def test_a_refused_make_changes_nothing_on_disk(tmp_path, python):
+    shutil.copy(Path(__file__).resolve().parents[1] / "Makefile", tmp_path / "Makefile")
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    (tmp_path / ".venv" / ".installed").touch()
+    fake = tmp_path / "python3.9"
+    fake.write_text("#!/bin/sh\necho 3.9\n")  # what `python3.9 -c 'print the version'` prints
+    fake.chmod(0o755)
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    result = subprocess.run(
+        ["make", "reproduce", f"PYTHON={fake if python == 'python3.9' else python}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode != 0 and "the compendium supports Python 3.10 3.11 3.12 3.13" in result.stderr
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before
+
+
+def test_data_prints_a_readable_table_and_leaves_no_empty_folder(tmp_path, monkeypatch, capsys):
+    from dpclust import datasets
+    from dpclust.__main__ import main
+
+    root = tmp_path / "c"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("")
+    monkeypatch.setenv("DPCLUST_HOME", str(root))
+    monkeypatch.setenv("DPCLUST_DATA_DIR", "")
+
+    def failing_download(datafile, raw_dir):  # what a download that fails half way leaves: its folder
+        (Path(raw_dir) / datafile.key).parent.mkdir(parents=True, exist_ok=True)
+        raise datasets.DataError(f"could not download {datafile.url} (network error): ConnectionError: " + "x" * 500)
+
+    monkeypatch.setattr(datasets, "fetch", failing_download)
+    assert main(["data", "--fetch"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["dataset", "file", "status", "location"]
+    assert any(line.split()[:4] == ["car", "car_evaluation/car.data", "download", "failed"] for line in lines)
+    assert max(len(line) for line in lines) <= 170 and not any("https://" in line for line in lines)
+    assert sorted(p.name for p in root.iterdir()) == ["notebooks", "pyproject.toml"]
