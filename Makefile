@@ -2,6 +2,9 @@
 #   make reproduce   all notebooks, paper profile (papermill): each run staged, then its notebook, tables and
 #                    figures replace the committed ones together; a failed run changes nothing
 #   make verify      rerun all notebooks (paper profile) in a temporary folder; compare every result table
+#                    (SEED=S: rerun at another root seed; check that every headline verdict survives)
+#   make stability   rerun the paper notebooks at root seeds 1-4, commit their draws beside each ledger
+#                    (replicates.csv), then reproduce them and the overview with those replicates
 #   make test        ruff, unit tests (incl. the wheel check and the book) + every notebook in the smoke
 #                    profile (nbval)
 #   make test-minimum  the unit tests on the lowest versions pyproject.toml allows (.venv-minimum, Python 3.10)
@@ -49,7 +52,7 @@ SCHEDULER_FILE ?=
 
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: install unsupported-python reproduce verify test test-minimum sweep bench data lab assignments book clean-venv
+.PHONY: install unsupported-python reproduce verify stability test test-minimum sweep bench data lab assignments book clean-venv
 
 # The exact versions of the lock for this Python (requirements.lock for 3.11), then the two packages of this
 # repository (the algorithms in dpclust_lib/, the compendium's tooling at the root) without resolving anything again.
@@ -74,7 +77,10 @@ reproduce: $(VENV)/.installed
 	$(BIN)/python -m dpclust reproduce --profile paper --jobs $(JOBS)
 
 verify: $(VENV)/.installed
-	$(BIN)/python -m dpclust verify --jobs $(JOBS)
+	$(BIN)/python -m dpclust verify --jobs $(JOBS)$(if $(SEED), --seed $(SEED))
+
+stability: $(VENV)/.installed
+	$(BIN)/python -m dpclust stability --jobs $(JOBS)
 
 test: $(VENV)/.installed
 	$(BIN)/ruff check .

@@ -1,4 +1,4 @@
-"""Command line: ``dpclust {reproduce, verify, sweep, grade, data, assignments} ...`` (or
+"""Command line: ``dpclust {reproduce, verify, stability, readme, sweep, grade, data, assignments} ...`` (or
 ``python -m dpclust ...``).
 
 ``reproduce``, ``verify``, ``sweep``, ``grade`` and ``assignments`` work on the compendium (its
@@ -11,9 +11,15 @@ Every command first completes a commit that a killed ``reproduce`` left half don
       or interrupted one changes nothing and is kept in data/results/failed/, and so is one that
       could not reach data the committed results had (unless --allow-missing-data); print a
       summary (with each ledger's verdict counts and the wall time)
-  verify [--jobs N] [--timeout S] [--keep DIR] [NOTEBOOK ...]
+  verify [--jobs N] [--timeout S] [--keep DIR] [--seed S] [NOTEBOOK ...]
       rerun notebooks (paper profile) into a temporary folder and compare every result table
-      with the committed one; exit 1 and list the differing cells if any differ
+      with the committed one; exit 1 and list the differing cells if any differ. With --seed, rerun
+      at another root seed and list the headline verdicts that the rerun's draws would change
+  stability [--seeds S ...] [--jobs N] [--timeout S] [NOTEBOOK ...]
+      rerun the paper notebooks at other root seeds (default 1 2 3 4), write each one's draws
+      beside its ledger (replicates.csv), then reproduce them and the overview with those replicates
+  readme
+      write the README's verdict section from the committed ledgers (reproduce does it too)
   sweep NOTEBOOK (--grid NAME=V1,V2,... | --grid-file FILE) ... [-p NAME VALUE ...] [--profile P] --out DIR
         [--jobs N] [--timeout S] [--scheduler ADDRESS | --scheduler-file FILE]
       one papermill run per grid point (on a Dask cluster with --scheduler or --scheduler-file);
@@ -53,14 +59,22 @@ def _grid_arg(text):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _positive_int(text):
+def _int_at_least(text, low, what):
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
     return value
+
+
+def _positive_int(text):
+    return _int_at_least(text, 1, "a positive integer")
+
+
+def _non_negative_int(text):
+    return _int_at_least(text, 0, "an integer >= 0")
 
 
 def build_parser(prog="python -m dpclust"):
@@ -117,6 +131,23 @@ def build_parser(prog="python -m dpclust"):
     ver.add_argument("--jobs", type=_positive_int, default=1, help="notebooks run side by side")
     ver.add_argument("--timeout", type=_positive_int, default=1800, help="seconds allowed per cell")
     ver.add_argument("--keep", default=None, metavar="DIR", help="keep the reruns in DIR (default: a temporary folder)")
+    ver.add_argument(
+        "--seed",
+        type=_non_negative_int,
+        default=None,
+        help="rerun at another root seed and check that every headline verdict survives (tables are not compared)",
+    )
+
+    stab = sub.add_parser(
+        "stability",
+        help="rerun the paper notebooks at other root seeds, commit their draws (replicates.csv), then reproduce",
+    )
+    stab.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="paths, names or numbers (default: all)")
+    stab.add_argument("--seeds", type=_positive_int, nargs="+", default=[1, 2, 3, 4], help="the replicates' seeds")
+    stab.add_argument("--jobs", type=_positive_int, default=1, help="notebooks run side by side")
+    stab.add_argument("--timeout", type=_positive_int, default=1800, help="seconds allowed per cell")
+
+    sub.add_parser("readme", help="write the README's verdict section from the committed ledgers")
 
     gr = sub.add_parser("grade", help="grade student notebooks with the teacher's checks")
     gr.add_argument("submissions", nargs="+", metavar="SUBMISSION.ipynb")
@@ -265,6 +296,8 @@ def _reproduce(args):
         allow_missing_data=args.allow_missing_data,
     )
     _print_summary(summary, time.perf_counter() - start)
+    if args.profile == "paper" and args.out is None:
+        _write_readme()
     return 0 if (summary["status"] == "ok").all() else 1
 
 
@@ -272,14 +305,54 @@ def _verify(args):
     from .verify import verify
 
     start = time.perf_counter()
-    summary, diffs = verify(args.notebooks, jobs=args.jobs, timeout=args.timeout, keep=args.keep)
+    summary, diffs = verify(args.notebooks, jobs=args.jobs, timeout=args.timeout, keep=args.keep, seed=args.seed)
     _print_summary(summary, time.perf_counter() - start)
     if len(diffs):
-        print(f"\n{len(diffs)} differences with the committed results:")
+        what = "headline verdicts a rerun at this seed would change" if args.seed is not None else "differences"
+        print(f"\n{len(diffs)} {what} with the committed results:")
         print(diffs.to_string(index=False))
+    elif args.seed is not None:
+        print(f"every headline verdict survives a rerun at root seed {args.seed}")
     else:
         print("every result table matches the committed one")
     return 0 if (summary["status"] == "ok").all() and not len(diffs) else 1
+
+
+def _write_readme():
+    """The README's verdict section from the committed ledgers; say when it changed."""
+    from . import _paths
+    from .reproduce import OVERVIEW_PREFIX, list_notebooks
+    from .verdicts import update_readme
+
+    papers = [p.stem for p in list_notebooks() if not p.stem.startswith(OVERVIEW_PREFIX)]
+    if update_readme(_paths.project_dir() / "README.md", papers):
+        print("README.md: the verdict section now says what the ledgers say")
+
+
+def _readme(args):
+    _write_readme()
+    return 0
+
+
+def _stability(args):
+    from .reproduce import OVERVIEW_PREFIX, list_notebooks, reproduce
+    from .verify import stability
+
+    start = time.perf_counter()
+    summary, written = stability(args.notebooks, seeds=args.seeds, jobs=args.jobs, timeout=args.timeout)
+    _print_summary(summary, time.perf_counter() - start)
+    for path in written:
+        print(f"wrote {path}")
+    if not written:
+        return 1
+    # The committed notebooks and ledgers combine their own draw with the new replicates, and the overview gathers them.
+    again = [path.parent.name for path in written] + [
+        p.stem for p in list_notebooks() if p.stem.startswith(OVERVIEW_PREFIX)
+    ]
+    rerun = reproduce(again, profile="paper", jobs=args.jobs, timeout=args.timeout)
+    _print_summary(rerun, time.perf_counter() - start)
+    _write_readme()
+    return 0 if (summary["status"] == "ok").all() and (rerun["status"] == "ok").all() else 1
 
 
 def _grade(args):
@@ -421,6 +494,8 @@ def _data_table(table, width=160):
 _COMMANDS = {
     "reproduce": _reproduce,
     "verify": _verify,
+    "stability": _stability,
+    "readme": _readme,
     "grade": _grade,
     "sweep": _sweep,
     "assignments": _assignments,

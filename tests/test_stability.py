@@ -67,3 +67,16 @@ def test_stability_then_a_rerun_at_another_seed(compendium, tmp_path):
 def test_stability_refuses_seeds_that_add_no_replicate(compendium):
     with pytest.raises(ValueError, match="seeds"):
         stability(["20"], seeds=(0,))
+
+
+def test_the_readme_command_writes_the_ledgers_verdicts(compendium, tmp_path, capsys):
+    from dpclust.__main__ import main
+
+    path, committed = compendium
+    _commit(path, committed, tmp_path)
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Demo\n{verdicts.README_START}\n{verdicts.README_END}\n")
+    assert main(["readme"]) == 0
+    assert "| [Demo et al.](notebooks/20_demo.ipynb) | 3 | 3 | 0 | 0 | 0 | 0 | 0 | 0 |" in readme.read_text()
+    assert "verdict section" in capsys.readouterr().out
+    assert main(["readme"]) == 0 and capsys.readouterr().out == ""  # unchanged: nothing to say
