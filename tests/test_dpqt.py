@@ -13,7 +13,7 @@ from scipy import stats
 from sklearn.exceptions import NotFittedError
 
 from dpclust_lib import DPQTKMeans, PrivacyLeakWarning
-from dpclust_lib.cluster.dpqt_kmeans import build_dp_quadtree, default_max_height, default_threshold
+from dpclust_lib.cluster.dpqt_kmeans import build_dp_quadtree, default_max_height, default_threshold, level_budgets
 from dpclust_lib.cluster.kmeans import lloyd
 
 ALPHA = 1e-3
@@ -118,6 +118,52 @@ def test_budget_of_levels_not_reached_is_not_spent(rng):
     assert est.tree_.levels_released == 1 and len(est.tree_.leaves) == 1
     assert est.epsilon_spent_ == pytest.approx(0.3 * 0.5 / 4 + 0.7 * 0.5)
     assert est.epsilon_spent_ < 0.5
+
+
+def _line17_budgets(epsilon_tree, max_height, h=0):
+    """Alg. 2 as printed, recursively: a node spends budget = (what it is given) / maxH (line 1, from the
+    prose) and hands "ε1 - budget" to its children (line 17); the budget of each depth below maxH."""
+    if h >= max_height:
+        return []
+    budget = epsilon_tree / max_height
+    return [budget] + _line17_budgets(epsilon_tree - budget, max_height, h + 1)
+
+
+@pytest.mark.parametrize("max_height", [1, 2, 5, 12])
+def test_level_budgets_are_the_prose_and_the_literal_line_17(max_height):
+    uniform = level_budgets(0.3, max_height)
+    assert uniform.tolist() == pytest.approx([0.3 / max_height] * max_height, rel=1e-12)
+    assert uniform.sum() == pytest.approx(0.3, rel=1e-12)
+    literal = level_budgets(0.3, max_height, "remaining")
+    assert literal.tolist() == pytest.approx(_line17_budgets(0.3, max_height), rel=1e-12)
+    assert literal.sum() == pytest.approx(0.3 * (1 - (1 - 1 / max_height) ** max_height), rel=1e-12)
+    assert literal.sum() <= 0.3
+
+
+def test_literal_line_17_noise_has_the_stated_scale_at_depth_one():
+    # 400 records at the origin of BOX: the root splits (its noisy count is far above T = 0) and the child
+    # holding them, the upper quadrant, releases 400 + Lap(1 / epsilon_1) with epsilon_1 = (ε1/maxH)(1 - 1/maxH).
+    X = np.zeros((400, 2))
+    eps, gamma, H = 0.8, 0.3, 4
+    child = []
+    for seed in range(2000):
+        est = DPQTKMeans(
+            1,
+            epsilon=eps,
+            gamma=gamma,
+            max_height=H,
+            threshold=0.0,
+            bounds=BOX,
+            random_state=seed,
+            level_budget="remaining",
+        ).fit(X)
+        tree = est.tree_
+        node = np.flatnonzero((tree.depth == 1) & np.all(tree.lower == 0.0, axis=1))
+        child.append(tree.noisy_count[node[0]] - 400)
+        assert [e for _, e in est.ledger_.entries][:2] == pytest.approx(level_budgets(gamma * eps, H, "remaining")[:2])
+    literal = stats.laplace(scale=H / (gamma * eps) / (1 - 1 / H))
+    assert stats.kstest(child, literal.cdf).pvalue > ALPHA
+    assert stats.kstest(child, stats.laplace(scale=H / (gamma * eps)).cdf).pvalue < ALPHA  # the prose's scale
 
 
 def test_defaults_follow_the_paper():
@@ -240,6 +286,7 @@ GOOD = np.random.default_rng(0).uniform(-1, 1, size=(50, 2))
         (dict(init="random"), GOOD, ValueError, "init"),
         (dict(init=np.zeros((2, 2))), GOOD, ValueError, "init array"),
         (dict(max_iter=0), GOOD, ValueError, "max_iter"),
+        (dict(level_budget="literal"), GOOD, ValueError, "level_budget"),
         (dict(n_public=0), GOOD, ValueError, "n_public"),
         (dict(bounds=(-0.5, 0.5)), GOOD, ValueError, "outside the declared bounds"),
         (dict(), np.array([[0.0, np.nan], [0.1, 0.2]]), ValueError, "NaN"),

@@ -4,6 +4,7 @@ Statistical tests state their family-wise alpha; each has a companion that
 shows it can fail.
 """
 
+import itertools
 import warnings
 
 import numpy as np
@@ -16,6 +17,7 @@ from dpclust_lib.cluster.eug_kmeans import eug_grid_size
 from dpclust_lib.cluster.kmeans import (
     budget_shares,
     cluster_sums_counts,
+    distinct_records,
     grid_histogram,
     kmeans_plusplus,
     lloyd,
@@ -375,6 +377,31 @@ def test_records_init_warns_and_domain_init_is_data_independent(rng):
     a = DPKMeans(2, bounds=UNIT, random_state=3).fit(rng.random((50, 2))).initial_centers_
     b = DPKMeans(2, bounds=UNIT, random_state=3).fit(rng.random((80, 2))).initial_centers_
     np.testing.assert_array_equal(a, b)
+
+
+def test_records_init_draws_as_weka_simplekmeans():
+    # Weka's SimpleKMeans visits the records in a uniformly random order and takes each one unless it repeats a
+    # record already taken. With the records A, A, B, C and K = 2 the ordered pair taken has an exact law over the
+    # 4! orders, enumerated here; 6,000 draws of the library are tested against it (chi-squared, alpha = 1e-3).
+    X = np.array([[0.0], [0.0], [1.0], [2.0]])
+    exact = {}
+    for order in itertools.permutations(range(4)):
+        taken = []
+        for i in order:
+            if X[i, 0] not in taken:
+                taken.append(X[i, 0])
+        exact[tuple(taken[:2])] = exact.get(tuple(taken[:2]), 0) + 1 / 24
+    draws = [tuple(distinct_records(X, 2, np.random.default_rng(s)).ravel()) for s in range(6_000)]
+    assert all(a != b for a, b in draws)
+    cells = sorted(exact)
+    observed = [draws.count(c) for c in cells]
+    assert sum(observed) == len(draws)  # no pair outside the exact law
+    assert stats.chisquare(observed, [exact[c] * len(draws) for c in cells]).pvalue > 1e-3
+    # uniform over the distinct values instead (A as likely as B) is rejected by the same test
+    uniform = [len(draws) / len(cells)] * len(cells)
+    assert stats.chisquare(observed, uniform).pvalue < 1e-3
+    with pytest.warns(PrivacyLeakWarning, match="records"), pytest.raises(ValueError, match="distinct records"):
+        DPKMeans(4, bounds=(0, 2), init="records").fit(X)
 
 
 def test_scalar_and_array_bounds_agree(rng):

@@ -37,6 +37,11 @@ positions (cell centres) depend only on the tree. Total epsilon_1 + epsilon_2
 0..5, six levels at epsilon_1 / 5.76 each, more than epsilon_1), and the
 domain must be public (Alg. 1 line 2 reads it from the data).
 
+Alg. 2 line 17 passes "epsilon_1 - budget" to the children: read literally
+(``level_budget="remaining"``), each level spends 1/maxH of the budget left
+by the levels above, (epsilon_1 / maxH)(1 - 1/maxH)^h at depth h, within
+epsilon_1 too but with more noise on the deep levels (:func:`level_budgets`).
+
 Neighbours differ by one added or removed record (``neighbouring_``); replacing
 a record costs up to 2 epsilon. The number of records is private: K is checked
 against the declared ``n_public`` only, and an empty X releases noise alone.
@@ -91,6 +96,7 @@ __all__ = [
     "DPQTKMeans",
     "QuadTree",
     "build_dp_quadtree",
+    "level_budgets",
     "default_max_height",
     "default_threshold",
     "MAX_HEIGHT",
@@ -230,11 +236,53 @@ def default_threshold(n):
     return n / 1000.0
 
 
-def build_dp_quadtree(X, lower, upper, epsilon_tree, max_height, threshold, random_state=None, noise="exact"):
+LEVEL_BUDGETS = ("uniform", "remaining")
+"""How the tree's budget epsilon_1 is shared among its levels (:func:`level_budgets`)."""
+
+
+def level_budgets(epsilon_tree, max_height, level_budget="uniform"):
+    """The budget of each depth h = 0, ..., maxH - 1 at which the tree releases counts.
+
+    "uniform": epsilon_1 / maxH at every depth, as the text's prose has it ("εi = ε1/maxH").
+    "remaining": Alg. 2 line 17 read literally: a node spends 1/maxH of the budget it is given
+    and passes the rest, "ε1 - budget", to its children, so depth h gets
+    (epsilon_1 / maxH)(1 - 1/maxH)^h and the levels spend epsilon_1 (1 - (1 - 1/maxH)^maxH) < epsilon_1.
+
+    Parameters
+    ----------
+    epsilon_tree : float > 0
+        epsilon_1, the budget of all the levels together.
+    max_height : int >= 1
+        maxH.
+    level_budget : {"uniform", "remaining"}, default "uniform"
+
+    Returns
+    -------
+    ndarray of shape (max_height,)
+
+    Examples
+    --------
+    >>> level_budgets(1.0, 4).tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    >>> level_budgets(1.0, 4, "remaining").tolist()  # 1/4 of what is left: 1, 3/4, 9/16, 27/64 of 1/4
+    [0.25, 0.1875, 0.140625, 0.10546875]
+    """
+    eps_tree = check_epsilon(epsilon_tree, "epsilon_tree")
+    max_height = check_int(max_height, "max_height", minimum=1, maximum=MAX_HEIGHT)
+    if level_budget not in LEVEL_BUDGETS:
+        raise ValueError(f"level_budget must be one of {LEVEL_BUDGETS}, got level_budget={level_budget!r}")
+    shrink = 1.0 - 1.0 / max_height if level_budget == "remaining" else 1.0
+    return eps_tree / max_height * shrink ** np.arange(max_height)
+
+
+def build_dp_quadtree(
+    X, lower, upper, epsilon_tree, max_height, threshold, random_state=None, noise="exact", level_budget="uniform"
+):
     """Alg. 2-3 of Zhang & Cheng, built level by level on arrays.
 
     At each depth h < ``max_height`` every node of the level releases
-    count + Lap(max_height / epsilon_tree) in one vector; a node splits into
+    count + Lap(1 / epsilon_h) in one vector, epsilon_h = epsilon_tree / max_height with the
+    default ``level_budget`` (:func:`level_budgets`); a node splits into
     2^d children at its cell's midpoint when that noisy count exceeds
     ``threshold`` (the text: stop if NoisyCount <= T). Nodes at depth
     ``max_height`` are leaves. Child j of a node takes the upper half of
@@ -254,6 +302,7 @@ def build_dp_quadtree(X, lower, upper, epsilon_tree, max_height, threshold, rand
     threshold : float, T: a node splits when its noisy count exceeds it
     random_state : None, int or Generator, default None
     noise : {"exact", "float"}, default "exact", the Laplace noise drawn (see :mod:`dpclust_lib.noise`)
+    level_budget : {"uniform", "remaining"}, default "uniform", the levels' shares of epsilon_tree
 
     Returns
     -------
@@ -271,10 +320,10 @@ def build_dp_quadtree(X, lower, upper, epsilon_tree, max_height, threshold, rand
     """
     X = np.asarray(X, dtype=float)
     rng = check_random_state(random_state)
-    eps_tree = check_epsilon(epsilon_tree, "epsilon_tree")
-    max_height = check_int(max_height, "max_height", minimum=1, maximum=MAX_HEIGHT)
+    eps_levels = level_budgets(epsilon_tree, max_height, level_budget)
+    max_height = eps_levels.size
     check_split_fits(X.shape[1], max_height)  # before the (2^d, d) table of child codes is allocated
-    parts, point_node, levels = _grow(X, lower, upper, eps_tree / max_height, max_height, threshold, rng, noise)
+    parts, point_node, levels = _grow(X, lower, upper, eps_levels, threshold, rng, noise)
     split = np.concatenate(parts["split"])
     return QuadTree(
         *(np.concatenate(parts[key]) for key in ("lower", "upper", "depth", "parent", "noisy")),
@@ -284,9 +333,10 @@ def build_dp_quadtree(X, lower, upper, epsilon_tree, max_height, threshold, rand
     )
 
 
-def _grow(X, lower, upper, eps_level, max_height, threshold, rng, noise):
+def _grow(X, lower, upper, eps_levels, threshold, rng, noise):
     """(the levels' arrays, each record's leaf, levels released): the tree grown level by level from the root."""
     n, d = X.shape
+    max_height = eps_levels.size
     bits = ((np.arange(2**d)[:, None] >> np.arange(d)) & 1).astype(bool)  # (2^d, d): child j's upper halves
     front = _Frontier(
         np.asarray(lower, float)[None].copy(),
@@ -301,7 +351,8 @@ def _grow(X, lower, upper, eps_level, max_height, threshold, rng, noise):
     for h in range(max_height + 1):
         ids = next_id + np.arange(front.parent.size)
         next_id += front.parent.size
-        noisy, split = _decide_level(front, h < max_height, eps_level, threshold, rng, noise)
+        eps_level = eps_levels[h] if h < max_height else None  # depth max_height releases nothing
+        noisy, split = _decide_level(front, eps_level, threshold, rng, noise)
         levels += int(h < max_height)
         for key, value in zip(parts, (front.lower, front.upper, np.full(ids.size, h), front.parent, noisy, split)):
             parts[key].append(value)
@@ -325,10 +376,10 @@ class _Frontier:
     point_front: np.ndarray  # ... and their frontier node
 
 
-def _decide_level(front, decide, eps_level, threshold, rng, noise):
+def _decide_level(front, eps_level, threshold, rng, noise):
     """(noisy counts, split flags) of a level: Alg. 2's noisy count and test, or none at depth max_height."""
     F = front.parent.size
-    if not decide:
+    if eps_level is None:
         return np.full(F, np.nan), np.zeros(F, dtype=bool)
     counts = np.bincount(front.point_front, minlength=F).astype(float)
     noisy = laplace_mechanism(counts, 1.0, eps_level, rng, noise=noise)
@@ -433,15 +484,15 @@ def _check_next_level(n_nodes, n_splitting, d, h):
         )
 
 
-def _release(X, lower, upper, eps_tree, eps_leaves, max_height, threshold, rng, noise, ledger):
+def _release(X, lower, upper, eps_tree, eps_leaves, max_height, threshold, rng, noise, ledger, level_budget):
     """(tree without records, bucket centres, noisy leaf counts): Alg. 2-3's tree, then the leaf counts."""
-    tree = build_dp_quadtree(X, lower, upper, eps_tree, max_height, threshold, rng, noise)
-    scale = laplace_scale(1.0, eps_tree / max_height)
+    tree = build_dp_quadtree(X, lower, upper, eps_tree, max_height, threshold, rng, noise, level_budget)
+    eps_levels = level_budgets(eps_tree, max_height, level_budget)
     for h in range(tree.levels_released):
         ledger.spend(
-            eps_tree / max_height,
+            eps_levels[h],
             f"tree depth {h}: noisy counts of its {int(np.sum(tree.depth == h))} "
-            f"nodes (disjoint cells), Laplace scale {scale:.4g}",
+            f"nodes (disjoint cells), Laplace scale {laplace_scale(1.0, eps_levels[h]):.4g}",
         )
     leaves = tree.leaves
     buckets = (tree.lower[leaves] + tree.upper[leaves]) / 2.0
@@ -498,6 +549,10 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         The Laplace noise drawn: exact discrete Laplace on a grid, or textbook
         floating-point Laplace (leaks through its low bits: PrivacyLeakWarning,
         epsilon_guaranteed_ = inf).
+    level_budget : {"uniform", "remaining"}, default="uniform"
+        How epsilon_1 is shared among the levels (:func:`level_budgets`):
+        epsilon_1 / maxH each, as the text's prose says, or Alg. 2 line 17 read
+        literally, 1/maxH of what the levels above left (spends less than epsilon_1).
 
     Attributes
     ----------
@@ -564,6 +619,7 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         "init": ChoiceOrArray("k-means++", "kmeans-on-data", or_array=True),
         "max_iter": Int(minimum=1),
         "noise": Choice(*NOISE_KINDS),
+        "level_budget": Choice(*LEVEL_BUDGETS),
     }
 
     def __init__(
@@ -580,6 +636,7 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         init="k-means++",
         max_iter=300,
         noise="exact",
+        level_budget="uniform",
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -592,6 +649,7 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         self.init = init
         self.max_iter = max_iter
         self.noise = noise
+        self.level_budget = level_budget
 
     def fit(self, X, y=None):
         """Fit to X (n, d): build the noisy tree, release its leaf counts, fit k-means to the buckets.
@@ -617,7 +675,7 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         ledger = PrivacyLedger(eps)
         eps_tree, eps_leaves = params["gamma"] * eps, (1.0 - params["gamma"]) * eps
         tree, buckets, noisy = _release(
-            X, lower, upper, eps_tree, eps_leaves, max_height, threshold, rng, noise, ledger
+            X, lower, upper, eps_tree, eps_leaves, max_height, threshold, rng, noise, ledger, params["level_budget"]
         )
         start, leaky_init = self._start(X, k, buckets, noisy, given_init, params["max_iter"], rng)
         self.cluster_centers_, self.n_iter_ = fit_buckets(buckets, noisy, start, params["max_iter"])

@@ -75,6 +75,7 @@ __all__ = [
     "noisy_centres",
     "grid_histogram",
     "fit_buckets",
+    "distinct_records",
 ]
 
 SCHEDULES = ("fixed", "halving")
@@ -536,9 +537,10 @@ class DPKMeans(DPLloyd):
         off the records: not private (PrivacyLeakWarning, epsilon_guaranteed_ = inf).
     init : {"domain", "records"} or array_like of shape (n_clusters, n_features), default="domain"
         "domain": K points uniform in the domain, independent of the data (no
-        budget). "records": K distinct records, as one reading of the text; not
-        covered by epsilon (PrivacyLeakWarning, epsilon_guaranteed_ = inf). An
-        array must not depend on the data for the guarantee to hold.
+        budget). "records": K distinct records drawn as Weka's SimpleKMeans draws
+        them (:func:`distinct_records`), as one reading of the text; not covered
+        by epsilon (PrivacyLeakWarning, epsilon_guaranteed_ = inf). An array
+        must not depend on the data for the guarantee to hold.
     noise : {"exact", "float"}, default="exact"
         The Laplace noise drawn: exact discrete Laplace on a grid, or textbook
         floating-point Laplace (leaks through its low bits: PrivacyLeakWarning,
@@ -632,11 +634,47 @@ def _initial_centres(init, X, k, lower, upper, rng):
             PrivacyLeakWarning,
             stacklevel=4,
         )
-        uniq = np.unique(X, axis=0)
-        if k > uniq.shape[0]:
-            raise ValueError(f"n_clusters={k} is larger than the number of distinct records ({uniq.shape[0]})")
-        return uniq[rng.choice(uniq.shape[0], size=k, replace=False)].copy(), True
+        return distinct_records(X, k, rng), True
     return check_init_shape(np.asarray(init, dtype=float), k, X.shape[1]), False
+
+
+def distinct_records(X, k, rng):
+    """K distinct records drawn as Weka's SimpleKMeans draws its start: in a random order, skipping repeats.
+
+    The records are visited in a uniformly random order and each is taken unless it equals one already
+    taken, until K are taken (a value held by several records is therefore the likelier). Reads the
+    records: not private.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    k : int
+        K, at most the number of distinct records.
+    rng : numpy Generator
+        Advanced by one permutation of the n records.
+
+    Returns
+    -------
+    ndarray of shape (k, n_features)
+        The records taken, in the order drawn.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]])
+    >>> distinct_records(X, 2, np.random.default_rng(0)).tolist()
+    [[1.0, 1.0], [0.0, 0.0]]
+    >>> distinct_records(X, 3, np.random.default_rng(0))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: n_clusters=3 is larger than the number of distinct records (2)
+    """
+    taken = []
+    for i in rng.permutation(X.shape[0]):
+        if not any(np.array_equal(X[i], X[j]) for j in taken):
+            taken.append(i)
+            if len(taken) == k:
+                return X[taken].copy()
+    raise ValueError(f"n_clusters={k} is larger than the number of distinct records ({len(taken)})")
 
 
 def grid_histogram(X, lower, upper, cells_per_dim):
