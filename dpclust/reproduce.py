@@ -1276,6 +1276,8 @@ def _data_files(names):
 def _data_loss(run):
     """Why a finished run may not replace its targets: data the committed results had and this run lacked."""
     stage, targets = run["stage"], run["targets"]
+    if not Path(targets["notebook"]).is_file():
+        return ""  # a first run: there are no committed results to lose
     lost = sorted(set(absent_data_sets(stage / run["name"])) - set(absent_data_sets(targets["notebook"])))
     claims = _claims_lost(stage / "results", targets["results"])
     if not lost and not claims:

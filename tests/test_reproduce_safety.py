@@ -211,6 +211,9 @@ ledger.add("c1", "a claim", "1", "1", "not run" if lost else "reproduced").save(
 def test_a_run_that_lacked_the_committed_runs_data_is_not_committed_unless_asked_for(tmp_path):
     root = _compendium(tmp_path / "c", LEDGER)
     env = {"DPCLUST_DATA_DIR": str(tmp_path / "empty")}
+    # A first run has no committed results to lose: it is committed without its data.
+    first = _start(root, "smoke", 0, tmp_path / "mark", value="first", env={**env, "DEMO_NODATA": "1"})
+    assert first.wait(timeout=300) == 0, first.communicate()
     first = _start(root, "smoke", 0, tmp_path / "mark", env=env)
     assert first.wait(timeout=300) == 0, first.communicate()
     files = [p for p in root.rglob("*") if p.is_file() and "smoke" in p.parts and "staging" not in p.parts]
