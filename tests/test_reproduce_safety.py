@@ -199,12 +199,12 @@ def test_a_bad_sweep_value_is_refused_before_any_run_naming_the_notebook_paramet
 
 # Writes a ledger whose claim is graded, unless DEMO_NODATA: then the data set is absent, as load_dataset says it.
 LEDGER = """
-from dpclust import experiments
+from dpclust import verdicts
 lost = os.environ.get("DEMO_NODATA") == "1"
 if lost:
     print("not run: the data set 'car' is not on this machine and could not be downloaded")
-ledger = experiments.Ledger("A paper", "01_demo")
-ledger.add("c1", "a claim", "1", "1", "not run" if lost else "reproduced").save(results)
+ledger = verdicts.Ledger("A paper", "01_demo")
+ledger.add("c1", "a claim", "1", "1", "not run" if lost else "reproduced", artefact="Fig. 1").save(results)
 """
 
 
