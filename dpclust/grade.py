@@ -67,6 +67,7 @@ log = logging.getLogger(__name__)
 HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*\n?", re.S | re.M)
 KERNEL_ERROR = "GradedOutsideTheKernel"  # what the hidden lines of a test cell raise in the kernel
 CLEAN = "no sign of tampering"
+FORGED = "not an answer"  # what a graded run that broke its protocol is said to have sent
 EXPORT_COLUMNS = [
     "assignment",
     "student_id",
@@ -228,12 +229,14 @@ def grade_notebook(nb, key, timeout=300.0):
                 except RunBroken as exc:  # the cells themselves never finish: every check fails alike
                     broken = str(exc)
             if broken is not None:
-                verdicts[grade_id] = Verdict(False, broken)
+                verdicts[grade_id] = Verdict(False, broken, flags=[broken] if FORGED in broken else [])
                 continue
             verdict = run_check(spec, run.function, solutions)
             new = run.notes[seen:]
             verdict.notes += [n for n in new if not n.startswith("the graded run refused")]
             verdict.flags += [n for n in new if n.startswith("the graded run refused")]
+            if run.dead and FORGED in run.dead:  # something wrote into the grader's pipes
+                verdict.flags.append(run.dead)
             verdicts[grade_id] = verdict
             if run.lent_once or run.dead:
                 run.close()

@@ -228,3 +228,10 @@ def test_grade_runs_nbgraders_autograde_in_a_temporary_course(tmp_path, monkeypa
     assert pd.read_csv(tmp_path / "grades.csv").shape[0] == 2
     autograded = tmp_path / "grades_autograded" / "alice" / "41_toy" / "41_toy.ipynb"
     assert "Correct:" in autograded.read_text()
+
+
+def test_a_run_that_writes_into_the_graders_pipes_breaks_at_once():
+    forge = 'import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b\'{"op": "return"}\\n\')\n'
+    forge += "    except OSError:\n        pass\n"
+    with pytest.raises(RunBroken, match="not an answer"):
+        GradedRun([("ex1", forge)], timeout=10)

@@ -11,9 +11,9 @@ exercises need no data. One autograde call grades every submission. The students
   ``one-wrong``: the reference with one typical mistake (that test cell only loses its points, also where a
   later exercise builds on it). The reference's Exercise 5 of notebook 04 warns and prints to stderr, and
   keeps its point;
-* the catalogue of attacks (:data:`ATTACKS`), each a few lines of student code on top of the stubs, each
-  solving nothing, so each must score 0 on every test cell; those that leave a trace in the kernel or in
-  the graded run are flagged;
+* the catalogue of attacks (:data:`ATTACKS`), each a few lines of student code on top of the stubs of both
+  notebooks, each solving nothing, so each must score 0 on every test cell, and be flagged: each leaves a
+  trace in the kernel or in the graded run;
 * ``not-a-notebook``: a submission nbgrader refuses, which the export says.
 
 The expected scores come from the cells' metadata and the table of mistakes below, not from running the
@@ -126,6 +126,26 @@ if "get_ipython" not in globals():
             pass
 """,
 }
+# Garbage of the right shapes, for the attack that patches the comparisons (put in the last solution cell, so that
+# it replaces every stub).
+GARBAGE = {
+    "04_idp_kmeans": """
+def noisy_sums_counts(X, labels, n_clusters, epsilon, rng):
+    return np.zeros((n_clusters, np.shape(X)[1])), np.zeros(n_clusters)
+def idp_initial_centres(X, n_clusters, epsilon, rng):
+    return np.zeros((n_clusters, np.shape(X)[1]))
+release_scale = total_spent = gaussian_sigma = lambda *args: 1.0
+f_measure_as_n_grows = lambda: "same"
+""",
+    "05_dp_birch": """
+cf_of = lambda X: (len(X), np.zeros(np.shape(X)[1]), 0.0)
+cf_merge = noisy_update = lambda a, *args: a
+cf_radius = cf_diameter = insertion_epsilon = lambda *args: 0.0
+cf_sensitivities = replacement_sensitivities = lambda lower, upper: (1.0, 1.0, 1.0)
+noisy_leaves = lambda n, ls, ss, *args: (n, ls, ss)
+leaf_subclusters_as_epsilon_grows = lambda: "same"
+""",
+}
 # Answers from the public checks' data: right on the cases a student sees, wrong on the graded run's.
 LOOKUP = """
 def gaussian_sigma(n_features, epsilon, delta):
@@ -134,21 +154,9 @@ def gaussian_sigma(n_features, epsilon, delta):
                       (30, 0.25, 1e-3): 84.10619263558407}
     return from_the_check[(n_features, epsilon, delta)]
 """
-# Which notebooks each attack is submitted with: 04, and 05 for one (05 is the dearer one to run); every attack on
-# both with DPCLUST_NBGRADER_ATTACK_BOTH=1 (for the full table of scores).
-ATTACKED = {name: ("04_idp_kmeans",) for name in ATTACKS} | {"patched-numpy": NOTEBOOKS}
-if os.environ.get("DPCLUST_NBGRADER_ATTACK_BOTH") == "1":
-    ATTACKED = dict.fromkeys(ATTACKS, NOTEBOOKS)
-# The attacks that leave a trace the grader reports (the others fail as plainly as stubs).
-FLAGGED = {
-    "skip",
-    "empty-cells",
-    "swallow-errors",
-    "fake-module",
-    "patched-numpy",
-    "library-answers",
-    "read-the-teacher",
-}
+# Every attack leaves a trace the grader reports (library-answers on 04 only, where the graded run refuses its
+# imports: notebook 05 never calls what it defines).
+FLAGGED = set(ATTACKS)
 
 
 def _env():
@@ -206,10 +214,12 @@ def _reference(released, teacher, replace=None, warn=False):
     return nb
 
 
-def _attacked(released, attack):
+def _attacked(released, attack, stem):
     nb = nbformat.from_dict(released)
-    first = next(c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution"))
-    first.source = first.source + "\n\n" + ATTACKS[attack]
+    solutions = [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
+    solutions[0].source = solutions[0].source + "\n\n" + ATTACKS[attack]
+    if attack == "patched-numpy":
+        solutions[-1].source = solutions[-1].source + "\n\nimport numpy as np\n" + GARBAGE[stem]
     return nb
 
 
@@ -225,7 +235,7 @@ def _submissions(released, teacher, stem):
         cell.source = LOOKUP
         out["public-answers"] = lookup
         out["not-a-notebook"] = "this is not a notebook"
-    out |= {attack: _attacked(released, attack) for attack in ATTACKS if stem in ATTACKED[attack]}
+    out |= {attack: _attacked(released, attack, stem) for attack in ATTACKS}
     return out
 
 
@@ -278,7 +288,7 @@ def _autograded(folder, student, stem):
 
 STUDENTS = [("reference", s) for s in NOTEBOOKS] + [("stubs", s) for s in NOTEBOOKS]
 STUDENTS += [("one-wrong", s) for s in NOTEBOOKS] + [("public-answers", NOTEBOOKS[0])]
-STUDENTS += [(attack, stem) for attack in ATTACKS for stem in ATTACKED[attack]]
+STUDENTS += [(attack, stem) for attack in ATTACKS for stem in NOTEBOOKS]
 
 
 def _lost(student, stem, cells):
@@ -308,7 +318,7 @@ def test_attacks_that_leave_a_trace_are_flagged_and_honest_students_are_not(cour
     flags = _autograded(folder, student, stem).metadata["dpclust"]["flags"]
     with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gradebook:
         flagged = gradebook.find_submission_notebook(stem, ASSIGNMENT, student).flagged
-    if student in FLAGGED:
+    if student in FLAGGED and (stem == "04_idp_kmeans" or student != "library-answers"):
         assert flags and flagged, (student, stem)
     elif student in ("reference", "stubs", "one-wrong", "public-answers"):
         assert not flags and not flagged, (student, stem, flags)

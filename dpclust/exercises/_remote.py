@@ -134,7 +134,7 @@ class GradedRun:
         self._lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self._send({"prelude": list(prelude), "cells": [list(c) for c in cells], "deny": _denied(deny)})
-        ready = self._receive(self.timeout + START_TIME, "to start")
+        ready = self._receive(self.timeout + START_TIME, "to start", ("ready",))
         self.defined, self.errors = set(ready.get("defined", [])), dict(ready.get("errors", {}))
         self._refused(ready)
 
@@ -158,7 +158,7 @@ class GradedRun:
         except (OSError, ValueError):
             self._broken("stopped (its process ended)")
 
-    def _receive(self, timeout, doing):
+    def _receive(self, timeout, doing, expected):
         if self.dead:
             raise RunBroken(self.dead)
         try:
@@ -169,7 +169,7 @@ class GradedRun:
             self._broken(f"stopped {doing} (its process ended: a crash, or os._exit)")
         try:
             message = json.loads(line)
-            assert isinstance(message, dict)
+            assert isinstance(message, dict) and message.get("op") in expected
             return message
         except Exception:
             self._broken(f"sent something that is not an answer {doing} (did it write to the grader's pipes?)")
@@ -197,7 +197,7 @@ class GradedRun:
             raise NameError(f"name {name!r} is not defined by your solution cells" + (f" ({why})" if why else ""))
         self._send({"op": "call", "name": name, "args": [_sandbox.encode(a) for a in args], "lend": sorted(lent)})
         while True:
-            message = self._receive(self.timeout, f"in {name}")
+            message = self._receive(self.timeout, f"in {name}", ("callback", "return", "raise"))
             if message.get("op") != "callback":
                 break
             self._answer(message, lent)

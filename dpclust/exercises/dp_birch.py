@@ -773,12 +773,14 @@ _INSERTION_TREES = [
 ]
 
 
-def _insertion_cases(rng):
-    """(h, lower, upper, epsilon) of DPBirch trees fitted to data drawn from ``rng`` (a graded run's cases)."""
+def _insertion_cases(rng, public=False):
+    """(h, lower, upper, epsilon) of DPBirch trees fitted to data drawn from ``rng``: a graded run's cases, each
+    epsilon moved by up to 25% (``public``: the trees as listed)."""
     cases = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NegativeRadiusWarning)
         for lower, upper, eps, T, B, n in _INSERTION_TREES:
+            eps = eps if public else float(np.round(eps * 10 ** rng.uniform(-0.1, 0.1), 3))
             lo, up = np.array(lower), np.array(upper)
             X = lo + (up - lo) * rng.random((n, len(lo)))
             est = DPBirch(None, epsilon=eps, threshold=T, branching_factor=B, bounds=(lo, up), random_state=rng).fit(X)

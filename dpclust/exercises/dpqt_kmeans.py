@@ -254,7 +254,8 @@ def _dpqt_cases(rng):
     X = rng.random((400, 2))
     settings = [(1.0, 0.3, 4, 2.0), (0.5, 0.5, 3, 1e9), (2.0, 0.3, 6, 20.0), (0.1, 0.2, 2, 0.0), (5.0, 0.7, 7, 3.0)]
     cases = []
-    for eps, gamma, height, threshold in settings:
+    for eps, gamma, height, threshold in settings:  # the budgets moved: other cases than the public ones
+        eps, gamma = float(np.round(eps * 10 ** rng.uniform(-0.2, 0.2), 3)), float(np.round(rng.uniform(0.2, 0.8), 2))
         est = DPQTKMeans(
             2,
             epsilon=eps,
