@@ -159,8 +159,8 @@ seconds, and the checks are exactly as strict as in the paper's profile (start J
 2. Run the check cell below it. A check prints `Correct: ...` when your answer is right. When it is
    not, it says what was expected, what came back, and gives a hint.
 3. A predict-then-run exercise asks for your prediction first (a function that returns "up", "down"
-   or "same"), then runs a small experiment. It, and every derive exercise, ends with a question:
-   answer it in the cell below the check that starts with **Your answer.** (it is graded by hand).
+   or "same"), then runs a small experiment. Answer every question a prompt asks in the cell below its
+   check that starts with **Your answer.** (it is graded by hand).
 4. Before you hand in, run the whole notebook from the top (Kernel > Restart Kernel and Run All Cells).
 
 **How it is graded.** The grader does not run the checks in this notebook. It runs your solution cells on

@@ -46,6 +46,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from ._optional import require
@@ -231,6 +232,7 @@ def grade_notebook(nb, key, timeout=300.0):
             if broken is not None:
                 verdicts[grade_id] = Verdict(False, broken, flags=[broken] if FORGED in broken else [])
                 continue
+            run.deadline = time.monotonic() + timeout  # a check's calls together, not each call, get the limit
             verdict = run_check(spec, run.function, solutions)
             new = run.notes[seen:]
             verdict.notes += [n for n in new if not n.startswith("the graded run refused")]

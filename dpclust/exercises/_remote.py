@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from . import _sandbox
@@ -107,9 +108,12 @@ class GradedRun:
         What the student's code wrote to stderr or warned, and what the fence refused it.
     lent_once : bool
         Whether a reference was lent to this run (it must then not grade anything else).
+    deadline : float or None
+        A ``time.monotonic()`` past which no call may end (the time allowed to a whole check).
 
     Examples
     --------
+    >>> import numpy as np
     >>> cells = [("ex1", "import numpy as np\\ndef f(x):\\n    x[0] = 1.0\\n    return np.sum(x)")]
     >>> with GradedRun(cells) as run:
     ...     x = np.zeros(3)
@@ -119,7 +123,7 @@ class GradedRun:
     """
 
     def __init__(self, cells, prelude=(), timeout=300.0, deny=None):
-        self.timeout, self.lent_once, self.notes, self.dead = float(timeout), False, [], None
+        self.timeout, self.lent_once, self.notes, self.dead, self.deadline = float(timeout), False, [], None, None
         self._folder = tempfile.TemporaryDirectory(prefix="dpclust-graded-run-")
         env = {"PATH": os.defpath, "HOME": self._folder.name, "TMPDIR": self._folder.name}
         env.update({k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
@@ -164,7 +168,7 @@ class GradedRun:
         try:
             line = self._lines.get(timeout=timeout)
         except queue.Empty:
-            self._broken(f"ran past its time limit of {timeout:g} s {doing}")
+            self._broken(f"ran past its time limit ({self.timeout:g} s for a check) {doing}")
         if not line:
             self._broken(f"stopped {doing} (its process ended: a crash, or os._exit)")
         try:
@@ -197,7 +201,8 @@ class GradedRun:
             raise NameError(f"name {name!r} is not defined by your solution cells" + (f" ({why})" if why else ""))
         self._send({"op": "call", "name": name, "args": [_sandbox.encode(a) for a in args], "lend": sorted(lent)})
         while True:
-            message = self._receive(self.timeout, f"in {name}", ("callback", "return", "raise"))
+            left = self.timeout if self.deadline is None else min(self.timeout, self.deadline - time.monotonic())
+            message = self._receive(max(left, 0.0), f"in {name}", ("callback", "return", "raise"))
             if message.get("op") != "callback":
                 break
             self._answer(message, lent)
