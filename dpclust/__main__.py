@@ -26,13 +26,14 @@ Every command first completes a commit that a killed ``reproduce`` left half don
       every point's notebook, tables and figures under DIR/<point>/, each table concatenated
       over the points in DIR/<table>.csv, one row per point in DIR/sweep_points.csv
   grade SUBMISSION.ipynb ... --out grades.csv [--time-limit S] [--teacher NOTEBOOK]
-      run student notebooks (smoke profile) with the teacher's checks; write a gradebook
+      grade submissions with nbgrader's autograde in a temporary course (for a teacher without one);
+      write nbgrader's export of it (grades.csv) and the autograded notebooks (grades_autograded/)
   data [--fetch]
       show which data files are present (and download the missing ones)
   assignments [--out DIR] [--student] [NOTEBOOK ...]
-      write the paper notebooks as an nbgrader course (default: assignments/): source/<stem>/<stem>.ipynb
-      and nbgrader_config.py; with --student, the plain student versions <name>.ipynb instead (for
-      `grade`); never overwrites a notebook that exists
+      write the paper notebooks as an nbgrader course (default: assignments/): source/<stem>/<stem>.ipynb,
+      grading/<stem>.json (never released) and nbgrader_config.py; with --student, the handouts
+      <name>.ipynb instead (graded by `grade`); never overwrites a notebook that exists
 """
 
 from __future__ import annotations
@@ -149,15 +150,21 @@ def build_parser(prog="python -m dpclust"):
 
     sub.add_parser("readme", help="write the README's verdict section from the committed ledgers")
 
-    gr = sub.add_parser("grade", help="grade student notebooks with the teacher's checks")
+    gr = sub.add_parser(
+        "grade", help="grade submissions with nbgrader's autograde in a temporary course (needs the [teach] extra)"
+    )
     gr.add_argument("submissions", nargs="+", metavar="SUBMISSION.ipynb")
-    gr.add_argument("--out", required=True, metavar="grades.csv", help="the gradebook; feedback goes next to it")
-    gr.add_argument("--time-limit", type=_positive_int, default=600, metavar="S", help="seconds per notebook")
+    gr.add_argument(
+        "--out", required=True, metavar="grades.csv", help="nbgrader's export; the autograded notebooks go next to it"
+    )
+    gr.add_argument(
+        "--time-limit", type=_positive_int, default=300, metavar="S", help="seconds per cell and per function call"
+    )
     gr.add_argument(
         "--teacher",
         default=None,
         metavar="NOTEBOOK",
-        help="the teacher notebook (default: matched by name among notebooks/)",
+        help="the teacher notebook (default: the compendium's notebook the submission's header names)",
     )
 
     data = sub.add_parser("data", help="show (and fetch) the data files")
@@ -201,10 +208,10 @@ def _add_assignments(sub):
         "assignments",
         help="write the paper notebooks as an nbgrader course (or, with --student, as plain student versions)",
         description="Write the paper notebooks as an nbgrader course: DIR/source/<stem>/<stem>.ipynb (the nbgrader "
-        "source notebooks: solution regions, autograded locked test cells, manually graded answers) and "
-        "DIR/nbgrader_config.py (kept if it exists). With --student: DIR/<name>.ipynb, the notebooks as nbgrader "
-        "releases them, for a course without nbgrader (graded by `grade`). A notebook that exists is never "
-        "overwritten.",
+        "source notebooks: solution regions, autograded locked test cells, manually graded answers), "
+        "DIR/grading/<stem>.json (what the grader needs and students never see) and DIR/nbgrader_config.py "
+        "(kept if it exists). With --student: DIR/<name>.ipynb, the notebooks as nbgrader releases them (handouts, "
+        "graded by `grade`). A file that exists is never overwritten.",
     )
     asg.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="paths, names or numbers (default: 01-05)")
     asg.add_argument("--out", default=None, metavar="DIR", help="default: assignments/ in the compendium")
@@ -358,11 +365,11 @@ def _stability(args):
 def _grade(args):
     from .grade import grade
 
-    book = grade(args.submissions, args.out, time_limit=args.time_limit, teacher=args.teacher)
-    totals = book.groupby("student", sort=False)[["points", "max_points"]].sum().reset_index()
-    print(totals.to_string(index=False))
-    print(f"gradebook: {args.out}")
-    return 0
+    book = grade(args.submissions, args.out, teacher=args.teacher, time_limit=args.time_limit)
+    columns = ["student_id", "assignment", "status", "autograded", "autograded_max", "written_pending", "flags"]
+    print(book[columns].to_string(index=False))
+    print(f"grades: {args.out}")
+    return 0 if book["status"].isin(["graded", "written answers pending"]).all() else 1
 
 
 def _sweep(args):

@@ -14,28 +14,37 @@ notebook, which ``nbgrader generate_assignment``, ``autograde`` and
   ``### END SOLUTION`` (signature and docstring stay: they are the task);
   metadata ``nbgrader = {solution: true, grade: false, grade_id: <cell id>}``;
 * an exercise cell: one autograded test cell per check call (partial credit by
-  part), ``{grade: true, locked: true, points, grade_id: <cell id>[-<part>]}``,
-  whose hidden part imports the checkers afresh, so a solution cell that
-  replaces ``exercises.check_*`` does not grade itself; what the cell shows after
-  its last check goes into a locked cell ``<cell id>-output`` that is not graded
-  (it may call the functions of every part: one left unwritten costs no part);
+  part), ``{grade: true, locked: true, points, grade_id: <cell id>[-<part>]}``.
+  The check is graded outside the student's kernel (:mod:`dpclust.grade`): the
+  cell's hidden part, just before the check call, raises, so that without
+  that grader the cell scores 0 (fail closed), and it reports the signs of a
+  tampered kernel it sees; what the cell shows after its last check goes into a
+  locked cell ``<cell id>-output`` that is not graded (it may call the
+  functions of every part: one left unwritten costs no part);
 * a markdown solution cell: a manually graded written answer,
   ``{solution: true, grade: true, points, grade_id: <cell id>}``;
 * a locked header and, after the ``parameters`` cell, a locked cell that sends
   the notebook's tables and figures next to it, so it runs outside the
-  compendium.
+  compendium, and runs the small (``smoke``) profile unless ``DPCLUST_PROFILE``
+  says otherwise.
 
 A part is worth the ``points`` metadata of its teacher cell (default 1).
-:func:`student_version` is the same notebook as nbgrader releases it, for a
-course without nbgrader (``python -m dpclust grade`` grades it). Neither
-:func:`export` overwrites a notebook that exists: a student's work may be in it.
+:func:`grading_key` is what the grader needs and the students never see: the
+teacher's solutions, the notebook's setup imports a solution may lean on, and for
+each test cell its check with a seed drawn now (other cases than the public
+ones); :func:`export` writes it to ``grading/<stem>.json`` beside ``source/``,
+which nbgrader never releases. :func:`student_version` is the same notebook as
+nbgrader releases it (a handout). Neither :func:`export` overwrites a notebook
+that exists: a student's work may be in it.
 """
 
 from __future__ import annotations
 
 import ast
 import copy
+import json
 import re
+import secrets
 from pathlib import Path
 
 from . import _paths
@@ -52,6 +61,9 @@ __all__ = [
     "stub_solution",
     "nbgrader_source",
     "student_version",
+    "check_spec",
+    "setup_imports",
+    "grading_key",
     "export",
 ]
 
@@ -59,36 +71,69 @@ BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 SCHEMA_VERSION = 3
 
-# The hidden part of every autograded test cell: the checkers as the package ships them, whatever a
-# solution cell did to the imported ones (a stale module, a replaced check_* function).
-FRESH_CHECKERS = f"""{HIDDEN_BEGIN}
-import importlib as _importlib
-import sys as _sys
+# The hidden part of every autograded test cell, just before its check call. The check is graded outside the
+# kernel (dpclust.grade), whose verdict replaces what the cell does here; without that grader the cell raises and
+# scores 0. Here it looks for signs of a tampered kernel (import hooks, replaced comparisons or builtins, fake
+# modules, a changed switch, cells rewritten before they run, errors handled), which the grader reports.
+GRADED_OUTSIDE = f"""{HIDDEN_BEGIN}
+import os as _os, sys as _sys
+_signs = [f"an import hook made in the notebook ({{type(_h).__name__}})" for _h in _sys.meta_path + _sys.path_hooks
+          if "__main__" in (getattr(_h, "__module__", None), type(_h).__module__)]
+for _m, _n in [("numpy", "allclose"), ("numpy", "isclose"), ("numpy", "array_equal"), ("numpy", "all"),
+               ("scipy.stats", "kstest"), ("scipy.stats", "chisquare"), ("builtins", "isinstance")]:
+    _f = getattr(_sys.modules.get(_m), _n, None)
+    _home = (getattr(_f, "__module__", None), getattr(_f, "__globals__", {{}}).get("__name__"))
+    if _f is not None and "__main__" in _home:
+        _signs.append(f"{{_m}}.{{_n}} replaced by the notebook's code")
+_signs += [f"module {{_k}} made in the notebook" for _k, _v in list(_sys.modules.items())
+           if _k.split(".")[0] in ("dpclust", "dpclust_lib") and getattr(_v, "__spec__", None) is None]
+_signs += ["DPCLUST_GRADED changed"] if _os.environ.get("DPCLUST_GRADED") != "1" else []
+_signs += ["cells rewritten before they run"] if getattr(get_ipython(), "input_transformers_post", None) else []
+_signs += ["errors handled by the notebook's code"] if getattr(get_ipython(), "custom_exceptions", ()) else []
+raise type("GradedOutsideTheKernel", (Exception,), {{}})("; ".join(_signs) or "no sign of tampering")
+{HIDDEN_END}"""
 
-for _module in [m for m in _sys.modules if m == "dpclust.exercises" or m.startswith("dpclust.exercises.")]:
-    del _sys.modules[_module]
-exercises = _importlib.import_module("dpclust.exercises")
-{HIDDEN_END}
-"""
-
-OUTPUTS = """# This assignment writes its tables and figures next to itself (it needs no compendium).
+OUTPUTS = """# This assignment writes its tables and figures next to itself (it needs no compendium), and it runs the
+# small profile unless DPCLUST_PROFILE says otherwise: the experiments take seconds, the checks are as strict.
 import os
 
+profile = os.environ.get("DPCLUST_PROFILE", "smoke")
 results_dir = "results" if results_dir is None else results_dir
 figures_dir = "figures" if figures_dir is None else figures_dir
-# A graded run never skips cells: a skipped check cell raises nothing, which nbgrader would count as passed.
-# Without a data set it needs, the notebook stops with an error instead (experiments.skip_rest_of_notebook).
+# A graded run never skips cells. Without a data set it needs, the notebook stops with an error instead
+# (experiments.skip_rest_of_notebook); the grade does not depend on it (see the header).
 os.environ["DPCLUST_GRADED"] = "1"
 """
 
 NBGRADER_CONFIG = '''"""nbgrader's configuration of the dpclust assignments (written once by make assignments)."""
 
+import os
+
+from dpclust import grade
+
 c = get_config()  # noqa: F821 (nbgrader defines it)
 c.CourseDirectory.course_id = "dpclust"
+# Where release_assignment puts the assignments and students submit them: a folder every student's Jupyter can
+# read and write (on JupyterHub a shared volume; nbgrader's default). The students' nbgrader configuration
+# names the same course_id and exchange root.
+c.Exchange.root = "/srv/nbgrader/exchange"
 c.Execute.timeout = 300  # seconds per cell: a solution that loops forever loses that cell's points, not the run
 c.ClearSolutions.code_stub = {"python": "raise NotImplementedError('write your solution')"}
 c.ClearSolutions.text_stub = %r
+# The checks are graded outside the students' kernels: before nbgrader runs a submission, its solution cells run
+# in a fenced process of their own on cases drawn when the assignment was generated (grading/, never
+# released); after it, those verdicts replace the test cells' outputs. Feedback waits for the written answers;
+# nbgrader export writes what is pending and what nbgrader refused (dpclust.grade).
+_outside = grade.OutsideTheKernel(os.path.join(os.path.dirname(os.path.abspath(__file__)), "grading"), timeout=300)
+c.Autograde.autograde_preprocessors = _outside.autograde_preprocessors()
+c.GenerateFeedback.preprocessors = _outside.feedback_preprocessors()
+c.ExportApp.plugin_class = grade.export_plugin()
 '''
+
+# The modules a graded solution may import and lean on from the notebook's setup (numpy, scipy, the standard
+# library's mathematics); never dpclust or dpclust_lib, which the graded run cannot import.
+SETUP_MODULES = {"numpy", "scipy", "math", "cmath", "itertools", "functools", "operator", "collections", "fractions"}
+SETUP_MODULES |= {"statistics", "decimal", "numbers", "warnings", "dataclasses", "typing"}
 
 
 def assignments_dir():
@@ -105,22 +150,27 @@ def assignments_dir():
 HEADER = """# Assignment: {title}
 
 This is the student version of `{name}`. It runs like the original, except that every exercise
-function is left for you to write.
+function is left for you to write, and that it runs the small (`smoke`) profile: the experiments take
+seconds, and the checks are exactly as strict as in the paper's profile (start Jupyter with
+`DPCLUST_PROFILE=paper` for the full runs).
 
 1. Cells marked **Exercise** describe a task. The cell just before each check holds a function whose
    body is `raise NotImplementedError(...)`: replace that line with your solution.
 2. Run the check cell below it. A check prints `Correct: ...` when your answer is right. When it is
-   not, it says what was expected, what came back, and gives a hint. The check cells are locked: the
-   grader runs them as written here, with checkers it imports afresh.
+   not, it says what was expected, what came back, and gives a hint.
 3. A predict-then-run exercise asks for your prediction first (a function that returns "up", "down"
-   or "same"), then runs a small experiment. It, and every derive exercise, ends with a question:
-   answer it in the cell below the check that starts with **Your answer.** (it is graded by hand).
+   or "same"), then runs a small experiment. Answer every question a prompt asks in the cell below its
+   check that starts with **Your answer.** (it is graded by hand).
 4. Before you hand in, run the whole notebook from the top (Kernel > Restart Kernel and Run All Cells).
-   To run it quickly, start Jupyter with `DPCLUST_PROFILE=smoke`: the experiments then run on tiny
-   sizes, while the checks stay exactly as strict.
 
-The randomised checks use fixed seeds and a stated error rate. A correct solution is rejected at
-most once in a thousand times (for other seeds).
+**How it is graded.** The grader does not run the checks in this notebook. It runs your solution cells on
+their own, in a fresh Python process that has numpy, scipy and the standard library (and the imports of
+this notebook's setup from them) but neither `dpclust` nor `dpclust_lib`, calls your functions on other
+cases and seeds than the checks here, and compares what they return with the teacher's answers. So:
+everything a function needs goes in the solution cells (helpers too, with their imports); a function that
+calls the compendium's code scores 0, as one that reads or writes files does; a warning or a message on
+stderr costs nothing. A right answer passes both here and there. The randomised checks use a stated error
+rate: a correct solution is rejected at most once in a thousand seeds.
 """
 
 
@@ -293,14 +343,22 @@ def trailing_output(source):
     return _parts(source)[1]
 
 
+def _graded_outside(part):
+    """A part with the hidden lines that make it fail in the kernel inserted just before its check call."""
+    lines = part.splitlines()
+    first = ast.parse(part).body[-1].lineno - 1
+    return "\n".join([*lines[:first], GRADED_OUTSIDE, *lines[first:]])
+
+
 def _test_cells(cell, nbformat):
-    """The autograded test cells of one exercise cell: one per part, the hidden fresh import at the top; then, if
-    the cell shows something after its last check, a locked cell that is not graded, with those statements."""
+    """The autograded test cells of one exercise cell: one per part, the hidden lines before its check call;
+    then, if the cell shows something after its last check, a locked cell that is not graded, with those
+    statements."""
     parts, output = _parts(cell.source)
     points = float(cell.metadata.get("points", 1))
     out = []
     for i, part in enumerate(parts):
-        new = nbformat.v4.new_code_cell(FRESH_CHECKERS + part, metadata=copy.deepcopy(dict(cell.metadata)))
+        new = nbformat.v4.new_code_cell(_graded_outside(part), metadata=copy.deepcopy(dict(cell.metadata)))
         new.metadata.pop("points", None)
         new["id"] = cell["id"] if i == 0 else f"{cell['id']}-{i + 1}"
         out.append(_nbgrader(new, new["id"], grade=True, locked=True, points=points))
@@ -402,6 +460,159 @@ def student_version(nb, name):
     return out
 
 
+def _literal(node, what):
+    try:
+        value = ast.literal_eval(node)
+        json.dumps(value)
+        return value
+    except (ValueError, TypeError, SyntaxError):
+        raise ValueError(f"{what} must be a solution's function or a literal, got {ast.unparse(node)!r}") from None
+
+
+def check_spec(statement, functions):
+    """What a graded run calls for one check statement of an exercise cell (a JSON-able dict, without its seed).
+
+    Parameters
+    ----------
+    statement : str
+        The check call, e.g. ``exercises.check_eq9_variance(eq9_variance_expected, reporters="expected")``.
+    functions : collection of str
+        The names the teacher's solution cells define: an argument of that name is the student's function.
+
+    Returns
+    -------
+    dict
+        ``{"kind": "check", "checker", "args", "kwargs"}``, every argument either ``{"function": name}`` or
+        ``{"value": literal}``; for ``check_prediction``, ``{"kind": "prediction", "name", "function",
+        "explanation"}`` (the expected answer is the teacher's, added by :func:`grading_key`).
+
+    Examples
+    --------
+    >>> spec = check_spec('exercises.check_eq9_variance(variance, reporters="expected")', {"variance"})
+    >>> spec["checker"], spec["args"], spec["kwargs"]
+    ('check_eq9_variance', [{'function': 'variance'}], {'reporters': 'expected'})
+    >>> check_spec("exercises.check_prediction(f'n = {n}', guess, a, b, explanation='noise')", {"guess"})["function"]
+    'guess'
+    """
+    call = ast.parse(statement).body[-1].value
+    checker = call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id
+    if checker == "check_prediction":
+        name = call.args[0]
+        explanation = next((k.value for k in call.keywords if k.arg == "explanation"), None)
+        return {
+            "kind": "prediction",
+            "name": name.value if isinstance(name, ast.Constant) else "your prediction",
+            "function": call.args[1].id,
+            "explanation": _literal(explanation, "explanation") if explanation is not None else "",
+        }
+    args = [
+        {"function": a.id} if isinstance(a, ast.Name) and a.id in functions else {"value": _literal(a, checker)}
+        for a in call.args
+    ]
+    return {
+        "kind": "check",
+        "checker": checker,
+        "args": args,
+        "kwargs": {k.arg: _literal(k.value, k.arg) for k in call.keywords},
+    }
+
+
+def setup_imports(nb):
+    """The import lines of a notebook's setup (its code cells that are no solution) from :data:`SETUP_MODULES`.
+
+    A graded run runs them before the student's solution cells, so a solution may lean on
+    ``np`` or ``math`` as it does in the notebook; nothing else of the setup exists there.
+
+    Examples
+    --------
+    >>> import nbformat
+    >>> nb = nbformat.v4.new_notebook()
+    >>> setup = "import numpy as np\\nimport pandas as pd\\nfrom scipy import stats\\nx = 1"
+    >>> nb.cells = [nbformat.v4.new_code_cell(setup)]
+    >>> setup_imports(nb)
+    ['import numpy as np', 'from scipy import stats']
+    """
+    lines = []
+    for cell in nb.cells:
+        if cell.cell_type != "code" or "solution" in _tags(cell) or "exercise" in _tags(cell):
+            continue
+        try:
+            body = ast.parse(cell.source).body
+        except SyntaxError:  # IPython magics: not a setup a graded run needs
+            continue
+        for node in body:
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [getattr(node, "module", "")]
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and all(
+                (n or "").split(".")[0] in SETUP_MODULES for n in names
+            ):
+                line = ast.unparse(node)
+                lines += [] if line in lines else [line]
+    return lines
+
+
+def grading_key(nb, name, draw_seed=None):
+    """What the grader needs for one notebook and the students never see; a JSON-able dict.
+
+    ``solutions`` are the teacher's solution cells (the references of the exercises the library does
+    not answer), ``prelude`` the :func:`setup_imports`, ``checks`` one :func:`check_spec` per test cell
+    (``grade_id``), each with a ``seed`` drawn now (a graded run's cases come from it), or, for a
+    prediction, the teacher's answer as ``expected``. Each check is run once here on the teacher's
+    solutions, and a seed on which they would fail a statistical test is drawn again.
+
+    Parameters
+    ----------
+    nb : nbformat.NotebookNode
+        The teacher notebook.
+    name : str
+        Its file name.
+    draw_seed : callable, optional
+        ``() -> int``, the seeds (default: the ``secrets`` module's randomness).
+
+    Examples
+    --------
+    >>> import nbformat
+    >>> nb = nbformat.v4.new_notebook()
+    >>> nb.cells = [
+    ...     nbformat.v4.new_code_cell("import math", id="setup"),
+    ...     nbformat.v4.new_code_cell("def total_spent(e, n, s):\\n    return e if s == 'fixed' else e * (1 - 0.5**n)",
+    ...                               id="ex1-solution", metadata={"tags": ["solution"]}),
+    ...     nbformat.v4.new_code_cell("exercises.check_total_spent(total_spent)", id="ex1-check",
+    ...                               metadata={"tags": ["exercise"]}),
+    ... ]
+    >>> key = grading_key(nb, "99_x.ipynb", draw_seed=lambda: 7)
+    >>> key["prelude"], key["checks"]["ex1-check"]["checker"], key["checks"]["ex1-check"]["seed"]
+    (['import math'], 'check_total_spent', 7)
+    """
+    from . import grade
+
+    draw_seed = draw_seed or (lambda: secrets.randbelow(2**31))
+    solutions = {c["id"]: c.source for c in nb.cells if c.cell_type == "code" and "solution" in _tags(c)}
+    key = {"notebook": name, "prelude": setup_imports(nb), "solutions": solutions, "checks": {}}
+    teacher = grade.teacher_functions(key)
+    source = nbgrader_source(nb, name)
+    for cell in source.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if not meta.get("grade") or cell.cell_type != "code":
+            continue
+        spec = check_spec(_replace_regions(cell.source, HIDDEN_BEGIN, HIDDEN_END, None), teacher)
+        key["checks"][meta["grade_id"]] = _seeded(spec, teacher, draw_seed, meta["grade_id"])
+    return key
+
+
+def _seeded(spec, teacher, draw_seed, grade_id):
+    """The spec with a seed on which the teacher's solutions pass (or the teacher's prediction)."""
+    from . import grade
+
+    if spec["kind"] == "prediction":
+        return {**spec, "expected": teacher[spec["function"]]()}
+    for _ in range(5):  # a right answer fails a statistical check on about one seed in a thousand
+        seeded = {**spec, "seed": draw_seed()}
+        verdict = grade.run_check(seeded, teacher.__getitem__, teacher)
+        if verdict.passed:
+            return seeded
+    raise ValueError(f"the teacher's solution fails the check of {grade_id} on every seed drawn:\n{verdict.message}")
+
+
 def _refuse_existing(targets):
     existing = [str(t) for t in targets if Path(t).exists()]
     if existing:
@@ -421,9 +632,9 @@ def export(notebooks=None, out_dir=None, kind="nbgrader"):
     out_dir : path, optional
         Default: ``<project>/assignments``.
     kind : {"nbgrader", "student"}
-        ``"nbgrader"``: an nbgrader course folder, ``source/<stem>/<stem>.ipynb`` per
-        notebook and ``nbgrader_config.py`` (kept if it exists). ``"student"``:
-        ``<name>.ipynb``, the student version, per notebook.
+        ``"nbgrader"``: an nbgrader course folder, ``source/<stem>/<stem>.ipynb`` and
+        ``grading/<stem>.json`` (:func:`grading_key`) per notebook, and ``nbgrader_config.py``
+        (kept if it exists). ``"student"``: ``<name>.ipynb``, the student version (a handout), per notebook.
 
     Nothing that exists is overwritten (a ValueError names it, and nothing is written).
 
@@ -434,10 +645,13 @@ def export(notebooks=None, out_dir=None, kind="nbgrader"):
     >>> teacher = nbformat.v4.new_notebook()
     >>> teacher.cells = [
     ...     nbformat.v4.new_code_cell(
-    ...         "def double(x):\\n    return 2 * x", id="ex1-solution", metadata={"tags": ["solution"]}
+    ...         "def total_spent(epsilon, n_releases, schedule):\\n"
+    ...         "    return epsilon if schedule == 'fixed' else epsilon * (1 - 0.5**n_releases)",
+    ...         id="ex1-solution",
+    ...         metadata={"tags": ["solution"]},
     ...     ),
     ...     nbformat.v4.new_code_cell(
-    ...         "from dpclust import exercises\\nexercises.check_number('double(2)', double(2), 4)",
+    ...         "from dpclust import exercises\\nexercises.check_total_spent(total_spent)",
     ...         id="ex1-check",
     ...         metadata={"tags": ["exercise"]},
     ...     ),
@@ -446,7 +660,7 @@ def export(notebooks=None, out_dir=None, kind="nbgrader"):
     >>> folder = pathlib.Path(tmp.name)
     >>> nbformat.write(teacher, folder / "99_hw.ipynb")
     >>> [p.relative_to(folder).as_posix() for p in export([folder / "99_hw.ipynb"], folder / "course")]
-    ['course/source/99_hw/99_hw.ipynb', 'course/nbgrader_config.py']
+    ['course/source/99_hw/99_hw.ipynb', 'course/grading/99_hw.json', 'course/nbgrader_config.py']
     >>> export([folder / "99_hw.ipynb"], folder / "course")
     Traceback (most recent call last):
     ...
@@ -464,12 +678,19 @@ def export(notebooks=None, out_dir=None, kind="nbgrader"):
     )
     make = nbgrader_source if kind == "nbgrader" else student_version
     targets = [out_dir / "source" / p.stem / p.name if kind == "nbgrader" else out_dir / p.name for p in paths]
-    _refuse_existing(targets)
+    keys = [out_dir / "grading" / f"{p.stem}.json" for p in paths] if kind == "nbgrader" else []
+    _refuse_existing(targets + keys)
     written = []
     for path, target in zip(paths, targets):
+        teacher = nbformat.read(path, as_version=4)
         target.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(make(nbformat.read(path, as_version=4), path.name), target)
+        nbformat.write(make(teacher, path.name), target)
         written.append(target)
+        if kind == "nbgrader":
+            keys[0].parent.mkdir(parents=True, exist_ok=True)
+            key = out_dir / "grading" / f"{path.stem}.json"
+            key.write_text(json.dumps(grading_key(teacher, path.name), indent=1))
+            written.append(key)
     config = out_dir / "nbgrader_config.py"
     if kind == "nbgrader" and not config.exists():
         config.write_text(NBGRADER_CONFIG % EXPLANATION_PLACEHOLDER)

@@ -1,120 +1,107 @@
-"""``grade``: run student notebooks with the teacher's own checks and write a gradebook.
+"""Grading that a student's kernel cannot forge, inside nbgrader's own autograde.
 
-For a course without nbgrader: it reads the same cells as nbgrader does, those of
-the teacher notebook's nbgrader source (:func:`dpclust.assignments.nbgrader_source`).
-A student notebook (``dpclust.assignments.export(kind="student")``, or a submission
-made from nbgrader's release) is graded as follows. Every autograded test cell of
-the source (one per check, ``nbgrader.grade_id``) replaces the student's copy of
-it (matched by cell id; a deleted one is put back after the cell that precedes it
-in the source), so a check that was edited or deleted still runs as the teacher
-wrote it, hidden part included: it imports the checkers afresh, so a solution cell
-that replaces ``exercises.check_*`` does not grade itself. Each check is recorded
-(passed, and the checker's message) instead of stopping the cell, and is worth the
-cell's ``nbgrader.points``. The notebook then runs under the smoke profile with a
-time limit per cell and one per notebook, its results and figures in a temporary
-folder, the compendium (for the published numbers) found as where the teacher
-notebook lies, and it goes on past failing cells, so a wrong answer early does
-not hide later ones. A notebook that cannot be read, runs past its limit, or
-whose kernel dies still gets its rows; its ``(notebook)`` row is ``passed`` only
-when every cell ran without an error.
+nbgrader runs a submission in a kernel and counts a test cell that raised nothing as passed; code in
+the same kernel can therefore forge any verdict (skip the cells, fake the checkers' modules, patch
+numpy). So the checks of an assignment made by :func:`dpclust.assignments.export` are graded outside
+that kernel, by two steps that the course's ``nbgrader_config.py`` adds to ``nbgrader autograde``
+(:class:`OutsideTheKernel`):
 
-This is grading, not a sandbox: the student's code runs with the grader's rights
-(run it in a container or as an unprivileged user when that matters); a student
-who patches the library itself, or the import system, in the kernel is not detected.
+* before nbgrader runs the submission, :meth:`OutsideTheKernel.check` runs the student's solution
+  cells in a fenced process of their own (:class:`~dpclust.exercises._remote.GradedRun`: numpy, scipy
+  and the notebook's setup imports from them, neither ``dpclust`` nor ``dpclust_lib``, no file read or
+  written, no process started), and each check of the notebook's key (``grading/<stem>.json``, written
+  when the assignment was generated and never released) runs here, in the grader's process, on the
+  cases of its seed, calling the student's functions there (:func:`grade_notebook`). The expected
+  values come from the library or from the teacher's solutions in the key, never from the student's
+  process;
+* after nbgrader ran the submission, :meth:`OutsideTheKernel.apply` writes those verdicts into the test
+  cells (the checker's message; a failed check is an error, a passed one prints ``Correct: ...``, so
+  nbgrader's own rule gives the points), removes the hidden lines from what the feedback shows, takes
+  the grader's paths out of the tracebacks, and records the signs of a tampered kernel that the hidden
+  lines saw (or a check cell that did not run them) as the notebook's ``dpclust.flags``.
+
+Without those steps every test cell raises in the kernel and scores 0: a course that lost them fails
+closed. :meth:`OutsideTheKernel.refuse_pending` keeps ``generate_feedback`` from showing a written answer
+that waits for the teacher as 0, and :func:`export_plugin` makes ``nbgrader export`` say which
+submissions have such answers, which nbgrader refused, and which were flagged. :func:`grade` is the same
+grading for a teacher without a course: a temporary course, nbgrader's autograde and export.
+
+What stays open: nbgrader runs the submission's kernel with the grader's rights, so that code can
+read and write the grader's files while it runs. The verdicts are computed before it runs and kept in
+memory, but a submission can still damage the course folder or the environment for the next ones. Run
+autograde as a user who can write only the course folder (or in a container per run) when that matters.
 """
 
 from __future__ import annotations
 
-import ast
 import contextlib
+import dataclasses
+import inspect
 import io
 import json
+import logging
+import os
 import re
+import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-import pandas as pd
-
 from ._optional import require
 
-__all__ = ["GRADE_COLUMNS", "record", "exercises_of", "graded_notebook", "grade_notebook", "grade"]
+__all__ = [
+    "Verdict",
+    "solution_cells",
+    "teacher_functions",
+    "run_check",
+    "grade_notebook",
+    "OutsideTheKernel",
+    "export_plugin",
+    "EXPORT_COLUMNS",
+    "grade",
+]
 
-GRADE_COLUMNS = ["student", "submission", "notebook", "exercise", "passed", "message", "points", "max_points"]
-NOTEBOOK_ROW = "(notebook)"  # the row that says how the run went; it carries no points
-DEFAULT_TIME_LIMIT = 600  # seconds per notebook
-CELL_TIME_LIMIT = 300  # seconds per cell, as in the nbgrader configuration that make assignments writes
+log = logging.getLogger(__name__)
+
+HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*\n?", re.S | re.M)
+KERNEL_ERROR = "GradedOutsideTheKernel"  # what the hidden lines of a test cell raise in the kernel
+CLEAN = "no sign of tampering"
+FORGED = "not an answer"  # what a graded run that broke its protocol is said to have sent
+EXPORT_COLUMNS = [
+    "assignment",
+    "student_id",
+    "status",
+    "autograded",
+    "autograded_max",
+    "written",
+    "written_pending",
+    "written_max",
+    "total",
+    "max_score",
+    "flags",
+]
 
 
-def _nbformat():
-    # nbformat comes with the [notebooks] extra: grading needs it, the library alone does not.
-    return require("nbformat", "notebooks")
-
-
-def record(path, exercise, call):
-    """Run one check for the grader: append (exercise, passed, message) to ``path`` as a JSON line.
-
-    The check's failure does not propagate, so the cell goes on to its next check.
-    A checker that returns a result object with ``passed``/``message`` is read from
-    it; one that prints ``Correct: ...`` and returns None passed.
+@dataclasses.dataclass
+class Verdict:
+    """One check's result: passed or not, the checker's message, notes for the student, flags for the teacher.
 
     Examples
     --------
-    >>> import json, pathlib, tempfile
-    >>> from dpclust.exercises import check_number
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = pathlib.Path(tmp) / "checks.jsonl"
-    ...     _ = record(path, "check_number(x)", lambda: check_number("x", 1.0, 2.0))
-    ...     print(json.loads(path.read_text())["passed"])
-    Not yet: x is not right (relative tolerance 1e-06)
-      expected: 2.0
-      got:      1.0
-      hint:     recheck the derivation step by step
-    False
+    >>> Verdict(False, "the sum is not right").lines()
+    ['the sum is not right']
     """
-    buffer = io.StringIO()
-    result = None
-    try:
-        with contextlib.redirect_stdout(buffer):
-            result = call()
-    except Exception as exc:  # ExerciseError (an AssertionError) or anything else the check raised
-        passed = False
-        message = str(exc) if isinstance(exc, AssertionError) else f"{type(exc).__name__}: {exc}"
-    else:
-        passed = bool(getattr(result, "passed", True))
-        message = str(getattr(result, "message", "") or buffer.getvalue().strip())
-    with open(path, "a") as sink:
-        sink.write(json.dumps({"exercise": exercise, "passed": passed, "message": message}) + "\n")
-    print(buffer.getvalue(), end="")
-    if not passed:
-        print(f"Not yet: {message}")
-    return result
 
+    passed: bool
+    message: str
+    notes: list = dataclasses.field(default_factory=list)
+    flags: list = dataclasses.field(default_factory=list)
 
-def _check_name(call):
-    func = call.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return name if name.startswith("check_") else None
-
-
-def _exercise_id(call):
-    """``check_x(student_function, ...)``: the checker and the names (and constant options) it is given."""
-    args = [ast.unparse(a) for a in call.args if isinstance(a, ast.Name)]
-    args += [
-        f"{k.arg}={ast.unparse(k.value)}"
-        for k in call.keywords  # options, not explanations
-        if isinstance(k.value, ast.Constant) and len(ast.unparse(k.value)) <= 20
-    ]
-    return f"{_check_name(call)}({', '.join(args)})"
-
-
-def _check_calls(source):
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _check_name(n)]
-    return sorted(calls, key=lambda n: (n.lineno, n.col_offset))
+    def lines(self):
+        """The message and the notes, as lines."""
+        return [line for line in self.message.splitlines() if line.strip()] + [f"note: {n}" for n in self.notes]
 
 
 def _is_test_cell(cell):
@@ -122,451 +109,458 @@ def _is_test_cell(cell):
     return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
-def _test_cells(teacher):
-    """The autograded test cells of the teacher notebook's nbgrader source, in order."""
-    from .assignments import nbgrader_source
-
-    return [c for c in nbgrader_source(teacher, "").cells if _is_test_cell(c)]
-
-
-def exercises_of(teacher):
-    """The exercises of a teacher notebook: a DataFrame (exercise, cell_id, points), in order.
-
-    One exercise per call of a ``check_*`` function in an autograded test cell of
-    the notebook's nbgrader source (a cell tagged ``exercise`` gives one test cell
-    per check); each is worth its cell's ``nbgrader.points`` (the teacher cell's
-    ``points`` metadata, default 1).
+def solution_cells(nb):
+    """The student's solution code cells of an nbgrader notebook, in order: [(grade_id or cell id, source)].
 
     Examples
     --------
-    >>> import pathlib, tempfile
     >>> import nbformat
-    >>> teacher = nbformat.v4.new_notebook()
-    >>> teacher.cells = [
-    ...     nbformat.v4.new_code_cell(
-    ...         "def double(x):\\n    return 2 * x", id="ex1-solution", metadata={"tags": ["solution"]}
-    ...     ),
-    ...     nbformat.v4.new_code_cell(
-    ...         "from dpclust import exercises\\nexercises.check_number('double(2)', double(2), 4)",
-    ...         id="ex1-check",
-    ...         metadata={"tags": ["exercise"]},
-    ...     ),
-    ... ]
-    >>> exercises_of(teacher)
-           exercise    cell_id  points
-    0  check_number()  ex1-check     1.0
+    >>> meta = {"nbgrader": {"solution": True, "grade_id": "ex1"}}
+    >>> cell = nbformat.v4.new_code_cell("def f(): return 1", metadata=meta)
+    >>> solution_cells(nbformat.v4.new_notebook(cells=[cell]))
+    [('ex1', 'def f(): return 1')]
     """
-    rows, seen = [], {}
-    for cell in _test_cells(teacher):
-        for call in _check_calls(cell.source):
-            name = _exercise_id(call)
-            seen[name] = seen.get(name, 0) + 1
-            if seen[name] > 1:
-                name = f"{name} #{seen[name]}"
-            points = float(cell.metadata["nbgrader"]["points"])
-            rows.append({"exercise": name, "cell_id": cell.get("id"), "points": points})
-    return pd.DataFrame(rows, columns=["exercise", "cell_id", "points"])
-
-
-class _Instrument(ast.NodeTransformer):
-    """Turn each ``check_*(...)`` call into ``record(path, exercise, lambda: check_*(...))``."""
-
-    def __init__(self, path, names):
-        self.path, self.names = path, names  # names: (line, column) of the call -> exercise
-
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        if not _check_name(node):
-            return node
-        recorder = ast.parse('__import__("dpclust.grade", fromlist=["record"]).record', mode="eval").body
-        thunk = ast.Lambda(
-            args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), body=node
-        )
-        name = self.names[(node.lineno, node.col_offset)]
-        return ast.copy_location(
-            ast.Call(recorder, [ast.Constant(str(self.path)), ast.Constant(name), thunk], []), node
-        )
-
-
-def _instrumented(source, path, names):
-    """The cell's source with every check recorded under its exercise name (``names``, in source order)."""
-    where = {(c.lineno, c.col_offset): name for c, name in zip(_check_calls(source), names)}
-    tree = _Instrument(path, where).visit(ast.parse(source))
-    return ast.unparse(ast.fix_missing_locations(tree))
-
-
-def graded_notebook(student, teacher, record_path):
-    """The notebook that is run: the student's, with the test cells of the teacher's nbgrader source, instrumented.
-
-    Returns (notebook, ids of the instrumented cells).
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> import nbformat
-    >>> teacher = nbformat.v4.new_notebook()
-    >>> teacher.cells = [
-    ...     nbformat.v4.new_code_cell(
-    ...         "def double(x):\\n    return 2 * x", id="ex1-solution", metadata={"tags": ["solution"]}
-    ...     ),
-    ...     nbformat.v4.new_code_cell(
-    ...         "from dpclust import exercises\\nexercises.check_number('double(2)', double(2), 4)",
-    ...         id="ex1-check",
-    ...         metadata={"tags": ["exercise"]},
-    ...     ),
-    ... ]
-    >>> from dpclust.assignments import student_version
-    >>> nb, instrumented = graded_notebook(student_version(teacher, "hw.ipynb"), teacher, "checks.jsonl")
-    >>> sorted(instrumented), "record(" in nb.cells[-1].source
-    (['ex1-check'], True)
-    """
-    from .assignments import nbgrader_source
-
-    exercises = exercises_of(teacher)
-    teacher_cells = list(nbgrader_source(teacher, "").cells)
-    exercise_ids = {c.get("id") for c in teacher_cells if _is_test_cell(c)}
-    kept = [
-        c
-        for c in student.cells
-        if "exercise" not in c.metadata.get("tags", []) and not _is_test_cell(c) and c.get("id") not in exercise_ids
+    return [
+        (c.metadata["nbgrader"].get("grade_id") or c.get("id", "?"), c.source)
+        for c in nb.cells
+        if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")
     ]
-    position = {c.get("id"): i for i, c in enumerate(kept)}
-    inserts = {}  # index in kept after which teacher cells go (-1: at the top)
-    for t, cell in enumerate(teacher_cells):
-        if cell.get("id") not in exercise_ids:
-            continue
-        anchor = next((position[c.get("id")] for c in reversed(teacher_cells[:t]) if c.get("id") in position), -1)
-        new = _nbformat().from_dict(dict(cell))
-        new.outputs, new.execution_count = [], None
-        names = exercises.loc[exercises["cell_id"] == cell.get("id"), "exercise"].tolist()
-        new.source = _instrumented(cell.source, record_path, names)
-        inserts.setdefault(anchor, []).append(new)
-    cells = list(inserts.get(-1, []))
-    for i, cell in enumerate(kept):
-        cells.append(cell)
-        cells.extend(inserts.get(i, []))
-    out = _nbformat().from_dict(dict(student))
-    out.cells = cells
-    return out, {c.get("id") for group in inserts.values() for c in group}
 
 
-def _error_of(cell):
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "error":
-            return f"{output.get('ename')}: {output.get('evalue')}"
-    return None
+def teacher_functions(key):
+    """The teacher's solutions of a key, run in this process (trusted code): {name: object}.
+
+    Examples
+    --------
+    >>> teacher_functions({"solutions": {"ex1": "def double(x):\\n    return 2 * x"}})["double"](4)
+    8
+    """
+    namespace = {"__name__": "teacher_solutions"}
+    for line in key.get("prelude", []):
+        exec(line, namespace)
+    for source in key["solutions"].values():
+        exec(compile(source, "<teacher's solution>", "exec"), namespace)
+    return {k: v for k, v in namespace.items() if not k.startswith("__")}
 
 
-def _run(nb, folder, time_limit, home=None):
-    """Execute ``nb`` (errors allowed) within ``time_limit`` seconds in all and :data:`CELL_TIME_LIMIT` per
-    cell, with the compendium ``home`` (for the published numbers); return (status, detail)."""
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+def _prediction(spec, fn):
+    from .exercises._core import ExerciseError, call_student, fail, passed
 
-    from .reproduce import kernel_environment, kernel_stderr_to
-
-    deadline = time.monotonic() + time_limit
-    client = NotebookClient(
-        nb,
-        kernel_name="python3",
-        allow_errors=True,
-        startup_timeout=max(60, time_limit),
-        timeout_func=lambda cell: max(1, int(min(CELL_TIME_LIMIT, deadline - time.monotonic()))),
-        resources={"metadata": {"path": str(folder)}},
-    )
-    env = {"DPCLUST_PROFILE": "smoke", "JUPYTER_PREFER_ENV_PATH": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    if home is not None:  # the run's folder is a temporary one, outside the compendium
-        env["DPCLUST_HOME"] = str(home)
-    with kernel_environment(**env), kernel_stderr_to(Path(folder) / "kernel-stderr.log"):
-        try:
-            client.execute()
-        except CellTimeoutError:
-            if time.monotonic() < deadline:
-                return "time limit", f"had a cell run past its time limit of {CELL_TIME_LIMIT} s"
-            return "time limit", f"ran past its time limit of {time_limit} s"
-        except DeadKernelError as exc:
-            return "crashed", f"the kernel died: {exc}"
-        except Exception as exc:  # e.g. a kernel that does not start
-            return "crashed", f"{type(exc).__name__}: {exc}"
-    if time.monotonic() > deadline:
-        return "time limit", f"ran past its time limit of {time_limit} s"
-    return "ok", ""
-
-
-def _teacher_for(path, teacher):
-    from .reproduce import list_notebooks, resolve_notebook
-
-    if teacher is not None:
-        return resolve_notebook(str(teacher))
-    candidates = [p for p in list_notebooks() if not p.stem.startswith("00_")]
-    by_name = [p for p in candidates if p.stem in Path(path).name]
-    if len(by_name) == 1:
-        return by_name[0]
-    with contextlib.suppress(Exception):  # the header of a student version names its notebook
-        text = json.dumps(json.loads(Path(path).read_text())["cells"][:2])
-        by_header = [p for p in candidates if f"student version of `{p.name}`" in text]
-        if len(by_header) == 1:
-            return by_header[0]
-    raise ValueError(
-        f"no teacher notebook matches {Path(path).name}: name it after one "
-        f"({', '.join(p.stem for p in candidates)}) or pass --teacher"
+    answer = call_student(fn)
+    name = spec.get("name") or "your prediction"
+    if not (isinstance(answer, str) and answer in ("up", "down", "same")):
+        raise ExerciseError(f"{name}: predict one of ['down', 'same', 'up'], got {answer!r}")
+    if answer != spec["expected"]:
+        fail(
+            f"{name}: the experiment goes the other way",
+            spec["expected"],
+            answer,
+            spec.get("explanation") or "think about what the change does to the noise",
+        )
+    passed(
+        f"{name}: {answer}, as the experiment shows" + (f". {spec['explanation']}" if spec.get("explanation") else "")
     )
 
 
-def _rows(base, exercises, results, status_passed, status_message):
-    """The gradebook rows of one submission: its ``(notebook)`` row, then one per exercise."""
-    out = [
-        {**base, "exercise": NOTEBOOK_ROW, "passed": status_passed, "message": status_message}
-        | {"points": 0.0, "max_points": 0.0}
-    ]
-    for ex in exercises.itertuples(index=False):
-        passed, message = results.get(ex.exercise, (False, ""))
-        out.append(
-            {**base, "exercise": ex.exercise, "passed": passed, "message": message}
-            | {"points": ex.points if passed else 0.0, "max_points": ex.points}
-        )
-    return pd.DataFrame(out, columns=GRADE_COLUMNS)
+def run_check(spec, function, solutions):
+    """Run one check of a key here, the student's functions given by ``function(name)``; a :class:`Verdict`.
 
-
-def _recorded(record_path):
-    """{exercise: (passed, message)} of the checks that ran; a check that ever failed, failed."""
-    results = {}
-    if record_path.is_file():
-        for line in record_path.read_text().splitlines():
-            item = json.loads(line)
-            old = results.get(item["exercise"])
-            if old is None or (old[0] and not item["passed"]):
-                results[item["exercise"]] = (item["passed"], item["message"])
-    return results
-
-
-def _not_run(exercises, results, nb, instrumented, status, detail):
-    """Why each exercise without a recorded check was not graded (added to ``results``)."""
-    cell_errors = {c.get("id"): _error_of(c) for c in nb.cells if c.get("id") in instrumented}
-    for ex in exercises.itertuples(index=False):
-        if ex.exercise in results:
-            continue
-        if status != "ok":
-            why = f"not reached: the notebook {detail}"
-        elif cell_errors.get(ex.cell_id):
-            why = f"not run: its cell stopped before the check ({cell_errors[ex.cell_id]})"
-        else:
-            why = "not run: the check was not reached"
-        results[ex.exercise] = (False, why)
-    return results
-
-
-def _run_message(nb, status, detail):
-    """(passed, message) of the ``(notebook)`` row: passed only when every cell ran without an error."""
-    errors = [(i, _error_of(c)) for i, c in enumerate(nb.cells) if c.cell_type == "code" and _error_of(c)]
-    if status != "ok":
-        return False, detail[0].upper() + detail[1:]
-    if errors:
-        first = errors[0]
-        return False, f"ran to the end; {len(errors)} cell(s) raised an error, the first: cell {first[0]}: {first[1]}"
-    return True, "ran to the end without errors"
-
-
-def grade_notebook(path, teacher, time_limit=DEFAULT_TIME_LIMIT, student=None):
-    """Grade one submission against one teacher notebook; return its gradebook rows (a DataFrame).
+    A check that cannot finish on what the student's code returned fails (closed), with what went wrong.
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> import nbformat
-    >>> teacher = nbformat.v4.new_notebook()
-    >>> teacher.cells = [
-    ...     nbformat.v4.new_code_cell(
-    ...         "def double(x):\\n    return 2 * x", id="ex1-solution", metadata={"tags": ["solution"]}
-    ...     ),
-    ...     nbformat.v4.new_code_cell(
-    ...         "from dpclust import exercises\\nexercises.check_number('double(2)', double(2), 4)",
-    ...         id="ex1-check",
-    ...         metadata={"tags": ["exercise"]},
-    ...     ),
-    ... ]
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     nbformat.write(teacher, pathlib.Path(tmp) / "hw.ipynb")
-    ...     _ = (pathlib.Path(tmp) / "alice.ipynb").write_text("not a notebook")
-    ...     rows = grade_notebook(pathlib.Path(tmp) / "alice.ipynb", pathlib.Path(tmp) / "hw.ipynb")
-    >>> rows[["exercise", "passed", "points", "max_points"]]
-             exercise  passed  points  max_points
-    0      (notebook)   False     0.0         0.0
-    1  check_number()   False     0.0         1.0
+    >>> args = [{"function": "total"}]
+    >>> spec = {"kind": "check", "checker": "check_total_spent", "args": args, "kwargs": {}, "seed": 3}
+    >>> right = {"total_spent": lambda e, n, s: e if s == "fixed" else e * (1 - 0.5**n)}
+    >>> run_check(spec, {"total": right["total_spent"]}.__getitem__, right).message
+    'Correct: the total epsilon spent is right on all 5 cases'
+    >>> run_check(spec, {"total": lambda e, n, s: e}.__getitem__, right).passed
+    False
     """
-    from ._paths import find_project_dir
+    from . import exercises
 
-    path, teacher_path = Path(path), Path(teacher)
-    student = student or path.stem
-    teacher_nb = _nbformat().read(teacher_path, as_version=4)
-    exercises = exercises_of(teacher_nb)
-    base = {"student": student, "submission": str(path), "notebook": teacher_path.stem}
+    out = io.StringIO()
     try:
-        student_nb = _nbformat().read(path, as_version=4)
-        _nbformat().validate(student_nb)
-    except Exception as exc:  # not JSON, not a notebook: every exercise scores 0 and the run row says why
-        reason = f"not a valid notebook ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
-        return _rows(
-            base, exercises, {ex: (False, f"not graded: {reason}") for ex in exercises["exercise"]}, False, reason
-        )
-    with tempfile.TemporaryDirectory(prefix="dpclust-grade-") as tmp:
-        tmp = Path(tmp)
-        nb, instrumented = graded_notebook(student_nb, teacher_nb, tmp / "checks.jsonl")
-        nb = _with_parameters(nb, teacher_path, tmp)
-        status, detail = _run(nb, tmp, time_limit, home=find_project_dir(teacher_path.resolve().parent))
-        results = _recorded(tmp / "checks.jsonl")
-    results = _not_run(exercises, results, nb, instrumented, status, detail)
-    return _rows(base, exercises, results, *_run_message(nb, status, detail))
+        with contextlib.redirect_stdout(out):
+            if spec["kind"] == "prediction":
+                _prediction(spec, function(spec["function"]))
+            else:
+                checker = getattr(exercises, spec["checker"])
+                args = [function(a["function"]) if "function" in a else a["value"] for a in spec["args"]]
+                kwargs = {**spec.get("kwargs", {}), "seed": spec["seed"]}
+                if "solutions" in inspect.signature(checker).parameters:
+                    kwargs["solutions"] = solutions
+                checker(*args, **kwargs)
+        return Verdict(True, out.getvalue().strip())
+    except exercises.ExerciseError as exc:
+        return Verdict(False, (out.getvalue() + str(exc)).strip())
+    except Exception as exc:  # e.g. the student's exception outside a call the checker guards: fail closed
+        return Verdict(False, f"the check could not finish: {type(exc).__name__}: {exc}")
 
 
-def _declared(nb):
-    """The names the notebook's ``parameters`` cell assigns."""
-    cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None)
+def grade_notebook(nb, key, timeout=300.0):
+    """Every check of ``key`` on the solution cells of ``nb``, graded outside any kernel: {grade_id: Verdict}.
+
+    The cells run in one :class:`~dpclust.exercises._remote.GradedRun`, started again after a check
+    that broke it, and after a check that lent it a reference (the run must not keep it).
+
+    Examples
+    --------
+    >>> import nbformat
+    >>> cell = nbformat.v4.new_code_cell(
+    ...     "def total_spent(epsilon, n, schedule):\\n    return epsilon",
+    ...     metadata={"nbgrader": {"solution": True, "grade_id": "ex1-solution"}},
+    ... )
+    >>> spec = {"kind": "check", "checker": "check_total_spent", "args": [{"function": "total_spent"}],
+    ...         "kwargs": {}, "seed": 3}
+    >>> key = {"prelude": [], "solutions": {"ex1": "def total_spent(e, n, s):\\n    return e"}, "checks": {"ex1": spec}}
+    >>> grade_notebook(nbformat.v4.new_notebook(cells=[cell]), key)["ex1"].passed
+    True
+    """
+    from .exercises._remote import GradedRun, RunBroken
+
+    cells, solutions = solution_cells(nb), teacher_functions(key)
+    verdicts, run, broken = {}, None, None
     try:
-        tree = ast.parse(cell.source) if cell is not None else ast.Module(body=[], type_ignores=[])
-    except SyntaxError:
-        return set()
-    return {
-        t.id
-        for node in tree.body
-        if isinstance(node, (ast.Assign, ast.AnnAssign))
-        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-        if isinstance(t, ast.Name)
-    }
+        for grade_id, spec in key["checks"].items():
+            seen = len(run.notes) if run is not None and not run.dead else 0  # a new run's start counts too
+            if broken is None and (run is None or run.dead):
+                try:
+                    run = GradedRun(cells, key.get("prelude", []), timeout)
+                except RunBroken as exc:  # the cells themselves never finish: every check fails alike
+                    broken = str(exc)
+            if broken is not None:
+                verdicts[grade_id] = Verdict(False, broken, flags=[broken] if FORGED in broken else [])
+                continue
+            run.deadline = time.monotonic() + timeout  # a check's calls together, not each call, get the limit
+            verdict = run_check(spec, run.function, solutions)
+            new = run.notes[seen:]
+            verdict.notes += [n for n in new if not n.startswith("the graded run refused")]
+            verdict.flags += [n for n in new if n.startswith("the graded run refused")]
+            if run.dead and FORGED in run.dead:  # something wrote into the grader's pipes
+                verdict.flags.append(run.dead)
+            verdicts[grade_id] = verdict
+            if run.lent_once or run.dead:
+                run.close()
+                run = None
+    finally:
+        if run is not None:
+            run.close()
+    return verdicts
 
 
-def _with_parameters(nb, teacher_path, folder):
-    """Results and figures into ``folder``, the smoke profile: a cell after the parameters cell
-    (at the top if the student deleted it), setting the names the teacher's parameters cell declares."""
-    declared = _declared(_nbformat().read(teacher_path, as_version=4))
-    params = {"results_dir": str(folder / "results"), "figures_dir": str(folder / "figures"), "profile": "smoke"}
-    source = "\n".join(f"{k} = {v!r}" for k, v in params.items() if k in declared)
-    if not source:
-        return nb
-    at = next((i + 1 for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])), 0)
-    cell = _nbformat().v4.new_code_cell(source)
-    cell.metadata["tags"] = ["injected-parameters"]
-    nb.cells.insert(at, cell)
-    return nb
+def _kernel_signs(cell):
+    """What the kernel's run of a test cell says about the kernel: the hidden lines' signs, or their absence."""
+    errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+    ours = [o for o in errors if o.get("ename") == KERNEL_ERROR]
+    if ours:
+        return [s for s in str(ours[0].get("evalue", "")).split("; ") if s and s != CLEAN]
+    if errors:  # the cell stopped before the hidden lines (e.g. its experiment failed): no sign either way
+        return []
+    return ["the kernel ran this check cell without its hidden lines (a skip, or cells rewritten before they run)"]
 
 
-def _feedback(frame):
-    run = frame[frame["exercise"] == NOTEBOOK_ROW].iloc[0]
-    graded = frame[frame["exercise"] != NOTEBOOK_ROW]
-    lines = [
-        f"# Feedback: {run['student']} ({run['notebook']})",
-        "",
-        f"**Score: {graded['points'].sum():g} / {graded['max_points'].sum():g}**",
-        "",
-        f"The run: {run['message']}",
-        "",
-    ]
-    for row in graded.itertuples(index=False):
-        mark = "passed" if row.passed else "not yet"
-        lines += [f"## `{row.exercise}`: {mark} ({row.points:g} / {row.max_points:g})", ""]
-        if row.message:
-            lines += ["```", str(row.message), "```", ""]
-    return "\n".join(lines)
+def _outputs(verdict, nbformat):
+    """The test cell's outputs for nbgrader: stdout when it passed (full points), an error when it did not."""
+    lines = verdict.lines()
+    if verdict.passed:
+        return [nbformat.v4.new_output("stream", name="stdout", text="\n".join(lines) + "\n")]
+    first = lines[0] if lines else "not graded"
+    return [nbformat.v4.new_output("error", ename="ExerciseError", evalue=first, traceback=lines or [first])]
 
 
-def _student_names(paths):
-    """A name per submission: its file stem, or where stems repeat ``<folder>/<stem>`` with the nearest folder
-    that tells them apart (``alice/hw``; in nbgrader's ``submitted/<student>/<assignment>/<stem>.ipynb``, the
-    student's)."""
-    names = []
+def _scrub(text, paths):
     for path in paths:
-        same = [q for q in paths if q.stem == path.stem]
-        if len(same) == 1:
-            names.append(path.stem)
-            continue
-        ancestors = [q.resolve().parents for q in same]
-        level = next((i for i in range(min(map(len, ancestors))) if len({a[i].name for a in ancestors}) > 1), None)
-        names.append(str(path) if level is None else f"{path.resolve().parents[level].name}/{path.stem}")
-    return names
+        text = text.replace(path, "...")
+    return text
 
 
-def grade(submissions, out, time_limit=DEFAULT_TIME_LIMIT, teacher=None):
-    """Grade student notebooks; write the gradebook, the totals and one feedback file per student.
+def _private_paths(nb_path):
+    """The grader's folders that tracebacks must not show, longest first."""
+    paths = {sys.prefix, sys.base_prefix, os.path.expanduser("~"), str(Path(__file__).resolve().parents[1])}
+    if nb_path:
+        paths |= {str(Path(nb_path).resolve()), str(Path(nb_path).resolve().parents[2])}
+    return sorted((p for p in paths if len(p) > 1), key=len, reverse=True)
+
+
+class OutsideTheKernel:
+    """The two steps of nbgrader's autograde that grade the checks outside the kernel, and the feedback guard.
 
     Parameters
     ----------
-    submissions : paths of the student notebooks
-    out : the gradebook CSV: one row per (student file, exercise) with passed, the
-        checker's message and points, plus a ``(notebook)`` row per file that says how its
-        run went. Beside it: ``<out>_totals.csv`` (one row per file) and
-        ``<out>_feedback/<student>.md``.
-    time_limit : seconds allowed per notebook (kernel start included)
-    teacher : the teacher notebook for every submission (default: matched by name among
-        the project's notebooks)
-
-    Returns
-    -------
-    the gradebook (a DataFrame)
+    keys : path
+        The folder of the keys, ``grading/`` beside the course's ``source/``. They are read on first use,
+        before nbgrader has run any submission, and kept in memory.
+    timeout : float
+        Seconds allowed to each call of a student's function (and to the start of the graded run).
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> import nbformat
-    >>> teacher = nbformat.v4.new_notebook()
-    >>> teacher.cells = [
-    ...     nbformat.v4.new_code_cell(
-    ...         "def double(x):\\n    return 2 * x", id="ex1-solution", metadata={"tags": ["solution"]}
-    ...     ),
-    ...     nbformat.v4.new_code_cell(
-    ...         "from dpclust import exercises\\nexercises.check_number('double(2)', double(2), 4)",
-    ...         id="ex1-check",
-    ...         metadata={"tags": ["exercise"]},
-    ...     ),
-    ... ]
-    >>> from dpclust.assignments import student_version
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     tmp = pathlib.Path(tmp)
-    ...     nbformat.write(teacher, tmp / "hw.ipynb")
-    ...     nbformat.write(student_version(teacher, "hw.ipynb"), tmp / "bob.ipynb")
-    ...     book = grade([tmp / "bob.ipynb"], tmp / "grades.csv", time_limit=120, teacher=tmp / "hw.ipynb")
-    ...     files = sorted(p.name for p in tmp.rglob("*") if p.suffix in (".csv", ".md"))
-    >>> book[["exercise", "passed", "points"]]  # the notebook ran: the check caught the stub's error
-             exercise  passed  points
-    0      (notebook)    True     0.0
-    1  check_number()   False     0.0
-    >>> print(book["message"].iloc[1])
-    NotImplementedError: write double
-    >>> files
-    ['bob.md', 'grades.csv', 'grades_totals.csv']
+    >>> outside = OutsideTheKernel("grading")
+    >>> outside.check.__name__, outside.apply.__name__
+    ('check', 'apply')
     """
-    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0:
-        raise ValueError(f"time_limit must be a positive number of seconds, got time_limit={time_limit!r}")
-    paths = [Path(p) for p in submissions]
-    if not paths:
-        raise ValueError("submissions is empty: give at least one notebook")
-    out = Path(out)
-    frames = []
-    for path, student in zip(paths, _student_names(paths)):
-        try:
-            teacher_path = _teacher_for(path, teacher)
-        except ValueError as exc:
-            base = {"student": student, "submission": str(path), "notebook": ""}
-            frames.append(_rows(base, exercises_of(_nbformat().v4.new_notebook()), {}, False, str(exc)))
-            continue
-        frames.append(grade_notebook(path, teacher_path, time_limit, student))
-    book = pd.concat(frames, ignore_index=True)
-    _write(book, out)
-    return book
+
+    def __init__(self, keys, timeout=300.0):
+        self.keys, self.timeout, self._cache = Path(keys), float(timeout), None
+
+    def key(self, notebook):
+        """The key of a notebook (every key of the folder is read at the first call)."""
+        if self._cache is None:
+            self._cache = {p.stem: json.loads(p.read_text()) for p in sorted(self.keys.glob("*.json"))}
+        if notebook not in self._cache:
+            raise ValueError(
+                f"no grading key for {notebook} in {self.keys}: generate the assignment with "
+                "python -m dpclust assignments (its grading/ folder goes with source/)"
+            )
+        return self._cache[notebook]
+
+    def check(self, nb, resources):
+        """Before the kernel: grade every check of the notebook outside it (nbgrader preprocessor)."""
+        key = self.key(resources["nbgrader"]["notebook"])
+        resources["dpclust_verdicts"] = grade_notebook(nb, key, self.timeout)
+        return nb, resources
+
+    def apply(self, nb, resources):
+        """After the kernel: the verdicts into the test cells, the paths out, the flags in (nbgrader preprocessor)."""
+        nbformat = require("nbformat", "notebooks")
+        verdicts = resources.get("dpclust_verdicts")
+        if verdicts is None:
+            raise RuntimeError("dpclust's check before the kernel did not run: nbgrader_config.py must list both steps")
+        paths, flags = _private_paths(resources.get("metadata", {}).get("path")), []
+        for cell in nb.cells:
+            if _is_test_cell(cell):
+                grade_id = cell.metadata["nbgrader"]["grade_id"]
+                verdict = verdicts.get(grade_id, Verdict(False, f"{grade_id} has no check in the grading key"))
+                flags += [f"{grade_id}: {s}" for s in _kernel_signs(cell) + verdict.flags]
+                cell.source = HIDDEN.sub("", cell.source)
+                cell.outputs = _outputs(verdict, nbformat)
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "error":
+                    output["traceback"] = [_scrub(line, paths) for line in output.get("traceback", [])]
+                    output["evalue"] = _scrub(str(output.get("evalue", "")), paths)
+                elif output.get("output_type") == "stream":
+                    output["text"] = _scrub(output.get("text", ""), paths)
+        nb.metadata["dpclust"] = {"flags": flags}
+        _flag_in_gradebook(resources, flags)
+        for flag in flags:
+            log.warning("%s/%s flagged: %s", resources["nbgrader"]["student"], resources["nbgrader"]["notebook"], flag)
+        return nb, resources
+
+    def refuse_pending(self, nb, resources):
+        """Feedback only once the written answers are graded: a pending one would show as 0 (nbgrader preprocessor)."""
+        gradebook = require("nbgrader.api", "teach").Gradebook
+        info = resources["nbgrader"]
+        with gradebook(info["db_url"]) as gb:
+            graded = gb.find_submission_notebook(info["notebook"], info["assignment"], info["student"])
+            pending = sorted(g.name for g in graded.grades if g.needs_manual_grade)
+        if pending:
+            raise ValueError(
+                f"{info['student']}'s {info['notebook']}: {len(pending)} answers wait for grading "
+                f"({', '.join(pending)}); grade them in formgrader first, or the feedback would show them as 0"
+            )
+        return nb, resources
+
+    def autograde_preprocessors(self):
+        """nbgrader's autograde steps with :meth:`check` before its Execute and :meth:`apply` before SaveAutoGrades."""
+        autograde = require("nbgrader.converters", "teach").Autograde
+        steps = list(autograde.class_traits()["autograde_preprocessors"].default())
+        names = [getattr(s, "__name__", "") for s in steps]
+        steps.insert(names.index("SaveAutoGrades"), self.apply)
+        steps.insert(names.index("Execute"), self.check)
+        return steps
+
+    def feedback_preprocessors(self):
+        """nbgrader's feedback steps with :meth:`refuse_pending` first."""
+        feedback = require("nbgrader.converters", "teach").GenerateFeedback
+        return [self.refuse_pending, *feedback.class_traits()["preprocessors"].default()]
 
 
-def _write(book, out):
-    """The gradebook CSV ``out``, its totals beside it and one feedback page per student."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    book.to_csv(out, index=False)
-    totals = (
-        book.groupby(["student", "submission", "notebook"], sort=False)
-        .agg(points=("points", "sum"), max_points=("max_points", "sum"))
-        .reset_index()
+def _flag_in_gradebook(resources, flags):
+    """nbgrader's own flag of the submitted notebook (formgrader shows it), set when the grader saw signs."""
+    if not flags or "db_url" not in resources.get("nbgrader", {}):
+        return
+    gradebook = require("nbgrader.api", "teach").Gradebook
+    info = resources["nbgrader"]
+    with gradebook(info["db_url"]) as gb:
+        gb.find_submission_notebook(info["notebook"], info["assignment"], info["student"]).flagged = True
+        gb.db.commit()
+
+
+def _submission_row(gb, coursedir, assignment, student):
+    """One row of the export: what was graded, what waits for the teacher, what nbgrader refused, the flags."""
+    row = {"assignment": assignment.name, "student_id": student.id, "max_score": assignment.max_score, "flags": ""}
+    submitted = Path(coursedir.format_path(coursedir.submitted_directory, student.id, assignment.name))
+    autograded = Path(coursedir.format_path(coursedir.autograded_directory, student.id, assignment.name))
+    try:
+        submission = gb.find_submission(assignment.name, student.id)
+    except require("nbgrader.api", "teach").MissingEntry:
+        return {**row, "status": "not submitted"}
+    grades = [g for nb in submission.notebooks for g in nb.grades]
+    code = [g for g in grades if g.cell.cell_type == "code"]
+    written = [g for g in grades if g.cell.cell_type == "markdown"]
+    pending = [g for g in written if g.needs_manual_grade]
+    flags = [f for nb in submission.notebooks for f in _notebook_flags(autograded / f"{nb.name}.ipynb", nb.flagged)]
+    row.update(
+        autograded=sum(g.score for g in code),
+        autograded_max=sum(g.max_score for g in code),
+        written=sum(g.score for g in written if not g.needs_manual_grade),
+        written_pending=len(pending),
+        written_max=sum(g.max_score for g in written),
+        flags="; ".join(flags),
     )
-    status = book[book["exercise"] == NOTEBOOK_ROW].set_index("student")["message"]
-    totals["run"] = totals["student"].map(status)
-    totals.to_csv(out.with_name(f"{out.stem}_totals.csv"), index=False)
-    feedback = out.with_name(f"{out.stem}_feedback")
-    feedback.mkdir(exist_ok=True)
-    for student, frame in book.groupby("student", sort=False):
-        (feedback / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', student)}.md").write_text(_feedback(frame))
+    if submitted.is_dir() and not autograded.is_dir():
+        return {**row, "status": "refused by nbgrader (see autograde's log)", "autograded": "", "written": ""}
+    if pending:
+        return {**row, "status": "written answers pending"}
+    return {**row, "status": "graded", "total": row["autograded"] + row["written"]}
+
+
+def _notebook_flags(path, flagged):
+    try:
+        flags = json.loads(Path(path).read_text())["metadata"].get("dpclust", {}).get("flags", [])
+    except (OSError, ValueError, KeyError):
+        flags = []
+    return flags or (["flagged in the gradebook"] if flagged else [])
+
+
+def export_plugin():
+    """The class of ``nbgrader export`` for these courses (``c.ExportApp.plugin_class``): one CSV row per
+    (assignment, student) with :data:`EXPORT_COLUMNS`.
+
+    ``status`` is ``graded`` (``total`` is then the final score), ``written answers pending`` (the
+    autograded points are final, the written answers, ``written_pending`` of them, wait for formgrader; no
+    total), ``refused by nbgrader`` (a submission that autograde could not grade: a cell deleted or
+    changed in kind, or a file that is no notebook; it has no points, and the log says why) or ``not
+    submitted``. ``flags`` lists the signs of a tampered kernel the grader saw; read those submissions.
+
+    Examples
+    --------
+    >>> export_plugin().__name__
+    'GradesExport'
+    """
+    plugins = require("nbgrader.plugins", "teach")
+
+    class GradesExport(plugins.ExportPlugin):
+        """dpclust's export: pending written answers, refused submissions and flags apart from zeros."""
+
+        def export(self, gradebook):
+            coursedir = self.parent.coursedir
+            rows = [
+                _submission_row(gradebook, coursedir, assignment, student)
+                for assignment in gradebook.assignments
+                if not self.assignment or assignment.name in self.assignment
+                for student in gradebook.students
+                if not self.student or student.id in self.student
+            ]
+            pd = require("pandas", "notebooks")
+            pd.DataFrame(rows, columns=EXPORT_COLUMNS).to_csv(self.to or "grades.csv", index=False)
+
+    return GradesExport
+
+
+def _notebook_name(nb, path, teacher):
+    """The paper notebook a submission answers: ``--teacher``'s, or the one its locked header names."""
+    if teacher is not None:
+        return Path(teacher).stem
+    header = next((c.source for c in nb.cells if c.get("id") == "assignment-header"), "")
+    found = re.search(r"student version of `(\d\d_[\w-]+)\.ipynb`", header)
+    if not found:
+        raise ValueError(f"{path} is not a dpclust assignment (no assignment header): name its notebook with --teacher")
+    return found.group(1)
+
+
+def _submissions(paths, teacher):
+    """{(student, stem): path} of the submissions; a clear error for a missing file or one that is no notebook."""
+    nbformat = require("nbformat", "notebooks")
+    found = {}
+    for path in map(Path, paths):
+        if not path.is_file():
+            raise ValueError(f"no such submission: {path}")
+        try:
+            nb = nbformat.read(path, as_version=4)
+        except Exception as exc:
+            raise ValueError(f"{path} is not a notebook ({type(exc).__name__}); grade only .ipynb files") from None
+        stem = _notebook_name(nb, path, teacher)
+        # nbgrader's layout submitted/<student>/<assignment>/<notebook>.ipynb names the student; else the file does
+        student = path.parts[-3] if len(path.parts) >= 3 and path.parent.name == stem else path.stem
+        student = re.sub(r"[^\w.-]", "_", student)
+        if (student, stem) in found:
+            raise ValueError(f"{path} and {found[student, stem]} are both {student}'s {stem}: rename one")
+        found[student, stem] = path
+    return found
+
+
+def _nbgrader(course, *args):
+    """Run nbgrader in the course folder with this interpreter; its output, or a ValueError with its log."""
+    bin_dir = str(Path(sys.executable).parent)  # nbgrader runs alembic, installed next to this interpreter
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
+    result = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args], cwd=course, env=env, capture_output=True, text=True
+    )
+    return result.returncode, result.stdout + result.stderr
+
+
+def grade(submissions, out, teacher=None, time_limit=300):
+    """Grade submissions with nbgrader's autograde in a temporary course; write the export to ``out``.
+
+    For a teacher without an nbgrader course: each submission (a handout made by ``python -m dpclust
+    assignments --student``, or nbgrader's ``submitted/<student>/<assignment>/<notebook>.ipynb``) is put
+    into a fresh course of its paper notebook (``teacher``, or the compendium's notebook its header names),
+    nbgrader autogrades them all (outside their kernels, as in a course) and exports the grades
+    (:func:`export_plugin`). The autograded notebooks, with the checkers' messages, go to
+    ``<out's stem>_autograded/<student>/``. A written answer is left to the teacher (pending).
+
+    Parameters
+    ----------
+    submissions : list of paths
+    out : path
+        The export (CSV).
+    teacher : path, optional
+        The teacher notebook of every submission.
+    time_limit : int
+        Seconds per cell (nbgrader's Execute) and per call of a student's function.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The export.
+
+    Examples
+    --------
+    >>> grade(["no-such-file.ipynb"], "grades.csv")
+    Traceback (most recent call last):
+    ...
+    ValueError: no such submission: no-such-file.ipynb
+    """
+    from . import assignments, reproduce
+
+    found = _submissions(submissions, teacher)
+    require("nbgrader", "teach")
+    pd = require("pandas", "notebooks")
+    out = Path(out)
+    with tempfile.TemporaryDirectory(prefix="dpclust-course-") as folder:
+        course = Path(folder)
+        stems = sorted({stem for _, stem in found})
+        teachers = [Path(teacher)] if teacher is not None else [reproduce.resolve_notebook(s) for s in stems]
+        assignments.export(teachers, course)
+        config = course / "nbgrader_config.py"
+        config.write_text(config.read_text().replace("timeout=300", f"timeout={time_limit}"))
+        for stem in stems:
+            status, log_text = _nbgrader(course, "generate_assignment", stem, "--force")
+            if status:
+                raise ValueError(f"nbgrader generate_assignment {stem} failed:\n{log_text[-2000:]}")
+        for (student, stem), path in found.items():
+            target = course / "submitted" / student / stem / f"{stem}.ipynb"
+            target.parent.mkdir(parents=True)
+            shutil.copyfile(path, target)
+        for stem in stems:  # a refused submission is in the export; the log says why
+            _, log_text = _nbgrader(course, "autograde", stem, f"--Execute.timeout={time_limit}")
+            log.info(log_text)
+        status, log_text = _nbgrader(course, "export", "--to", str(out.resolve()))
+        if status:
+            raise ValueError(f"nbgrader export failed:\n{log_text[-2000:]}")
+        copies = out.with_name(f"{out.stem}_autograded")
+        if (course / "autograded").is_dir():
+            shutil.copytree(course / "autograded", copies, dirs_exist_ok=True)
+    return pd.read_csv(out, keep_default_na=False)

@@ -3,11 +3,13 @@ the student export stubs solutions, clears outputs, and runs clean with the solu
 
 import ast
 import itertools
+import json
 import math
 import os
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from unittest import mock
 
@@ -20,8 +22,10 @@ from scipy import stats
 from dpclust import assignments, datasets, exercises
 from dpclust.exercises import ExerciseError
 from dpclust_lib.cluster import birch, eug_kmeans, kmeans
-from dpclust_lib.cluster.sampling_kmodes import server_estimates, user_reports
-from dpclust_lib.frequency import LDPFO, Tally, clip_and_normalise
+from dpclust_lib.cluster.dp_birch import DPBirch
+from dpclust_lib.cluster.dpqt_kmeans import DPQTKMeans
+from dpclust_lib.cluster.sampling_kmodes import report_distribution, server_estimates, user_reports
+from dpclust_lib.frequency import LDPFO, Tally, clip_and_normalise, joint_records
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -220,13 +224,28 @@ def test_hamming_expected_distance_checker(wrong, hint):
         exercises.check_hamming_rr_expected_distance(wrong)
 
 
-def test_expected_distance_reference_is_eq4():
-    # The checker's brute-force reference agrees with Eq. 4's distance distribution for equal domains.
+def _hamming_level(sizes, eps):
+    """max over x, x', y of ln P[x, y] / P[x', y], by brute force over the library's transition matrix."""
+    logP = np.log(mechanisms.hamming_rr_matrix(sizes, eps))
+    return float(max((logP[i] - logP).max() for i in range(logP.shape[0])))
+
+
+def _hamming_mean_distance(sizes, eps):
+    """E[d(x, Y)] under the library's transition matrix (row 0: the same for every x)."""
+    P = mechanisms.hamming_rr_matrix(sizes, eps)
+    records = joint_records(np.arange(P.shape[0]), sizes)
+    return float(P[0] @ (records != records[0]).sum(axis=1))
+
+
+def test_the_hamming_answers_are_the_library_matrixs_worst_ratio_and_mean_distance():
+    cases = exercises.ldpk_modes._HAMMING_CASES
+    levels, distances = exercises.ldpk_modes.HAMMING_LEVEL_ANSWERS, exercises.ldpk_modes.HAMMING_DISTANCE_ANSWERS
+    assert [_hamming_level(*c) for c in cases] == pytest.approx(levels, rel=1e-12)
+    assert [_hamming_mean_distance(*c) for c in cases] == pytest.approx(distances, rel=1e-12)
+    # and the mean distance agrees with Eq. 4's distance distribution for equal domains
     for m, k, eps in [(3, 2, 1.0), (4, 3, 0.5), (2, 5, 2.0)]:
         pmf = mechanisms.hamming_rr_distance_pmf(m, k, eps)
-        assert np.isclose(
-            exercises.ldpk_modes._hamming_rr_mean_distance((k,) * m, eps), np.arange(m + 1) @ pmf, rtol=1e-12
-        )
+        assert _hamming_mean_distance((k,) * m, eps) == pytest.approx(np.arange(m + 1) @ pmf, rel=1e-12)
 
 
 # --------------------------------------------------------------------------- Zhang et al. (2022)
@@ -328,9 +347,40 @@ def test_eq9_variance_checker(reporters, right, wrong, hint):
         exercises.check_eq9_variance(wrong, reporters=reporters)
 
 
+def _eq9_variance_exact(g, N, d, epsilon, reporters="expected"):
+    """Var[g'] from the library's exact report distribution: a sum over independent users.
+
+    User i adds Y_i = B_i - c q to (p - q) g', with B_i the bit for value w of attribute j it sends (0 if it
+    reports another attribute) and c = 1/d (``reporters="expected"``: the server subtracts |C_r| q / d) or
+    c = 1 if user i reports j, else 0 (``"observed"``: the server subtracts n_rj q).
+    """
+    d = int(d)
+    sizes, centre = (2,) * d, np.zeros((1, d), dtype=np.int64)
+    p, q = mechanisms.oue_pq(epsilon)
+
+    def moments(record):  # E[Y], E[Y^2] for one user, value w = 1 of attribute 0
+        pmf = report_distribution(np.asarray(record), centre, sizes, epsilon)
+        m1 = m2 = 0.0
+        for (_, j, bits), pr in pmf.items():
+            y = float(j == 0 and bits[1] == 1) - (float(j == 0) if reporters == "observed" else 1.0 / d) * q
+            m1, m2 = m1 + pr * y, m2 + pr * y * y
+        return m1, m2
+
+    holder = np.zeros(d, dtype=np.int64)
+    holder[0] = 1
+    (h1, h2), (o1, o2) = moments(holder), moments(np.zeros(d, dtype=np.int64))
+    return (g * (h2 - h1**2) + (N - g) * (o2 - o1**2)) / (p - q) ** 2
+
+
+def test_the_eq9_variance_answers_come_from_the_exact_report_distribution():
+    for reporters, answers in exercises.sampling_kmodes.EQ9_VARIANCE_ANSWERS.items():
+        want = [_eq9_variance_exact(*case, reporters) for case in exercises.sampling_kmodes._EQ9_VARIANCE_CASES]
+        assert answers == pytest.approx(want, rel=1e-12)
+
+
 def test_eq9_variance_reference_matches_the_library_estimator(rng):
-    """The checker's exact variances against the sample variance of server_estimates: a chi-square
-    variance test per estimator, alpha = 0.001 each (two tests)."""
+    """The exact variances against the sample variance of server_estimates: a chi-square variance test per
+    estimator, alpha = 0.001 each (two tests)."""
     d, N, g, eps, reps = 3, 300, 100, 1.0, 3000
     X = np.zeros((N, d), dtype=np.int64)
     X[:g, 0] = 1  # g users hold value 1 of attribute 0
@@ -344,9 +394,9 @@ def test_eq9_variance_reference_matches_the_library_estimator(rng):
             for _ in range(reps)
         ]
         variance = np.var(draws, ddof=1)
-        assert low < variance / exercises.sampling_kmodes._eq9_variance_exact(g, N, d, eps, reporters) < high, reporters
+        assert low < variance / _eq9_variance_exact(g, N, d, eps, reporters) < high, reporters
         # the test can fail: the other estimator's variance is outside the band
-        assert not low < variance / exercises.sampling_kmodes._eq9_variance_exact(g, N, d, eps, other) < high, reporters
+        assert not low < variance / _eq9_variance_exact(g, N, d, eps, other) < high, reporters
 
 
 def test_eq9_variance_checker_refuses_unknown_reporters():
@@ -468,9 +518,22 @@ def test_total_spent_checker(wrong, hint):
         exercises.check_total_spent(wrong)
 
 
+def test_the_release_scale_and_total_answers_are_the_librarys():
+    m = exercises.idp_kmeans
+    want = [
+        mechanisms.laplace_scale(kmeans.sum_count_sensitivity(d), kmeans.budget_shares(s, e, n)[t - 1])
+        for d, e, n, t, s in m._SCALE_CASES
+    ]
+    assert m.RELEASE_SCALE_ANSWERS == pytest.approx(want, rel=1e-12)
+    assert m.TOTAL_SPENT_ANSWERS == pytest.approx([sum(kmeans.budget_shares(s, e, n)) for e, n, s in m._TOTAL_CASES])
+
+
 def _idp_centres(X, K, eps, rng, scale=None, order=False, keep_below_one=False, clip=True, true_count=False):
     n, d = X.shape
-    parts = (np.arange(n) * K) // n if order else rng.integers(0, K, size=n)
+    if order == "array_split":  # blocks as np.array_split cuts them
+        parts = np.concatenate([np.full(len(b), g) for g, b in enumerate(np.array_split(np.arange(n), K))])
+    else:
+        parts = (np.arange(n) * K) // n if order else rng.integers(0, K, size=n)
     fallback = rng.uniform(0.0, 1.0, size=(K, d))
     sums, counts = _exact_sums_counts(X, parts, K)
     noise = rng.laplace(0.0, (d + 1) / eps if scale is None else scale(d, eps), size=(K, d + 1))
@@ -488,7 +551,8 @@ def _idp_centres(X, K, eps, rng, scale=None, order=False, keep_below_one=False, 
             lambda X, K, e, rng: _idp_centres(X, K, e, rng, scale=lambda d, e: d / e),
             r"d \+ 1 \(sums AND count\), not d",
         ),
-        (lambda X, K, e, rng: _idp_centres(X, K, e, rng, order=True), "contiguous blocks"),
+        (lambda X, K, e, rng: _idp_centres(X, K, e, rng, order=True), "misconception: the parts may be K contiguous"),
+        (lambda X, K, e, rng: _idp_centres(X, K, e, rng, order="array_split"), "K contiguous blocks of the file"),
         (lambda X, K, e, rng: _idp_centres(X, K, e, rng, keep_below_one=True), "below 1 \\(not only below 0\\)"),
         (lambda X, K, e, rng: _idp_centres(X, K, e, rng, clip=False), "np.clip"),
         (lambda X, K, e, rng: _idp_centres(X, K, e, rng, true_count=True), "NOISY count"),
@@ -570,6 +634,35 @@ def test_dpqt_epsilon_spent_checker(wrong, hint):
     exercises.check_dpqt_epsilon_spent(spent_reference)
     with pytest.raises(ExerciseError, match=hint):
         exercises.check_dpqt_epsilon_spent(wrong)
+
+
+def test_the_dpqt_answers_are_what_fitted_trees_spend_and_the_grid_sizes_the_librarys():
+    X = np.random.default_rng([0, 330]).random((400, 2))
+    cases, spent = [], []
+    for eps, gamma, height, threshold in [
+        (1.0, 0.3, 4, 2.0),
+        (0.5, 0.5, 3, 1e9),
+        (2.0, 0.3, 6, 20.0),
+        (0.1, 0.2, 2, 0.0),
+        (5.0, 0.7, 7, 3.0),
+    ]:
+        est = DPQTKMeans(
+            2,
+            epsilon=eps,
+            gamma=gamma,
+            max_height=height,
+            threshold=threshold,
+            random_state=0,
+            bounds=(0.0, 1.0),
+            max_iter=5,
+        ).fit(X)
+        cases.append((eps, gamma, height, est.tree_.levels_released))
+        spent.append(est.epsilon_spent_)
+    assert cases == exercises.dpqt_kmeans.DPQT_SPENT_CASES
+    assert exercises.dpqt_kmeans.DPQT_SPENT_ANSWERS == pytest.approx(spent, rel=1e-12)
+    assert sorted({c[3] for c in cases}) == [1, 2, 4, 5, 7]  # trees that stop at various depths
+    grid = [eug_kmeans.eug_grid_size(*case) for case in exercises.dpqt_kmeans._EUG_CASES]
+    assert grid == exercises.dpqt_kmeans.EUG_GRID_ANSWERS
 
 
 # --------------------------------------------------------------------------- the generic function checker
@@ -682,14 +775,101 @@ def test_student_version_and_paste_back_run_clean(tmp_path):
     assert all(not c.get("outputs") for c in student.cells if c.cell_type == "code")
     stubbed = [c for c in student.cells if "solution" in c.metadata.get("tags", [])]
     assert len(stubbed) == 1 and "NotImplementedError" in stubbed[0].source
-    # The student version as handed out fails at the check, with the checker's message ...
-    result = _nbval(student_path)
-    assert result.returncode != 0 and "NotImplementedError" in result.stdout
-    # ... and runs clean once the reference solution is pasted back.
+    # The student version runs clean once the reference solution is pasted back (as handed out, the stub raises
+    # NotImplementedError at the check: test_stub_keeps_signature_and_docstring_and_raises).
     stubbed[0].source = SOLUTION
     nbformat.write(student, student_path)
     result = _nbval(student_path)
     assert result.returncode == 0, result.stdout[-2000:]
+
+
+def test_a_graded_run_draws_other_cases_than_the_public_answers():
+    # An answer that knows the public cases' answers by heart (from the package's data) passes the public check
+    # and fails a graded run's, which takes its cases from a seed and its answers from the teacher's solutions.
+    checks = [
+        (
+            "01_ldpk_modes",
+            "ex3-solution",
+            "plain_ldp_level",
+            exercises.check_hamming_rr_ldp_level,
+            exercises.ldpk_modes._HAMMING_CASES,
+            exercises.ldpk_modes.HAMMING_LEVEL_ANSWERS,
+        ),
+        (
+            "03_dpqt_kmeans",
+            "ex2-solution",
+            "cells_per_dim",
+            exercises.check_eug_grid_size,
+            exercises.dpqt_kmeans._EUG_CASES,
+            exercises.dpqt_kmeans.EUG_GRID_ANSWERS,
+        ),
+        (
+            "04_idp_kmeans",
+            "ex5-solution",
+            "gaussian_sigma",
+            exercises.check_gaussian_sigma,
+            exercises.idp_kmeans.GAUSSIAN_SIGMA_CASES,
+            exercises.idp_kmeans.GAUSSIAN_SIGMA_ANSWERS,
+        ),
+        (
+            "05_dp_birch",
+            "ex6-solution",
+            "replacement_sensitivities",
+            exercises.check_replacement_sensitivities,
+            exercises.dp_birch.REPLACEMENT_BOXES,
+            exercises.dp_birch.REPLACEMENT_ANSWERS,
+        ),
+    ]
+    for stem, cell, name, check, cases, answers in checks:
+        known = {repr(tuple(np.asarray(a).tolist() for a in case)): answer for case, answer in zip(cases, answers)}
+
+        def by_heart(*args, known=known):
+            return known[repr(tuple(np.asarray(a).tolist() for a in args))]
+
+        solutions = _solution(stem, cell)
+        check(by_heart)
+        check(solutions[name], seed=11, solutions=solutions)
+        with pytest.raises(ExerciseError, match="KeyError"):
+            check(by_heart, seed=11, solutions=solutions)
+
+
+def test_no_function_of_the_checkers_answers_an_exercise_the_library_does_not():
+    # Every function defined in dpclust.exercises, and every callable of its mistake catalogues, called with the
+    # public cases of the exercises whose answers no library function gives: none returns every answer.
+    exercises_by_answers = [
+        (exercises.idp_kmeans.GAUSSIAN_SIGMA_CASES, exercises.idp_kmeans.GAUSSIAN_SIGMA_ANSWERS),
+        (exercises.sampling_kmodes.UNMIXED_VARIANCE_CASES, exercises.sampling_kmodes.UNMIXED_VARIANCE_ANSWERS),
+        (exercises.dpqt_kmeans.SPLIT_PROBABILITY_CASES, exercises.dpqt_kmeans.SPLIT_PROBABILITY_ANSWERS),
+        (exercises.dpqt_kmeans.REACH_PROBABILITY_CASES, exercises.dpqt_kmeans.REACH_PROBABILITY_ANSWERS),
+        (exercises.dp_birch.REPLACEMENT_BOXES, exercises.dp_birch.REPLACEMENT_ANSWERS),
+    ]
+    candidates = []
+    for module in (
+        exercises._core,
+        exercises.ldpk_modes,
+        exercises.sampling_kmodes,
+        exercises.dpqt_kmeans,
+        exercises.idp_kmeans,
+        exercises.dp_birch,
+    ):
+        for value in vars(module).values():
+            rows = value if isinstance(value, (tuple, list)) else [value]
+            for row in rows:
+                candidates += [
+                    v
+                    for v in (row if isinstance(row, tuple) else [row])
+                    if callable(v) and getattr(v, "__module__", "").startswith("dpclust.exercises")
+                ]
+    answered = []
+    for cases, answers in exercises_by_answers:
+        for candidate in candidates:
+            try:
+                got = [np.asarray(candidate(*case), dtype=float) for case in cases]
+            except Exception:
+                continue
+            if all(g.shape == np.shape(a) and np.allclose(g, a, rtol=1e-9) for g, a in zip(got, answers)):
+                answered.append(getattr(candidate, "__name__", candidate))
+    assert not answered
 
 
 def _nbval(path):
@@ -801,7 +981,7 @@ def test_notebook_05s_dependent_exercises_are_graded_with_the_reference_sensitiv
     assert namespace["insertion_epsilon"](2, *unit, 1.0) != pytest.approx(2 * (3 + 3) * 1.0)
 
 
-def test_nbgrader_source_marks_solutions_and_hides_the_fresh_import():
+def test_nbgrader_source_marks_solutions_and_fails_its_checks_in_the_kernel():
     teacher = nbformat.read(ROOT / "notebooks" / "04_idp_kmeans.ipynb", as_version=4)
     source = assignments.nbgrader_source(teacher, "04_idp_kmeans.ipynb")
     meta = {c.get("id"): c.metadata.get("nbgrader") for c in source.cells}
@@ -809,23 +989,29 @@ def test_nbgrader_source_marks_solutions_and_hides_the_fresh_import():
     tests = [c for c in source.cells if (meta[c.get("id")] or {}).get("grade") and c.cell_type == "code"]
     assert solutions and all(c.source.count(assignments.BEGIN) >= 1 for c in solutions)
     assert len(tests) == 6 and all(meta[c.get("id")]["locked"] for c in tests)  # Exercise 2 has two parts
-    assert all(assignments.HIDDEN_BEGIN in c.source and "import_module" in c.source for c in tests)
+    # each test cell raises in the kernel just before its check call (the verdict comes from outside it)
+    for c in tests:
+        hidden, check = c.source.split(assignments.HIDDEN_END)
+        assert assignments.HIDDEN_BEGIN in hidden and "GradedOutsideTheKernel" in hidden
+        assert check.strip().startswith("exercises.check_")
     # what Exercise 2 shows after its checks (it calls both parts' functions) is a cell of its own, not graded
     output = source.cells[[c.get("id") for c in source.cells].index("ex2-check-output")]
     assert "print(" in output.source and not meta["ex2-check-output"]["grade"] and meta["ex2-check-output"]["locked"]
     assert all("print(" not in c.source for c in tests if c.get("id").startswith("ex2-check"))
     written = [c for c in source.cells if c.cell_type == "markdown" and (meta[c.get("id")] or {}).get("grade")]
-    assert [c.get("id") for c in written] == ["ex2-why", "ex4-why"]  # the derive and the predict-then-run answers
+    assert [c.get("id") for c in written] == ["ex2-why", "ex3-why", "ex4-why"]  # every question a prompt asks
     assert all(meta[c.get("id")]["solution"] and meta[c.get("id")]["points"] > 0 for c in written)
     student = assignments.student_version(teacher, "04_idp_kmeans.ipynb")
     assert not any(assignments.HIDDEN_BEGIN in c.source or assignments.BEGIN in c.source for c in student.cells)
-    # A graded run cannot skip its remaining cells (skipped check cells would count as passed): the locked cell
-    # after the parameters sets the switch that makes experiments.skip_rest_of_notebook raise.
+    # The locked cell after the parameters runs the small profile unless DPCLUST_PROFILE says otherwise (a
+    # JupyterHub launcher cannot set it), and sets the switch that makes experiments.skip_rest_of_notebook raise.
     [outputs] = [c for c in source.cells if c.get("id") == "assignment-outputs"]
-    namespace = {"results_dir": None, "figures_dir": None}
-    with mock.patch.dict(os.environ):
-        exec(outputs.source, namespace)
-        assert os.environ["DPCLUST_GRADED"] == "1"
+    for env, profile in (({}, "smoke"), ({"DPCLUST_PROFILE": "paper"}, "paper")):
+        namespace = {"results_dir": None, "figures_dir": None, "profile": "paper"}
+        with mock.patch.dict(os.environ, env):
+            os.environ.pop("DPCLUST_PROFILE", None) if not env else None
+            exec(outputs.source, namespace)
+            assert os.environ["DPCLUST_GRADED"] == "1" and namespace["profile"] == profile
     assert meta["assignment-outputs"]["locked"]
 
 
@@ -882,12 +1068,26 @@ def test_paper_notebook_student_version(stem, tmp_path):
                     text = ast.unparse(statement)  # short ones (`return out`) occur in any notebook
                     assert len(text) < 20 or text not in student_code, (cid, text)
 
-    # With the reference solutions pasted back, the student version runs clean in the smoke profile.
-    for cid, stub in stubs.items():
-        stub.source = solutions[cid]
-    nbformat.write(student, student_path)
-    result = _nbval(student_path)
-    assert result.returncode == 0, result.stdout[-3000:]
+
+@pytest.mark.parametrize("stem", PAPER_NOTEBOOKS)
+def test_paper_notebook_grading_key(stem):
+    # Every test cell has its check in the key, with a seed on which the teacher's solutions pass (grading_key
+    # runs each check once); a prediction carries the teacher's answer. The graded run's cases differ from the
+    # public ones, and the key holds no dpclust import a graded run would refuse.
+    teacher = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
+    key = assignments.grading_key(teacher, f"{stem}.ipynb")
+    source = assignments.nbgrader_source(teacher, f"{stem}.ipynb")
+    test_ids = {
+        c.metadata["nbgrader"]["grade_id"]
+        for c in source.cells
+        if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
+    }
+    assert set(key["checks"]) == test_ids
+    for spec in key["checks"].values():
+        assert ("seed" in spec) != (spec["kind"] == "prediction")
+        assert spec.get("expected", "up") in ("up", "down", "same")
+    assert not any("dpclust" in line for line in key["prelude"]) and "import numpy as np" in key["prelude"]
+    assert json.loads(json.dumps(key)) == key
 
 
 # =========================================================================== Wang et al.: DPBIRCH (notebook 05)
@@ -1072,9 +1272,21 @@ def test_dpbirch_insertion_epsilon_checker(wrong, hint):
         exercises.check_dpbirch_insertion_epsilon(wrong)
 
 
-def test_insertion_cases_cover_several_heights():
-    cases, _ = exercises.dp_birch._insertion_cases()
-    assert len({h for h, *_ in cases}) >= 4 and min(h for h, *_ in cases) >= 2
+def test_the_insertion_answers_are_what_fitted_trees_spend_on_several_heights():
+    rng, costs = np.random.default_rng(0), []
+    cases = exercises.dp_birch._insertion_cases(np.random.default_rng(0), public=True)
+    for lower, upper, eps, T, B, n in exercises.dp_birch._INSERTION_TREES:  # the same trees again, for their cost
+        lo, up = np.array(lower), np.array(upper)
+        X = lo + (up - lo) * rng.random((n, len(lo)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", birch.NegativeRadiusWarning)
+            fitted = DPBirch(None, epsilon=eps, threshold=T, branching_factor=B, bounds=(lo, up), random_state=rng)
+            costs.append(fitted.fit(X).epsilon_if_shape_public_)
+    public = exercises.dp_birch.INSERTION_CASES
+    assert [c[0] for c in cases] == [c[0] for c in public] and len({c[0] for c in public}) >= 4
+    assert exercises.dp_birch.INSERTION_ANSWERS == pytest.approx(costs, rel=1e-12)
+    want = [birch.cf_sensitivities(np.array(lo), np.array(up)) for lo, up in exercises.dp_birch._SENSITIVITY_BOXES]
+    assert exercises.dp_birch.CF_SENSITIVITY_ANSWERS == want
 
 
 def _leaf_noise(sensitivities=cf_sensitivities, shares=(0.25, 0.5, 0.25), noise_n=True, shared=False):
@@ -1095,6 +1307,7 @@ def _leaf_noise(sensitivities=cf_sensitivities, shares=(0.25, 0.5, 0.25), noise_
     [
         (_leaf_noise(shares=(1, 1, 1)), "share eps"),
         (_leaf_noise(shares=(1 / 3, 1 / 3, 1 / 3)), "equal thirds"),
+        (_leaf_noise(shares=(0.25 / 20_000, 0.5 / 20_000, 0.25 / 20_000)), "misconception: that the leaves share"),
         (_leaf_noise(sensitivities=lambda lo, up: (1.0, len(lo), len(lo))), r"sensitivity of LS on \[0, 1\]\^d only"),
         (_leaf_noise(sensitivities=lambda lo, up: (1.0, 1.0, 1.0)), "Delta q = 1"),
         (
@@ -1155,13 +1368,17 @@ def _rejects_each_mistake(check, catalogue, adapt=lambda f: f):
 
 def test_ldpfo_variance_reference_is_the_variance_of_the_dense_inverse():
     # Enumeration: each user's estimate of the cell is w(Y) = (P^-1)[cell, Y] with Y ~ P[x, .]; the users add up.
+    # The public answers are the same, and the library's LDPFO.variance.
     ldpfo_variance = _solution("01_ldpk_modes", "ex5-solution")["ldpfo_variance"]
-    for counts, sizes, eps, cell in exercises.ldpk_modes.LDPFO_VARIANCE_CASES:
+    cases, answers = exercises.ldpk_modes.LDPFO_VARIANCE_CASES, exercises.ldpk_modes.LDPFO_VARIANCE_ANSWERS
+    for (counts, sizes, eps, cell), answer in zip(cases, answers):
         P = mechanisms.hamming_rr_matrix(sizes, eps)
         w = np.linalg.inv(P)[np.ravel_multi_index(cell, sizes)]
         c = np.ravel(counts).astype(float)
         want = float(c @ (P @ w**2 - (P @ w) ** 2))
         assert ldpfo_variance(counts, sizes, eps, cell) == pytest.approx(want, rel=1e-9)
+        assert answer == pytest.approx(want, rel=1e-9)
+        assert answer == pytest.approx(LDPFO(sizes, eps).variance(int(c.sum()), counts)[cell], rel=1e-12)
 
 
 def test_ldpfo_variance_checker():
@@ -1189,6 +1406,28 @@ def test_unmixed_variance_reference_matches_a_simulation():
         assert unmixed.var() == pytest.approx(unmixed_variance(holders, reporters, r, eps, eps_r), rel=0.05)
 
 
+def _unmixed_variance_by_enumeration(holders, reporters, r, epsilon, index_epsilon):
+    """Var of the un-mixed bit sum of cluster r, from each user's exact outcome distribution: a user of true
+    cluster c whose bit is 1 with probability pi contributes b (1{L = r} - q_K) / (p_K - q_K), b ~ Bernoulli(pi)
+    and its label L ~ GRR(c) independent; the four outcomes are enumerated and the users' variances add."""
+    p, q = mechanisms.oue_pq(epsilon)
+    p_k, q_k = mechanisms.grr_probabilities(len(reporters), index_epsilon)
+    total = 0.0
+    for c in range(len(reporters)):
+        a = p_k if c == r else q_k  # P[L = r] for a user of cluster c
+        for users, pi in ((holders[c], p), (reporters[c] - holders[c], q)):
+            outcomes = [(pi * a, (1 - q_k) / (p_k - q_k)), (pi * (1 - a), -q_k / (p_k - q_k))]  # b = 1
+            mean = sum(w * v for w, v in outcomes)  # b = 0 contributes 0 with the remaining probability
+            total += users * (sum(w * v * v for w, v in outcomes) - mean**2)
+    return total
+
+
+def test_the_unmixed_variance_answers_are_the_enumeration():
+    m = exercises.sampling_kmodes
+    want = [_unmixed_variance_by_enumeration(*case) for case in m.UNMIXED_VARIANCE_CASES]
+    assert m.UNMIXED_VARIANCE_ANSWERS == pytest.approx(want, rel=1e-12)
+
+
 def test_unmixed_variance_checker():
     exercises.check_unmixed_variance(_solution("02_ldp_kmodes_sampling", "ex6-solution")["unmixed_variance"])
     _rejects_each_mistake(exercises.check_unmixed_variance, exercises.sampling_kmodes.UNMIXED_VARIANCE_MISTAKES)
@@ -1202,9 +1441,15 @@ def test_split_and_reach_probability_references_match_a_simulation():
         assert solution["reach_probability"](counts, eps, height, T) == pytest.approx(
             np.mean(np.all(noisy > T, axis=1)), abs=4e-3
         )
-    for count, eps, height, T in exercises.dpqt_kmeans.SPLIT_PROBABILITY_CASES:
+    m = exercises.dpqt_kmeans
+    for (count, eps, height, T), answer in zip(m.SPLIT_PROBABILITY_CASES, m.SPLIT_PROBABILITY_ANSWERS):
         want = stats.laplace.sf(T, loc=count, scale=height / eps)
         assert solution["split_probability"](count, eps, height, T) == pytest.approx(want, rel=1e-12)
+        assert answer == pytest.approx(want, rel=1e-12)
+    for (count, eps, height, T), answer in m.PATH_SPLIT_PROBABILITIES.items():
+        assert answer == pytest.approx(stats.laplace.sf(T, loc=count, scale=height / eps), rel=1e-12)
+    for (counts, eps, height, T), answer in zip(m.REACH_PROBABILITY_CASES, m.REACH_PROBABILITY_ANSWERS):
+        assert answer == pytest.approx(np.prod([m.PATH_SPLIT_PROBABILITIES[c, eps, height, T] for c in counts]))
 
 
 def test_split_and_reach_probability_checkers():
@@ -1212,7 +1457,11 @@ def test_split_and_reach_probability_checkers():
     exercises.check_split_probability(solution["split_probability"])
     exercises.check_reach_probability(solution["reach_probability"])
     _rejects_each_mistake(exercises.check_split_probability, exercises.dpqt_kmeans.SPLIT_PROBABILITY_MISTAKES)
-    _rejects_each_mistake(exercises.check_reach_probability, exercises.dpqt_kmeans.REACH_PROBABILITY_MISTAKES)
+    _rejects_each_mistake(
+        exercises.check_reach_probability,
+        exercises.dpqt_kmeans.REACH_PROBABILITY_MISTAKES,
+        adapt=lambda wrong: lambda *case: wrong(solution["split_probability"], *case),
+    )
 
 
 def test_reach_probability_is_graded_with_the_reference_split_probability():
@@ -1241,6 +1490,11 @@ def test_gaussian_sigma_reference_uses_the_l2_sensitivity_found_by_enumeration()
         for eps, delta in ((0.5, 1e-5), (0.9, 1e-8)):
             want = l2 * math.sqrt(2 * math.log(1.25 / delta)) / eps
             assert gaussian_sigma(d, eps, delta) == pytest.approx(want, rel=1e-12)
+    # the public answers are the solution's (enumerated above up to d = 7; the cases go up to d = 30)
+    m = exercises.idp_kmeans
+    assert m.GAUSSIAN_SIGMA_ANSWERS == pytest.approx(
+        [gaussian_sigma(*case) for case in m.GAUSSIAN_SIGMA_CASES], rel=1e-12
+    )
 
 
 def test_gaussian_sigma_checker():
@@ -1251,21 +1505,24 @@ def test_gaussian_sigma_checker():
 def test_replacement_sensitivities_reference_is_the_largest_change_over_pairs_of_records():
     # Enumeration over a grid of each box that holds its corners and, where a side contains it, 0.
     replacement_sensitivities = _solution("05_dp_birch", "ex6-solution")["replacement_sensitivities"]
-    for lower, upper in exercises.dp_birch.REPLACEMENT_BOXES:
+    m = exercises.dp_birch
+    for (lower, upper), answer in zip(m.REPLACEMENT_BOXES, m.REPLACEMENT_ANSWERS):
         axes = [sorted({lo, up, *([0.0] if lo <= 0 <= up else []), (lo + up) / 2}) for lo, up in zip(lower, upper)]
         grid = np.array(list(itertools.product(*axes)))
         ls = np.max(np.abs(grid[:, None, :] - grid[None, :, :]).sum(axis=2))
         sq = np.sum(grid**2, axis=1)
         want = (0.0, ls, sq.max() - sq.min())
         assert replacement_sensitivities(np.array(lower), np.array(upper)) == pytest.approx(want, rel=1e-12)
+        assert answer == pytest.approx(want, rel=1e-12)
 
 
 def _sensitivity_answer(k, value):
     """A wrong answer to replacement_sensitivities: the right one with part k replaced by value(lower, upper)."""
+    right_answer = _solution("05_dp_birch", "ex6-solution")["replacement_sensitivities"]
 
     def answer(lower, upper):
-        right = list(exercises.dp_birch._replacement_sensitivities(lower, upper))
-        right[k] = value(lower, upper)
+        right = list(right_answer(lower, upper))
+        right[k] = value(lower, upper, right)
         return tuple(right)
 
     return answer

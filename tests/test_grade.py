@@ -1,239 +1,237 @@
-"""grade: generated submissions of a small teacher notebook built from notebook 01's exercise cells."""
+"""The grader's pieces: the fenced graded run of a student's solution cells, a check run outside any kernel,
+the verdicts written into nbgrader's test cells, and ``dpclust grade`` (nbgrader's autograde in a temporary
+course) with its refusals. nbgrader's own autograde of the paper notebooks, honest and dishonest students,
+is tests/test_nbgrader.py."""
+
+import os
+import sys
 
 import nbformat
 import numpy as np
 import pandas as pd
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from dpclust import assignments, grade
 from dpclust.__main__ import main
-from dpclust.reproduce import resolve_notebook
+from dpclust.exercises import _sandbox
+from dpclust.exercises._remote import GradedRun, RunBroken
 
-PARAMS = "import os\nprofile = os.environ.get('DPCLUST_PROFILE', 'paper')\nresults_dir = None\nfigures_dir = None"
-PREDICTION = 'def goes_up():\n    """Your prediction: "up", "down" or "same"."""\n    return "up"'
-PREDICTION_CHECK = "from dpclust import exercises\n\nexercises.check_prediction('x doubles', goes_up, 1.0, 2.0)"
-LEVEL, DISTANCE, PREDICT = (
-    "check_hamming_rr_ldp_level(plain_ldp_level)",
-    "check_hamming_rr_expected_distance(expected_distance)",
-    "check_prediction(goes_up)",
-)
+STUDENT = """
+import numpy as np
 
 
-def _cell(source, tag=None, cell_id=None):
-    cell = new_code_cell(source)
-    if tag:
-        cell.metadata["tags"] = [tag]
-    if cell_id:
-        cell["id"] = cell_id
+def scale_in_place(x, factor, rng):
+    x *= factor
+    return float(rng.random())
+
+
+def divide(a, b):
+    return a / b
+
+
+def stub():
+    raise NotImplementedError("write stub")
+
+
+def uses(value):
+    return lent_name(value) + 1
+
+
+def loops():
+    while True:
+        pass
+
+
+def dies():
+    import os
+    os._exit(3)
+"""
+
+
+@pytest.fixture(scope="module")
+def run():
+    with GradedRun([("ex1-solution", STUDENT)], prelude=["import math"], timeout=20) as graded:
+        yield graded
+
+
+def test_a_graded_run_returns_values_and_does_to_the_arguments_what_the_function_did(run):
+    x, rng, twin = np.arange(3.0), np.random.default_rng(5), np.random.default_rng(5)
+    drawn = run.function("scale_in_place")(x, 2.0, rng)
+    assert drawn == twin.random() and x.tolist() == [0.0, 2.0, 4.0]
+    assert rng.random() == twin.random()  # the generator advanced by what the student's code drew
+    assert {"scale_in_place", "divide", "stub"} <= run.defined
+
+
+def test_the_students_exceptions_come_back_with_their_class_and_lines(run):
+    with pytest.raises(ZeroDivisionError) as caught:
+        run.function("divide")(1.0, 0)
+    assert caught.value.where and "solution cell ex1-solution, line 11: return a / b" in caught.value.where[-1]
+    with pytest.raises(NotImplementedError, match="write stub"):
+        run.function("stub")()
+    with pytest.raises(NameError, match="not defined by your solution cells"):
+        run.function("never_written")()
+
+
+def test_a_lent_function_runs_in_the_grader_on_the_students_arguments(run):
+    seen = []
+    remote = run.function("uses")
+    with remote.lend(lent_name=lambda v: seen.append(v) or 10 * v):
+        assert remote(4) == 41
+    assert seen == [4] and run.lent_once
+    with pytest.raises(NameError, match="lent_name"):  # once the block is over, the name answers no more
+        remote(4)
+
+
+FENCED = {
+    "import the compendium": "import dpclust",
+    "import the library": "from dpclust_lib import mechanisms",
+    "read the course": f"open({str(assignments.__file__)!r}).read()",
+    "list a folder": "import os; os.listdir('/')",
+    "write a file": "open('answers.txt', 'w').write('x')",
+    "start a process": "import subprocess; subprocess.run(['true'])",
+    "run a shell": "import os; os.system('true')",
+    "open a socket": "import socket; socket.socket()",
+    "call C": "import sys; sys.modules['numpy'].core._internal.ctypes.CDLL(None)",
+    "reach the private spawn": "import sys; sys.modules['_posixsubprocess'].fork_exec",
+}
+
+
+def test_the_fence_refuses_what_a_solution_never_needs_and_says_so():
+    cells = [(name, f"def attempt_{i}():\n    {code}") for i, (name, code) in enumerate(FENCED.items())]
+    with GradedRun(cells, timeout=20) as fenced:
+        for i, name in enumerate(FENCED):
+            with pytest.raises(Exception) as caught:
+                fenced.function(f"attempt_{i}")()
+            assert isinstance(caught.value, (PermissionError, ImportError, KeyError, AttributeError, TypeError)), name
+        refused = " ".join(fenced.notes)
+    assert "import dpclust" in refused and "open a file" in refused and "import subprocess" in refused
+
+
+@pytest.mark.parametrize(("function", "why"), [("loops", "time limit"), ("dies", "process ended")])
+def test_a_run_that_hangs_or_dies_breaks_and_says_why(function, why):
+    with GradedRun([("ex1", STUDENT)], timeout=2) as broken:
+        with pytest.raises(RunBroken, match=why):
+            broken.function(function)()
+        with pytest.raises(RunBroken):  # and stays broken
+            broken.function("divide")(1, 1)
+
+
+def test_the_codec_carries_values_and_nothing_else():
+    rng = np.random.default_rng(3)
+    values = [
+        None,
+        True,
+        3,
+        2.5,
+        float("nan"),
+        "up",
+        np.int64(7),
+        np.arange(5),
+        np.linspace(0, 1, 300).reshape(3, 100),
+        np.array([True, False]),
+        (1, [np.zeros(2), {"a": 1.0}]),
+    ]
+    back = [_sandbox.decode(_sandbox.encode(v)) for v in values]
+    for want, got in zip(values, back):
+        if isinstance(want, np.ndarray):
+            assert got.dtype == want.dtype and np.array_equal(got, want)
+        elif isinstance(want, float) and np.isnan(want):
+            assert np.isnan(got)
+        else:
+            assert repr(got) == repr(want)
+    assert _sandbox.decode(_sandbox.encode(rng)).random() == rng.random()
+    opaque = _sandbox.decode(_sandbox.encode(object()))
+    assert isinstance(opaque, _sandbox.Opaque) and "object" in repr(opaque)
+    with pytest.raises(ValueError):  # no pickles, whatever the data says
+        _sandbox.decode({"t": "array", "dtype": "O", "shape": [1], "v": [1]})
+
+
+def _test_cell(grade_id, outputs):
+    cell = new_code_cell(
+        "from dpclust import exercises\n### BEGIN HIDDEN TESTS\nraise ...\n### END HIDDEN TESTS\nexercises.check_x(f)",
+        metadata={"nbgrader": {"grade": True, "grade_id": grade_id, "points": 1.0, "solution": False}},
+    )
+    cell.outputs = outputs
     return cell
 
 
-@pytest.fixture(scope="module")
-def teacher(tmp_path_factory):
-    """Notebook 01's cells for the LDP level and expected distance (solution + check), and a prediction."""
-    real = nbformat.read(resolve_notebook("01"), as_version=4)
-    tagged = [(c, c.metadata.get("tags", [])) for c in real.cells if c.cell_type == "code"]
-    solution = next(c for c, tags in tagged if "solution" in tags and "def plain_ldp_level" in c.source)
-    check = next(c for c, tags in tagged if "exercise" in tags and "check_hamming_rr_ldp_level" in c.source)
-    nb = new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [
-        _cell(PARAMS, "parameters", "params"),
-        _cell(solution.source, "solution", "sol-level"),
-        _cell(check.source, "exercise", "ex-level"),
-        _cell(PREDICTION, "solution", "sol-predict"),
-        _cell(PREDICTION_CHECK, "exercise", "ex-predict"),
-    ]
-    path = tmp_path_factory.mktemp("teacher") / "41_fixture.ipynb"
-    nbformat.write(nb, path)
-    return path
+def test_the_verdicts_replace_the_kernels_run_and_the_kernels_signs_are_flagged():
+    kernel = {
+        "clean": [new_output("error", ename=grade.KERNEL_ERROR, evalue=grade.CLEAN, traceback=[])],
+        "patched": [new_output("error", ename=grade.KERNEL_ERROR, evalue="numpy.allclose replaced", traceback=[])],
+        "skipped": [],
+        "failed-before": [new_output("error", ename="NameError", evalue=f"{sys.prefix}/x", traceback=[sys.prefix])],
+    }
+    nb = new_notebook(cells=[_test_cell(k, v) for k, v in kernel.items()])
+    verdicts = {
+        k: grade.Verdict(k != "clean", f"Correct: {k}" if k != "clean" else "f is wrong\n  hint: h") for k in kernel
+    }
+    resources = {"dpclust_verdicts": verdicts, "nbgrader": {"student": "s", "notebook": "n"}}
+    nb, _ = grade.OutsideTheKernel("grading").apply(nb, resources)
+    cells = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells}
+    assert all("HIDDEN" not in c.source and c.source.endswith("exercises.check_x(f)") for c in nb.cells)
+    assert cells["clean"].outputs[0].output_type == "error" and cells["clean"].outputs[0].evalue == "f is wrong"
+    assert cells["patched"].outputs[0].text == "Correct: patched\n"  # the verdict is the grader's, flagged or not
+    flags = nb.metadata["dpclust"]["flags"]
+    assert flags == ["patched: numpy.allclose replaced", f"skipped: {grade._kernel_signs({'outputs': []})[0]}"]
+    assert sys.prefix not in str(nb)
 
 
-def _submission(folder, name, teacher, solutions=None, edit=None):
-    """The student version of the teacher notebook, with some solution cells filled in and edits."""
-    nb = assignments.student_version(nbformat.read(teacher, as_version=4), teacher.name)
-    cells = {c.get("id"): c for c in nb.cells}
-    for cell_id, source in (solutions or {}).items():
-        cells[cell_id].source = source
-    if edit:
-        edit(nb)
-    path = folder / f"{name}.ipynb"
-    nbformat.write(nb, path)
-    return path
+def test_grade_refuses_a_missing_file_or_one_that_is_no_notebook(tmp_path, capsys):
+    (tmp_path / "notes.ipynb").write_text("not a notebook")
+    for path, message in (
+        (tmp_path / "missing.ipynb", "no such submission"),
+        (tmp_path / "notes.ipynb", "not a notebook"),
+    ):
+        assert main(["grade", str(path), "--out", str(tmp_path / "grades.csv")]) == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "grades.csv").exists()
 
 
-def _reference(teacher):
-    nb = nbformat.read(teacher, as_version=4)
-    return {c.get("id"): c.source for c in nb.cells if "solution" in c.metadata.get("tags", [])}
-
-
-def _level(body):
-    return (
-        f"def plain_ldp_level(domain_sizes, epsilon):\n    {body}\n\n\ndef expected_distance(domain_sizes, epsilon):\n"
+def test_grade_runs_nbgraders_autograde_in_a_temporary_course(tmp_path, monkeypatch):
+    pytest.importorskip("nbgrader", reason="nbgrader is not installed: pip install -e '.[teach]'")
+    monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ.get('PATH', '')}")
+    teacher = new_notebook(
+        cells=[
+            new_code_cell(
+                "import os\nprofile = os.environ.get('DPCLUST_PROFILE', 'paper')\nresults_dir = None\n"
+                "figures_dir = None",
+                metadata={"tags": ["parameters"]},
+            ),
+            new_code_cell(
+                "def total_spent(epsilon, n_releases, schedule):\n"
+                "    return epsilon if schedule == 'fixed' else epsilon * (1 - 0.5**n_releases)",
+                metadata={"tags": ["solution"]},
+            ),
+            new_code_cell(
+                "from dpclust import exercises\nexercises.check_total_spent(total_spent)",
+                metadata={"tags": ["exercise"]},
+            ),
+        ]
     )
+    teacher.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    for i, cell in enumerate(teacher.cells):
+        cell["id"] = f"c{i}"
+    nbformat.write(teacher, tmp_path / "41_toy.ipynb")
+    handout = assignments.student_version(teacher, "41_toy.ipynb")
+    nbformat.write(handout, tmp_path / "bob.ipynb")  # the stub, as handed out
+    [solution] = [c for c in handout.cells if c.get("id") == "c1"]
+    solution.source = teacher.cells[1].source
+    nbformat.write(handout, tmp_path / "alice.ipynb")
+    book = grade.grade(
+        [tmp_path / "alice.ipynb", tmp_path / "bob.ipynb"], tmp_path / "grades.csv", teacher=tmp_path / "41_toy.ipynb"
+    )
+    rows = book.set_index("student_id")
+    assert rows.loc["alice", "autograded"] == rows.loc["alice", "autograded_max"] == 1
+    assert rows.loc["bob", "autograded"] == 0 and (rows["status"] == "graded").all()
+    assert pd.read_csv(tmp_path / "grades.csv").shape[0] == 2
+    autograded = tmp_path / "grades_autograded" / "alice" / "41_toy" / "41_toy.ipynb"
+    assert "Correct:" in autograded.read_text()
 
 
-@pytest.fixture(scope="module")
-def gradebook(teacher, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("submissions")
-    ref = _reference(teacher)
-    # wrong answers of each kind the checkers know: a typical mistake they recognise, no return value,
-    # a wrong prediction; an exception, an unrecognised wrong value, an answer outside the choices
-    wrong1 = {"sol-level": _level("return epsilon") + "    k = 1", "sol-predict": 'def goes_up():\n    return "down"'}
-    wrong2 = {
-        "sol-level": _level("return 1 / 0") + "    return 42.0",
-        "sol-predict": 'def goes_up():\n    return "sideways"',
-    }
-
-    # a solution cell that replaces the checkers in the kernel by ones that always pass
-    patched = {
-        "sol-level": _level("return 0.0")
-        + "    return 0.0\n\n\nfrom dpclust import exercises\n\n"
-        + "exercises.check_hamming_rr_ldp_level = lambda *a, **k: print('Correct: sure')\n"
-        + "exercises.check_hamming_rr_expected_distance = lambda *a, **k: print('Correct: sure')\n"
-    }
-
-    def tamper(nb):  # the level check replaced by a fake success, the prediction check deleted
-        check = next(c for c in nb.cells if c.get("id") == "ex-level")
-        check.source = 'print("Correct: all good")'
-        nb.cells = [c for c in nb.cells if c.get("id") != "ex-predict"]
-
-    def loop(nb):  # a cell that never ends, after the first exercise
-        at = next(i for i, c in enumerate(nb.cells) if c.get("id") == "ex-level")
-        nb.cells.insert(at + 1, _cell("import time\nwhile True:\n    time.sleep(0.1)"))
-
-    paths = [
-        _submission(folder, "reference", teacher, ref),
-        _submission(folder, "stubs", teacher),
-        _submission(folder, "wrong1", teacher, wrong1),
-        _submission(folder, "wrong2", teacher, wrong2),
-        _submission(folder, "tampered", teacher, {}, tamper),
-        _submission(folder, "patched", teacher, patched),
-        _submission(folder, "loop", teacher, ref, loop),
-    ]
-    broken = folder / "broken.ipynb"
-    broken.write_text('{"cells": [')
-    out = folder / "out" / "grades.csv"
-    book = grade.grade(paths + [broken], out, time_limit=30, teacher=teacher)
-    return book, out
-
-
-def _rows(book, student):
-    rows = book[book["student"] == student].set_index("exercise")
-    return rows["passed"].to_dict(), rows["message"].to_dict()
-
-
-def test_reference_solution_gets_full_marks(gradebook):
-    book, _ = gradebook
-    passed, _ = _rows(book, "reference")
-    assert passed == {"(notebook)": True, LEVEL: True, DISTANCE: True, PREDICT: True}
-    assert book[book["student"] == "reference"]["points"].sum() == 3
-
-
-def test_stubs_get_zero_with_the_checkers_message(gradebook):
-    book, _ = gradebook
-    passed, message = _rows(book, "stubs")
-    assert not any(passed[e] for e in (LEVEL, DISTANCE, PREDICT))
-    assert all("NotImplementedError" in message[e] for e in (LEVEL, DISTANCE, PREDICT))
-
-
-def test_a_notebook_whose_cells_raised_is_not_passed(gradebook):
-    book, _ = gradebook
-    passed, message = _rows(book, "stubs")
-    assert not passed["(notebook)"] and "cell(s) raised an error" in message["(notebook)"]
-
-
-def test_checkers_replaced_in_a_solution_cell_do_not_grade(gradebook):
-    book, _ = gradebook
-    passed, message = _rows(book, "patched")
-    assert not passed[LEVEL] and not passed[DISTANCE]
-    assert "expected" in message[LEVEL] and "0.0" in message[LEVEL]
-
-
-def test_wrong_answers_get_the_checkers_diagnosis(gradebook):
-    book, _ = gradebook
-    passed, message = _rows(book, "wrong1")
-    assert not any(passed[e] for e in (LEVEL, DISTANCE, PREDICT))
-    assert "how far apart can two records be" in message[LEVEL]  # a typical mistake, recognised
-    assert "None" in message[DISTANCE]  # no return statement
-    assert "went the other way" in message[PREDICT]
-    passed, message = _rows(book, "wrong2")
-    assert not any(passed[e] for e in (LEVEL, DISTANCE, PREDICT))
-    assert "ZeroDivisionError" in message[LEVEL]
-    assert "expected" in message[DISTANCE] and "42" in message[DISTANCE]
-    assert "sideways" in message[PREDICT]
-
-
-def test_a_tampered_or_deleted_check_is_the_teachers(gradebook):
-    book, _ = gradebook
-    passed, message = _rows(book, "tampered")
-    assert not any(passed[e] for e in (LEVEL, DISTANCE, PREDICT))
-    assert "NotImplementedError" in message[LEVEL] and "NotImplementedError" in message[PREDICT]
-
-
-def test_a_loop_hits_the_time_limit_and_keeps_what_ran_before(gradebook):
-    book, _ = gradebook
-    passed, message = _rows(book, "loop")
-    assert passed[LEVEL] and passed[DISTANCE] and not passed[PREDICT]
-    assert "time limit" in message["(notebook)"] and "time limit" in message[PREDICT]
-
-
-def test_a_broken_file_gets_a_row_and_grading_goes_on(gradebook):
-    book, out = gradebook
-    passed, message = _rows(book, "broken")
-    assert "not a valid notebook" in message["(notebook)"] and not any(passed.values())
-    totals = pd.read_csv(out.with_name("grades_totals.csv")).set_index("student")
-    assert totals.loc["reference", "points"] == 3 and totals.loc["broken", "points"] == 0
-    assert (totals["max_points"] == 3).all()
-    feedback = (out.with_name("grades_feedback") / "wrong1.md").read_text()
-    assert "Score: 0 / 3" in feedback and "how far apart" in feedback
-
-
-def test_cli_grade_writes_the_gradebook(teacher, tmp_path, capsys):
-    broken = tmp_path / "41_fixture_bob.ipynb"
-    broken.write_text("not json")
-    assert main(["grade", str(broken), "--out", str(tmp_path / "g.csv"), "--teacher", str(teacher)]) == 0
-    book = pd.read_csv(tmp_path / "g.csv")
-    assert len(book) == 4 and not book["passed"].any()
-    assert "41_fixture_bob" in capsys.readouterr().out
-
-
-def test_a_submission_without_a_teacher_is_a_row(tmp_path):
-    path = tmp_path / "homework.ipynb"
-    path.write_text("{}")
-    book = grade.grade([path], tmp_path / "g.csv")
-    assert book["exercise"].tolist() == ["(notebook)"] and "no teacher notebook matches" in book["message"][0]
-
-
-def test_the_teacher_notebook_is_found_by_file_name_or_by_the_assignment_header(tmp_path):
-    assert grade._teacher_for(tmp_path / "alice_03_dpqt_kmeans.ipynb", None).name == "03_dpqt_kmeans.ipynb"
-    renamed = tmp_path / "homework.ipynb"
-    nb = new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell(assignments.HEADER.format(title="t", name="04_idp_kmeans.ipynb"))]
-    nbformat.write(nb, renamed)
-    assert grade._teacher_for(renamed, None).name == "04_idp_kmeans.ipynb"
-
-
-def test_a_teacher_notebook_grades_outside_the_compendium(tmp_path):
-    # A copy of a paper notebook in a folder outside the compendium: every exercise passes, and no cell
-    # misses the compendium (the run finds it as where the teacher notebook lies).
-    teacher = resolve_notebook("03")
-    copy = tmp_path / teacher.name
-    copy.write_text(teacher.read_text())
-    book = grade.grade([copy], tmp_path / "g.csv", time_limit=600, teacher=teacher)
-    graded = book[book["exercise"] != "(notebook)"]
-    assert len(graded) >= 4 and graded["passed"].all(), graded["message"].tolist()
-    assert not book["message"].str.contains("CompendiumNotFoundError").any(), book["message"].tolist()
-
-
-def test_the_session_cell_reports_versions_outside_the_compendium(tmp_path, monkeypatch):
-    # Every notebook ends with environment.versions(); an exported assignment runs where there is no lock.
-    from dpclust import environment
-
-    monkeypatch.setenv("DPCLUST_HOME", str(tmp_path))  # not a compendium: no notebooks/ folder
-    table = environment.versions(packages=["numpy", "surely-not-installed"]).set_index("package")
-    assert table.loc["numpy", "installed"] == np.__version__ and table["locked"].isna().all()
-    assert table["match"].isna().all() and pd.isna(table.loc["surely-not-installed", "installed"])
-    with pytest.raises(FileNotFoundError):  # a lock asked for by name must exist
-        environment.versions(tmp_path / "requirements.lock", packages=["numpy"])
+def test_a_run_that_writes_into_the_graders_pipes_breaks_at_once():
+    forge = 'import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b\'{"op": "return"}\\n\')\n'
+    forge += "    except OSError:\n        pass\n"
+    with pytest.raises(RunBroken, match="not an answer"):
+        GradedRun([("ex1", forge)], timeout=10)

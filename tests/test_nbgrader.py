@@ -1,22 +1,30 @@
-"""The exported assignments are nbgrader source notebooks: nbgrader's own generate_assignment, autograde and
-generate_feedback grade them, on a throw-away course per paper notebook (smoke profile).
+"""The assignments through nbgrader's own generate_assignment, autograde, generate_feedback and export, with
+honest and dishonest students.
 
-Three submissions per paper notebook (01-05; the nbgrader and ``dpclust grade`` runs two at a time): the
-teacher's reference solutions (every autograded cell full marks),
-the stubs as released (zero everywhere), and the reference with one typical mistake in one exercise (that
-exercise's test cells lose their points, no other cell does). The expected scores come from the cell
-metadata and the hand-written table of mistakes below, not from running the checkers here. ``dpclust grade``
-(the grader for a course without nbgrader) grades the same three submissions, and its points per test cell
-must be nbgrader's.
+One course with one assignment that holds notebooks 04 and 05, each cut to its title, its parameters cell
+and its exercise section. The checks are graded outside the students' kernels (dpclust.grade), so what the
+notebooks' narrative computes changes no score; the cut keeps each kernel's run short, and notebook 05's
+exercises need no data. One autograde call grades every submission. The students:
+
+* ``reference``: the teacher's solutions and written answers pasted in (every test cell full marks, the
+  written answers wait for the teacher); ``stubs``: the notebooks as released (zero everywhere);
+  ``one-wrong``: the reference with one typical mistake (that test cell only loses its points, also where a
+  later exercise builds on it). The reference's Exercise 5 of notebook 04 warns and prints to stderr, and
+  keeps its point;
+* the catalogue of attacks (:data:`ATTACKS`), each a few lines of student code on top of the stubs of both
+  notebooks, each solving nothing, so each must score 0 on every test cell, and be flagged: each leaves a
+  trace in the kernel or in the graded run;
+* ``not-a-notebook``: a submission nbgrader refuses, which the export says.
+
+The expected scores come from the cells' metadata and the table of mistakes below, not from running the
+checkers here. ``-s`` prints the table of scores.
 """
 
+import ast
+import json
 import os
-import re
-import shutil
 import subprocess
 import sys
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -27,321 +35,378 @@ pytest.importorskip("nbgrader", reason="nbgrader is not installed: pip install -
 
 from nbgrader.api import Gradebook  # noqa: E402
 
-from dpclust import assignments, datasets, grade  # noqa: E402
+from dpclust import assignments  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENT = "ps1"
+NOTEBOOKS = ("04_idp_kmeans", "05_dp_birch")
 
 # One typical mistake per notebook: (solution cell, text of the reference, the wrong text, the test cells whose
-# points it loses). 04's mistake is in Exercise 1, on which Exercise 3 builds: Exercise 3 must keep its points.
+# points it loses). Each is in an exercise a later one builds on, which must keep its points.
 MISTAKES = {
-    "01_ldpk_modes": ("ex3-solution", "return len(domain_sizes) * epsilon", "return epsilon", {"ex3-check"}),
-    "02_ldp_kmodes_sampling": (
-        "ex2-solution",
-        "q = 0.5, 1 / (np.exp(epsilon) + 1)",
-        "q = 0.5, 1 / np.exp(epsilon)",
-        {"ex2-check"},
-    ),
-    "03_dpqt_kmeans": (
-        "ex3-solution",
-        "leaves = (1 - gamma) * epsilon",
-        "leaves = (1 - gamma) * epsilon / max_height",
-        {"ex3-check"},
-    ),
     "04_idp_kmeans": ("ex1-solution", "(d + 1) / epsilon", "d / epsilon", {"ex1-check"}),
-    # 05's mistake is in the first part of Exercise 3 (cf_sensitivities), on which its second part builds.
     "05_dp_birch": ("ex3-solution", "float(largest.sum())", "float(largest.max())", {"ex3-check"}),
 }
 
+# The attacks, as student code put at the end of the first solution cell of the stubs. They solve nothing (the
+# first two answer Exercise 1 of notebook 04 with the installed packages, which does not count).
+ATTACKS = {
+    # the issue's first: turn the graded-run switch off, then skip the rest of the notebook
+    "skip": """
+import os
+os.environ["DPCLUST_GRADED"] = ""
+from dpclust import experiments
+experiments.skip_rest_of_notebook("nothing left to do")
+""",
+    # the same without the compendium's help: every later cell rewritten to nothing
+    "empty-cells": "get_ipython().input_transformers_post.append(lambda lines: [])\n",
+    # every error of every later cell swallowed
+    "swallow-errors": "get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: None)\n",
+    # the checkers replaced, as they are imported
+    "replaced-checkers": """
+from dpclust import exercises
+for _name in [n for n in dir(exercises) if n.startswith("check_")]:
+    setattr(exercises, _name, lambda *args, **kwargs: print("Correct: all good"))
+""",
+    # a module finder that serves a fake exercises package to any import, fresh ones included
+    "fake-module": """
+import importlib.abc, importlib.machinery, sys, types
+class _Fake(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path=None, target=None):
+        if name.startswith("dpclust.exercises"):
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+    def create_module(self, spec):
+        module = types.ModuleType(spec.name)
+        module.__path__, module.__getattr__ = [], lambda name: (lambda *a, **k: print("Correct: all good"))
+        return module
+    def exec_module(self, module):
+        pass
+sys.meta_path.insert(0, _Fake())
+for _name in [n for n in sys.modules if n.startswith("dpclust.exercises")]:
+    del sys.modules[_name]
+""",
+    # comparisons and tests patched to pass, and answers of the right shapes that are garbage
+    "patched-numpy": """
+import numpy as np, scipy.stats
+np.allclose = lambda *a, **k: True
+np.isclose = lambda a, b, *x, **k: np.ones(np.broadcast(np.asarray(a), np.asarray(b)).shape, bool)
+np.array_equal = lambda *a, **k: True
+scipy.stats.kstest = lambda *a, **k: type("Result", (), {"pvalue": 1.0, "statistic": 0.0})()
+""",
+    # Exercise 1 answered by the library (it passes the check in the kernel)
+    "library-answers": """
+def noisy_sums_counts(X, labels, n_clusters, epsilon, rng):
+    import warnings
+    from dpclust_lib.cluster.kmeans import cluster_sums_counts, sum_count_sensitivity
+    from dpclust_lib.mechanisms import laplace_mechanism
+    d = X.shape[1]
+    sums, counts = cluster_sums_counts(X, labels, n_clusters, np.zeros(d), np.ones(d))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = laplace_mechanism(np.column_stack([sums, counts]), sum_count_sensitivity(d), epsilon, rng, noise="float")
+    return out[:, :d], out[:, d]
+""",
+    # the teacher's source version, read from the course folder (the grader's working folder)
+    "read-the-teacher": """
+import glob, json, os
+for _root in ("../../..", os.readlink(f"/proc/{os.getppid()}/cwd")):
+    for _path in glob.glob(_root + "/source/*/*.ipynb"):
+        for _cell in json.load(open(_path))["cells"]:
+            if _cell["cell_type"] == "code" and "BEGIN SOLUTION" in "".join(_cell["source"]):
+                exec("".join(_cell["source"]))
+""",
+    # a forged answer on every file descriptor of the graded run (its protocol with the grader; not in the kernel)
+    "forged-protocol": """
+import json, os
+if "get_ipython" not in globals():
+    for _fd in range(3, 64):
+        try:
+            os.write(_fd, (json.dumps({"op": "return", "value": 1.0}) + "\\n").encode())
+        except OSError:
+            pass
+""",
+}
+# Garbage of the right shapes, for the attack that patches the comparisons (put in the last solution cell, so that
+# it replaces every stub).
+GARBAGE = {
+    "04_idp_kmeans": """
+def noisy_sums_counts(X, labels, n_clusters, epsilon, rng):
+    return np.zeros((n_clusters, np.shape(X)[1])), np.zeros(n_clusters)
+def idp_initial_centres(X, n_clusters, epsilon, rng):
+    return np.zeros((n_clusters, np.shape(X)[1]))
+release_scale = total_spent = gaussian_sigma = lambda *args: 1.0
+f_measure_as_n_grows = lambda: "same"
+""",
+    "05_dp_birch": """
+cf_of = lambda X: (len(X), np.zeros(np.shape(X)[1]), 0.0)
+cf_merge = noisy_update = lambda a, *args: a
+cf_radius = cf_diameter = insertion_epsilon = lambda *args: 0.0
+cf_sensitivities = replacement_sensitivities = lambda lower, upper: (1.0, 1.0, 1.0)
+noisy_leaves = lambda n, ls, ss, *args: (n, ls, ss)
+leaf_subclusters_as_epsilon_grows = lambda: "same"
+""",
+}
+# Answers from the public checks' data: right on the cases a student sees, wrong on the graded run's.
+LOOKUP = """
+def gaussian_sigma(n_features, epsilon, delta):
+    from_the_check = {(2, 0.5, 1e-5): 16.78289773521922, (1, 0.8, 1e-6): 9.367047997260958,
+                      (4, 0.1, 1e-5): 108.33313904934369, (10, 0.9, 1e-8): 22.502788153610044,
+                      (30, 0.25, 1e-3): 84.10619263558407}
+    return from_the_check[(n_features, epsilon, delta)]
+"""
+# Every attack leaves a trace the grader reports (library-answers on 04 only, where the graded run refuses its
+# imports: notebook 05 never calls what it defines).
+FLAGGED = set(ATTACKS)
+
 
 def _env():
-    env = {
+    # nbgrader runs alembic, installed next to this interpreter; the course lies outside the compendium, as a
+    # teacher's would (DPCLUST_HOME says where it is)
+    return {
         **os.environ,
         "DPCLUST_PROFILE": "smoke",
-        # nbgrader runs alembic, installed next to this interpreter
+        "DPCLUST_HOME": str(ROOT),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
-    # The course lies outside the compendium, as a teacher's would; the notebooks read the published numbers
-    # from the compendium, found through DPCLUST_HOME.
-    env["DPCLUST_HOME"] = str(ROOT)
-    return env
 
 
-def _run(course, *args):
+def _nbgrader(course, *args, check=True):
     result = subprocess.run(
-        [sys.executable, *args], cwd=course, env=_env(), capture_output=True, text=True, timeout=900
+        [sys.executable, "-m", "nbgrader", *args], cwd=course, env=_env(), capture_output=True, text=True, timeout=900
     )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert result.returncode == 0 or not check, result.stdout[-3000:] + result.stderr[-3000:]
     return result
 
 
-def _nbgrader(course, *args):
-    return _run(course, "-m", "nbgrader", *args)
-
-
-def _submit(course, stem, student, nb):
-    folder = course / "submitted" / student / stem
-    folder.mkdir(parents=True)
-    nbformat.write(nb, folder / f"{stem}.ipynb")
-
-
-def _filled(released, teacher, mistake=None):
-    """The released notebook with the teacher's solutions (and answers) pasted into its solution cells."""
-    nb = nbformat.from_dict(released)
-    reference = {c.get("id"): c.source for c in teacher.cells if "solution" in c.metadata.get("tags", [])}
-    for cell in nb.cells:
-        if cell.get("id") in reference:
-            cell.source = reference[cell.get("id")]
-    if mistake is not None:
-        cell_id, right, wrong, _ = mistake
-        [cell] = [c for c in nb.cells if c.get("id") == cell_id]
-        assert right in cell.source, f"{cell_id} no longer holds {right!r}: update MISTAKES"
-        cell.source = cell.source.replace(right, wrong)
+def _exercises_only(teacher):
+    """The teacher notebook cut to its title, its parameters cell and its exercise section."""
+    nb = nbformat.from_dict(teacher)
+    start = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "Exercises" in c.source[:30])
+    end = next(i for i, c in enumerate(nb.cells) if i > start and c.cell_type == "markdown" and "Session" in c.source)
+    params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    nb.cells = [nb.cells[0], *params, *nb.cells[start:end]]
     return nb
 
 
-def _scores(course, stem, student):
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        submission = gradebook.find_submission_notebook(stem, stem, student)
-        return {
-            grade.name: (grade.auto_score, grade.max_score, grade.cell.cell_type, grade.needs_manual_grade)
-            for grade in submission.grades
-        }
+def _solutions(teacher):
+    return {c.get("id"): c.source for c in teacher.cells if "solution" in c.metadata.get("tags", [])}
 
 
-STUDENTS = ("reference", "stubs", "one-wrong")
-
-# Every paper notebook by default; DPCLUST_NBGRADER_NOTEBOOKS=04_idp_kmeans,05_dp_birch for some of them.
-# The courses' nbgrader and `dpclust grade` runs (separate processes, each running three notebooks one after the
-# other, most of the time in the notebooks' smoke-profile cells) go DPCLUST_NBGRADER_JOBS (2) at a time: one per
-# core.
-JOBS = int(os.environ.get("DPCLUST_NBGRADER_JOBS", "2"))
-
-# The data set a notebook's exercises need: where it is absent a graded notebook stops with an error (it may not
-# skip its cells, which nbgrader would count as passed), so its course is left out, with a message.
-NEEDS_DATA = {"05_dp_birch": "magic"}
-
-
-def _missing_data(stem):
-    if stem not in NEEDS_DATA:
-        return None
-    table = datasets.available()
-    rows = table[table["dataset"] == NEEDS_DATA[stem]]
-    if rows["status"].str.startswith("present").all():
-        return None
-    return f"{stem}'s exercises need the {NEEDS_DATA[stem]} data (python -m dpclust data --fetch, or DPCLUST_DATA_DIR)"
-
-
-REQUESTED = [s for s in os.environ.get("DPCLUST_NBGRADER_NOTEBOOKS", ",".join(sorted(MISTAKES))).split(",") if s]
-MISSING = {stem: why for stem in REQUESTED if (why := _missing_data(stem))}
-NOTEBOOKS = [stem for stem in REQUESTED if stem not in MISSING]
+def _reference(released, teacher, replace=None, warn=False):
+    """The released notebook with the teacher's solutions and answers (and, if asked, one typical mistake, and
+    Exercise 5 of notebook 04 writing a warning and a line to stderr)."""
+    nb = nbformat.from_dict(released)
+    for cell in nb.cells:
+        source = _solutions(teacher).get(cell.get("id"))
+        if source is not None:
+            cell.source = source
+    if replace is not None:
+        cell_id, right, wrong, _ = replace
+        [cell] = [c for c in nb.cells if c.get("id") == cell_id]
+        assert right in cell.source, f"{cell_id} no longer holds {right!r}: update MISTAKES"
+        cell.source = cell.source.replace(right, wrong)
+    if warn:  # a right answer that warns and writes to stderr
+        [cell] = [c for c in nb.cells if c.get("id") == "ex5-solution"]
+        noise = (
+            "    import sys, warnings\n    warnings.warn('about to compute sigma')\n    print('!', file=sys.stderr)\n"
+        )
+        cell.source = cell.source.replace("    l2_sensitivity =", noise + "    l2_sensitivity =")
+    return nb
 
 
-def _release_and_submit(stem, course):
-    """A course with one assignment, released, and the three submissions in ``submitted/``."""
-    teacher_path = ROOT / "notebooks" / f"{stem}.ipynb"
-    assignments.export([teacher_path], course)
-    _nbgrader(course, "generate_assignment", stem)
-    released = nbformat.read(course / "release" / stem / f"{stem}.ipynb", as_version=4)
-    teacher = nbformat.read(teacher_path, as_version=4)
-    _submit(course, stem, "reference", _filled(released, teacher))
-    _submit(course, stem, "stubs", released)
-    _submit(course, stem, "one-wrong", _filled(released, teacher, MISTAKES[stem]))
+def _attacked(released, attack, stem):
+    nb = nbformat.from_dict(released)
+    solutions = [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
+    solutions[0].source = solutions[0].source + "\n\n" + ATTACKS[attack]
+    if attack == "patched-numpy":
+        solutions[-1].source = solutions[-1].source + "\n\nimport numpy as np\n" + GARBAGE[stem]
+    return nb
 
 
-def _autograde(stem, course, released):
-    """nbgrader's autograde (one call for the three submissions) and feedback; the scores per student."""
-    try:
-        _release_and_submit(stem, course)
-    finally:  # the grade run of this course waits for it, even when it failed
-        released.set()
-    _nbgrader(course, "autograde", stem)
-    _nbgrader(course, "generate_feedback", stem)
-    return {student: _scores(course, stem, student) for student in STUDENTS}
-
-
-def _dpclust_grade(stem, course, released, out):
-    """``dpclust grade`` on the three submissions, as a teacher without nbgrader would run it."""
-    released.wait()
-    paths = [course / "submitted" / student / stem / f"{stem}.ipynb" for student in STUDENTS]
-    teacher = ROOT / "notebooks" / f"{stem}.ipynb"
-    _run(
-        course,
-        "-m",
-        "dpclust",
-        "grade",
-        *map(str, paths),
-        "--out",
-        str(out),
-        "--time-limit",
-        "600",
-        "--teacher",
-        str(teacher),
-    )
-    return pd.read_csv(out, keep_default_na=False)
+def _submissions(released, teacher, stem):
+    out = {
+        "reference": _reference(released, teacher, warn=stem == "04_idp_kmeans"),
+        "stubs": nbformat.from_dict(released),
+        "one-wrong": _reference(released, teacher, MISTAKES[stem]),
+    }
+    if stem == "04_idp_kmeans":
+        lookup = nbformat.from_dict(released)
+        [cell] = [c for c in lookup.cells if c.get("id") == "ex5-solution"]
+        cell.source = LOOKUP
+        out["public-answers"] = lookup
+        out["not-a-notebook"] = "this is not a notebook"
+    out |= {attack: _attacked(released, attack, stem) for attack in ATTACKS}
+    return out
 
 
 @pytest.fixture(scope="module")
-def courses(tmp_path_factory):
-    """Every notebook's course autograded by nbgrader and graded by ``dpclust grade``, JOBS runs at a time:
-    {stem: (course folder, nbgrader's run, the grade run)}, the runs finished futures (a failed run fails the
-    tests of its notebook only).
-
-    The autograde runs are queued first, the grade runs after them, so a grade run (which needs its course's
-    submissions) starts only once the autograde run of its course has started, and it waits for the release.
-    """
-    folders = {stem: tmp_path_factory.mktemp(f"course-{stem}") for stem in NOTEBOOKS}
-    released = {stem: threading.Event() for stem in NOTEBOOKS}
-    with ThreadPoolExecutor(max_workers=JOBS) as pool:
-        autograded = {stem: pool.submit(_autograde, stem, folders[stem], released[stem]) for stem in NOTEBOOKS}
-        graded = {
-            stem: pool.submit(_dpclust_grade, stem, folders[stem], released[stem], folders[stem] / "grades.csv")
-            for stem in NOTEBOOKS
-        }
-    yield {stem: (folders[stem], autograded[stem], graded[stem]) for stem in NOTEBOOKS}
-    for folder in folders.values():
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture(
-    params=[pytest.param(s, marks=pytest.mark.skip(reason=MISSING[s])) if s in MISSING else s for s in REQUESTED]
-)
-def course(request, courses):
-    """(stem, course folder, nbgrader source, nbgrader's scores per student) of one notebook."""
-    stem = request.param
-    folder, autograded, _ = courses[stem]
-    scores = autograded.result()
-    return stem, folder, nbformat.read(folder / "source" / stem / f"{stem}.ipynb", as_version=4), scores
+def course(tmp_path_factory):
+    """The course after generate_assignment and one autograde of every submission; the teacher notebooks."""
+    folder = tmp_path_factory.mktemp("course")
+    cut = tmp_path_factory.mktemp("teacher")
+    teachers = {}
+    for stem in NOTEBOOKS:
+        teachers[stem] = _exercises_only(nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4))
+        nbformat.write(teachers[stem], cut / f"{stem}.ipynb")
+    assignments.export([cut / f"{stem}.ipynb" for stem in NOTEBOOKS], folder)
+    (folder / "source" / ASSIGNMENT).mkdir()
+    for stem in NOTEBOOKS:  # one assignment of two notebooks
+        (folder / "source" / stem / f"{stem}.ipynb").rename(folder / "source" / ASSIGNMENT / f"{stem}.ipynb")
+        (folder / "source" / stem).rmdir()
+    _nbgrader(folder, "generate_assignment", ASSIGNMENT)
+    for stem in NOTEBOOKS:
+        released = nbformat.read(folder / "release" / ASSIGNMENT / f"{stem}.ipynb", as_version=4)
+        for student, nb in _submissions(released, teachers[stem], stem).items():
+            target = folder / "submitted" / student / ASSIGNMENT / f"{stem}.ipynb"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(nb) if isinstance(nb, str) else nbformat.write(nb, target)
+    autograde = _nbgrader(folder, "autograde", ASSIGNMENT, check=False)  # the not-a-notebook one is refused
+    return folder, teachers, autograde
 
 
-@pytest.fixture
-def dpclust_grades(course, courses):
-    """(gradebook, its path) of ``dpclust grade`` on the same three submissions."""
-    folder, _, graded = courses[course[0]]
-    return graded.result(), folder / "grades.csv"
+def _scores(folder, student, stem):
+    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gradebook:
+        try:
+            graded = gradebook.find_submission_notebook(stem, ASSIGNMENT, student)
+        except Exception:
+            return {}
+        return {g.name: (g.auto_score, g.max_score, g.cell.cell_type, g.needs_manual_grade) for g in graded.grades}
 
 
-def _test_cells(source):
+def _test_cells(folder, stem):
+    source = nbformat.read(folder / "source" / ASSIGNMENT / f"{stem}.ipynb", as_version=4)
     return {
         c.metadata["nbgrader"]["grade_id"]: float(c.metadata["nbgrader"]["points"])
         for c in source.cells
-        if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution")
+        if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
     }
 
 
-def _written(source):
-    return {
-        c.metadata["nbgrader"]["grade_id"]
-        for c in source.cells
-        if c.metadata.get("nbgrader", {}).get("grade") and c.metadata["nbgrader"].get("solution")
-    }
+def _autograded(folder, student, stem):
+    return nbformat.read(folder / "autograded" / student / ASSIGNMENT / f"{stem}.ipynb", as_version=4)
 
 
-def _asks_for_writing(cell):
-    """A prompt of a derive or a predict-then-run exercise, which has a written answer graded by hand."""
-    return cell.cell_type == "markdown" and re.match(r"### Exercise \d+ \((derive|predict, then run),", cell.source)
+STUDENTS = [("reference", s) for s in NOTEBOOKS] + [("stubs", s) for s in NOTEBOOKS]
+STUDENTS += [("one-wrong", s) for s in NOTEBOOKS] + [("public-answers", NOTEBOOKS[0])]
+STUDENTS += [(attack, stem) for attack in ATTACKS for stem in NOTEBOOKS]
 
 
-def test_the_source_has_a_test_cell_per_check_and_a_written_answer(course):
-    stem, _, source, scores = course
-    teacher = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
-    checks = sum(
-        len(assignments.split_checks(c.source)) for c in teacher.cells if "exercise" in c.metadata.get("tags", [])
-    )
-    assert len(_test_cells(source)) == checks
-    # one written answer per derive and per predict-then-run exercise, with points, left to the teacher
-    assert len(_written(source)) == sum(map(bool, map(_asks_for_writing, teacher.cells))) >= 2
-    assert set(scores["reference"]) == set(_test_cells(source)) | _written(source)
-    for grade_id in _written(source):
-        auto, most, cell_type, manual = scores["reference"][grade_id]
-        assert cell_type == "markdown" and most > 0 and manual, (stem, grade_id)
+def _lost(student, stem, cells):
+    """The test cells the student must score 0 on (every other one full marks)."""
+    if student == "reference":
+        return set()
+    if student == "one-wrong":
+        return MISTAKES[stem][3]
+    if student == "public-answers":  # it answers only Exercise 5, from the public cases
+        return set(cells)
+    return set(cells)  # the stubs and the attacks solve nothing
 
 
-def test_the_reference_solution_gets_full_marks(course):
-    stem, _, source, scores = course
-    got = scores["reference"]
-    for grade_id, points in _test_cells(source).items():
-        assert got[grade_id][:2] == (points, points), (stem, grade_id)
-    for grade_id in _written(source):  # a written answer waits for the teacher
-        assert got[grade_id][3], (stem, grade_id)
+@pytest.mark.parametrize(("student", "stem"), STUDENTS)
+def test_each_student_scores_what_they_solved(course, student, stem):
+    folder, _, _ = course
+    cells, scores = _test_cells(folder, stem), _scores(folder, student, stem)
+    assert set(cells) <= set(scores), (student, stem)
+    lost = _lost(student, stem, cells)
+    for grade_id, points in cells.items():
+        assert scores[grade_id][0] == (0 if grade_id in lost else points), (student, stem, grade_id, scores[grade_id])
 
 
-def test_the_reference_solution_runs_its_exercises_without_errors(course):
-    stem, course_dir, _, _ = course
-    graded = nbformat.read(course_dir / "autograded" / "reference" / stem / f"{stem}.ipynb", as_version=4)
-    exercise_cells = [c for c in graded.cells if c.cell_type == "code" and c.metadata.get("nbgrader")]
-    errors = [
-        (c.get("id"), o.get("ename") or o.get("text", "")[:200])
-        for c in exercise_cells
-        for o in c.outputs
-        if o.output_type == "error" or o.get("name") == "stderr"
-    ]
-    assert not errors
-    # and every check ran: a test cell that a notebook skipped (data absent) has no error and full points too
-    silent = [
-        c.get("id")
-        for c in exercise_cells
-        if c.metadata["nbgrader"].get("grade") and "Correct:" not in "".join(o.get("text", "") for o in c.outputs)
-    ]
-    assert not silent, f"{stem}: these checks did not run (is the data in DPCLUST_DATA_DIR?): {silent}"
+@pytest.mark.parametrize(("student", "stem"), STUDENTS)
+def test_attacks_that_leave_a_trace_are_flagged_and_honest_students_are_not(course, student, stem):
+    folder, _, _ = course
+    flags = _autograded(folder, student, stem).metadata["dpclust"]["flags"]
+    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gradebook:
+        flagged = gradebook.find_submission_notebook(stem, ASSIGNMENT, student).flagged
+    if student in FLAGGED and (stem == "04_idp_kmeans" or student != "library-answers"):
+        assert flags and flagged, (student, stem)
+    elif student in ("reference", "stubs", "one-wrong", "public-answers"):
+        assert not flags and not flagged, (student, stem, flags)
 
 
-def test_the_stubs_get_zero(course):
-    stem, _, source, scores = course
-    got = scores["stubs"]
-    for grade_id in _test_cells(source) | dict.fromkeys(_written(source)):
-        assert got[grade_id][0] == 0, (stem, grade_id)
+def test_the_checks_are_graded_outside_the_kernel_and_say_why(course):
+    folder, _, _ = course
+    graded = _autograded(folder, "one-wrong", "04_idp_kmeans")
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in graded.cells}
+    [error] = cells["ex1-check"].outputs
+    # the checker's message, without the hidden lines, the checkers' code or the grader's paths
+    assert error.output_type == "error" and "expected:" in "\n".join(error.traceback)
+    assert "the noise of the sums" in error.evalue and "Traceback" not in "\n".join(error.traceback)
+    assert "the sensitivity is d + 1, not d" in "\n".join(error.traceback)  # the hint names the mistake
+    assert "HIDDEN" not in cells["ex1-check"].source and "GradedOutsideTheKernel" not in cells["ex1-check"].source
+    text = json.dumps(graded)
+    assert str(folder) not in text and sys.prefix not in text and str(ROOT) not in text
+    # Exercise 3 builds on the wrong Exercise 1 and keeps its point: graded with the library's release
+    assert cells["ex3-check"].outputs[0].text.startswith("Correct:")
 
 
-def test_one_wrong_exercise_loses_exactly_its_points(course):
-    stem, course_dir, source, scores = course
-    lost = {grade_id for grade_id, (auto, most, *_) in scores["one-wrong"].items() if auto is not None and auto < most}
-    assert lost == MISTAKES[stem][3]
-    feedback = course_dir / "feedback" / "one-wrong" / stem / f"{stem}.html"
-    assert feedback.is_file() and "expected:" in feedback.read_text()
+def test_a_right_answer_that_warns_keeps_its_point_and_is_told(course):
+    folder, _, _ = course
+    graded = _autograded(folder, "reference", "04_idp_kmeans")
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in graded.cells}
+    [output] = cells["ex5-check"].outputs
+    assert output.name == "stdout" and output.text.startswith("Correct:") and "about to compute sigma" in output.text
 
 
-def test_dpclust_grade_and_nbgrader_agree_on_every_test_cell(course, dpclust_grades):
-    stem, _, source, scores = course
-    book, _ = dpclust_grades
-    cell_of = grade.exercises_of(nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4))
-    cell_of = cell_of.set_index("exercise")["cell_id"]
-    assert set(cell_of) and set(cell_of.values) == set(_test_cells(source))
-    for student in STUDENTS:
-        rows = book[(book["student"] == f"{student}/{stem}") & (book["exercise"] != grade.NOTEBOOK_ROW)]
-        ours = rows.groupby(rows["exercise"].map(cell_of))["points"].sum().to_dict()
-        theirs = {grade_id: scores[student][grade_id][0] for grade_id in _test_cells(source)}
-        assert ours == theirs, (student, ours, theirs)
+def test_the_export_tells_pending_answers_refused_submissions_and_flags_from_zeros(course, tmp_path):
+    folder, _, autograde = course
+    assert autograde.returncode != 0 and "not-a-notebook" in autograde.stdout + autograde.stderr
+    _nbgrader(folder, "export", "--to", str(tmp_path / "grades.csv"))
+    book = pd.read_csv(tmp_path / "grades.csv", keep_default_na=False).set_index("student_id")
+    reference = book.loc["reference"]
+    assert reference["status"] == "written answers pending" and reference["total"] == ""
+    assert float(reference["autograded"]) == float(reference["autograded_max"]) and reference["written_pending"] >= 4
+    stubs = book.loc["stubs"]  # answers left as released score 0 without the teacher: graded, total 0
+    assert stubs["status"] == "graded" and float(stubs["total"]) == 0 and stubs["written_pending"] == 0
+    assert book.loc["not-a-notebook", "status"].startswith("refused by nbgrader")
+    assert all(book.loc[attack, "flags"] for attack in FLAGGED)
+    assert not book.loc["reference", "flags"]
 
 
-def test_dpclust_grade_passes_the_reference_run_and_not_the_stubs(course, dpclust_grades):
-    # The (notebook) row says whether every cell ran: the stubs' cells raise NotImplementedError.
-    stem = course[0]
-    book, out = dpclust_grades
-    run = book[book["exercise"] == grade.NOTEBOOK_ROW].set_index("student")["passed"].to_dict()
-    assert run[f"reference/{stem}"] and not run[f"stubs/{stem}"], run
-    assert sorted(p.name for p in out.with_name("grades_feedback").iterdir()) == sorted(
-        f"{s}_{stem}.md" for s in STUDENTS
-    )
+def test_feedback_waits_for_the_written_answers_then_shows_the_checkers_messages(course):
+    folder, _, _ = course
+    waiting = _nbgrader(folder, "generate_feedback", ASSIGNMENT, "--student", "one-wrong", check=False)
+    assert waiting.returncode != 0 and "grade them in formgrader first" in waiting.stdout + waiting.stderr
+    assert not (folder / "feedback" / "one-wrong").exists()
+    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gradebook:  # what formgrader does
+        for stem in NOTEBOOKS:
+            for grade in gradebook.find_submission_notebook(stem, ASSIGNMENT, "one-wrong").grades:
+                if grade.needs_manual_grade:
+                    grade.manual_score, grade.needs_manual_grade = grade.max_score, False
+        gradebook.db.commit()
+    _nbgrader(folder, "generate_feedback", ASSIGNMENT, "--student", "one-wrong")
+    html = (folder / "feedback" / "one-wrong" / ASSIGNMENT / "04_idp_kmeans.html").read_text()
+    assert "expected:" in html and "HIDDEN TESTS" not in html and "GradedOutsideTheKernel" not in html
+    assert str(folder) not in html and sys.prefix not in html
 
 
-def test_the_scores_add_up(course, capsys):
-    """The totals per submission (printed, with ``-s``, for the notes on a release): autograded points out of the
-    autograded maximum, and the written answers' points that wait for the teacher."""
-    stem, _, source, scores = course
-    auto_max = sum(_test_cells(source).values())
-    manual_max = sum(scores["reference"][g][1] for g in _written(source))
-    totals = {}
-    for student in STUDENTS:
-        got = scores[student]
-        auto = sum(got[g][0] or 0 for g in _test_cells(source))
-        pending = sum(got[g][1] for g in _written(source) if got[g][3])
-        totals[student] = (auto, pending)
-    lost = sum(_test_cells(source)[g] for g in MISTAKES[stem][3])
-    assert totals["reference"] == (auto_max, manual_max)
-    assert totals["stubs"] == (0, 0)  # unchanged answers score 0 without the teacher
-    assert totals["one-wrong"] == (auto_max - lost, manual_max)
+def test_the_release_holds_no_answer_and_the_key_stays_with_the_teacher(course):
+    folder, teachers, _ = course
+    release = folder / "release" / ASSIGNMENT
+    assert sorted(p.name for p in release.iterdir()) == [f"{stem}.ipynb" for stem in NOTEBOOKS]
+    assert sorted(p.name for p in (folder / "grading").iterdir()) == [f"{stem}.json" for stem in NOTEBOOKS]
+    for stem in NOTEBOOKS:
+        text = (release / f"{stem}.ipynb").read_text()
+        key = json.loads((folder / "grading" / f"{stem}.json").read_text())
+        assert "HIDDEN" not in text and not any(str(c["seed"]) in text for c in key["checks"].values() if "seed" in c)
+        released = "\n".join(c.source for c in nbformat.read(release / f"{stem}.ipynb", as_version=4).cells)
+        code = [
+            c.source for c in teachers[stem].cells if c.cell_type == "code" and "solution" in c.metadata.get("tags", [])
+        ]
+        for source in code:  # no statement of a solution's body is handed out
+            for function in [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]:
+                body = function.body[1:] if ast.get_docstring(function) else function.body
+                assert not [s for s in map(ast.unparse, body) if len(s) > 20 and s in released], function.name
+
+
+def test_the_scores_table(course, capsys):
+    """Autograded points per student and notebook (printed with ``-s``, for the notes on a release)."""
+    folder, _, _ = course
+    rows = {}
+    for student, stem in STUDENTS:
+        cells, scores = _test_cells(folder, stem), _scores(folder, student, stem)
+        rows.setdefault(student, {})[stem] = f"{sum(scores[g][0] or 0 for g in cells):g} / {sum(cells.values()):g}"
+    table = pd.DataFrame(rows).T.fillna("")
+    assert len(table) == len({s for s, _ in STUDENTS})
     with capsys.disabled():
-        print(
-            f"\n{stem}: autograded / {auto_max:g} (manual pending / {manual_max:g}): "
-            + ", ".join(f"{s} {a:g} ({m:g})" for s, (a, m) in totals.items())
-        )
+        print("\n" + table.to_string())

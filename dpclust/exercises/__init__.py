@@ -1,9 +1,14 @@
 """Checkers for the notebooks' graded exercises.
 
 Each ``check_*`` function takes the student's function (or answer) and tests
-it against the library. When the answer is right it prints a short
-confirmation (and returns None); when it is not, it raises
-:class:`ExerciseError` with what was expected, what came back and a hint.
+it: an implement exercise against the library, the others against the right
+answers of their public cases, which the modules hold as data (no function of
+this package computes them: the tests derive them independently). When the
+answer is right it prints a short confirmation (and returns None); when it is
+not, it raises :class:`ExerciseError` with what was expected, what came back and
+a hint. The notebooks' checkers also take a ``seed``: a graded run (:mod:`dpclust.grade`)
+checks other cases, drawn from a seed the students never see, and takes the
+answers the library does not give from the teacher's solutions (``solutions``).
 Randomised code is checked against its exact output distribution, with a
 chi-square test (finite outputs) or a Kolmogorov-Smirnov test (Laplace noise),
 at a stated family-wise error rate (a correct solution is wrongly rejected at
@@ -15,8 +20,8 @@ The generic checkers, for any notebook, are in :mod:`._core`:
 recognising typical wrong answers), :func:`check_sampler` (draws of a
 continuous mechanism against its exact CDF), :func:`check_number` and
 :func:`check_prediction` (predict-then-run), and :func:`reference_inputs`
-(the reference answers of the exercises a dependent one builds on). The others check one piece of a
-paper's protocol against the library, one module per notebook:
+(the right answers of the exercises a dependent one builds on, lent while it runs). The others check one
+piece of a paper's protocol, one module per notebook:
 :mod:`.ldpk_modes` (01, Peng et al.), :mod:`.sampling_kmodes` (02, Zhang et
 al.), :mod:`.dpqt_kmeans` (03, Zhang & Cheng), :mod:`.idp_kmeans` (04, Li et
 al.) and :mod:`.dp_birch` (05, Wang et al.). Every checker is available here as

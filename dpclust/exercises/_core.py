@@ -31,6 +31,8 @@ __all__ = [
     "ks_check",
     "laplace_cdf",
     "pair_of_arrays",
+    "cases_for",
+    "answer_key",
 ]
 
 ALPHA = 1e-3  # family-wise false-rejection rate of every statistical check
@@ -170,9 +172,11 @@ def call_student(fn, *args):
         raise
     except Exception as exc:
         name = getattr(fn, "__name__", "your function")
+        where = "".join(f"\n  at:       {line}" for line in getattr(exc, "where", ()))  # a graded run's frames
+        shown = "the line above" if where else "the traceback above shows the line"
         raise ExerciseError(
-            f"{name} raised {type(exc).__name__}: {exc}\n  called with: {name}({', '.join(map(short, args))})\n"
-            "  hint:     the traceback above shows the line; check the shapes and the types of the arguments"
+            f"{name} raised {type(exc).__name__}: {exc}\n  called with: {name}({', '.join(map(short, args))})"
+            f"{where}\n  hint:     {shown}; check the shapes and the types of the arguments"
         ) from exc
 
 
@@ -183,7 +187,9 @@ def reference_inputs(fn, **references):
     A dependent exercise is graded on its own: the names in ``references`` are
     looked up in ``fn``'s module (the notebook's namespace) when ``fn`` runs, so
     they are swapped for the references there and put back afterwards, whatever
-    the student's versions of them do.
+    the student's versions of them do. For a function of a graded run
+    (:class:`~dpclust.exercises._remote.Remote`) the references stay in the grader's
+    process: the student's code calls them through the run, which sees only their results.
 
     Examples
     --------
@@ -195,6 +201,10 @@ def reference_inputs(fn, **references):
     ...     quadruple(3)
     12
     """
+    if hasattr(fn, "lend"):  # a graded run's function: lent for the block
+        with fn.lend(**references):
+            yield
+        return
     namespace = getattr(fn, "__globals__", None)
     if namespace is None:  # not a plain Python function: nothing to swap
         yield
@@ -428,7 +438,8 @@ def check_function(name, fn, reference, cases, rtol=1e-9, atol=0.0, mistakes=(),
     ----------
     name : str, what the function computes (used in the messages)
     fn : the student's function
-    reference : the function that gives the right answer (built from the library)
+    reference : the function that gives the right answer (built from the library), or the right answers
+        themselves, one per case (where no library function computes them)
     cases : list of argument tuples
     rtol, atol : tolerances of ``numpy.allclose``
     mistakes : sequence of (wrong_fn, hint): typical wrong answers. When the answer
@@ -453,8 +464,8 @@ def check_function(name, fn, reference, cases, rtol=1e-9, atol=0.0, mistakes=(),
       got:      10.0
       hint:     that is the perimeter
     """
-    for case in cases:
-        want = np.asarray(reference(*copy_args(case)), dtype=float)
+    for i, case in enumerate(cases):
+        want = np.asarray(reference(*copy_args(case)) if callable(reference) else reference[i], dtype=float)
         got = as_float(call_student(fn, *copy_args(case)), name, want.shape)
         call = f"{getattr(fn, '__name__', 'your function')}{short(tuple(case), 120)}"
         if got.shape != want.shape:
@@ -707,3 +718,78 @@ def pair_of_arrays(out, name, first, second):
                 "one row per cluster" if len(shape) == 2 else "one value per cluster (or node)",
             )
     return a, b
+
+
+def cases_for(public, draw, seed=None):
+    """The cases of a check: the public ones, or, for a graded run's ``seed``, those ``draw(rng)`` draws.
+
+    The public cases are the ones the notebook's check cell shows and a student can
+    see; a graded run (:mod:`dpclust.grade`) draws others from a seed fixed when the
+    assignment was generated and never released, so an answer that knows the public
+    cases by heart does not pass it.
+
+    Parameters
+    ----------
+    public : list
+        The public cases.
+    draw : callable
+        ``draw(rng) -> list of cases``, from a ``numpy.random.Generator``.
+    seed : int, optional
+        None for the public cases.
+
+    Returns
+    -------
+    list
+
+    Examples
+    --------
+    >>> draw = lambda rng: [(int(k),) for k in rng.integers(1, 10, size=2)]
+    >>> cases_for([(1,), (2,)], draw)
+    [(1,), (2,)]
+    >>> cases_for([(1,), (2,)], draw, seed=7) == draw(np.random.default_rng(7))
+    True
+    """
+    return list(public) if seed is None else draw(np.random.default_rng(seed))
+
+
+def answer_key(public, answers, draw, seed=None, solutions=None, name=None):
+    """(cases, reference) of a check whose right answers no library function computes.
+
+    The public cases come with their answers as data (``answers``, one per case:
+    ``tests/test_exercises.py`` derives them independently), so the package that
+    students have holds no function that answers the exercise. A graded run draws
+    its cases from ``seed`` and takes the teacher's solution ``solutions[name]`` (from
+    the teacher's notebook, kept with the course and never released) as the reference.
+
+    Parameters
+    ----------
+    public, answers : list
+        The public cases and their right answers.
+    draw : callable
+        ``draw(rng) -> list of cases`` for a graded run.
+    seed : int, optional
+        None for the public cases.
+    solutions : dict, optional
+        The teacher's functions by name (needed with ``seed``).
+    name : str
+        The function of the exercise.
+
+    Returns
+    -------
+    (list, list or callable)
+
+    Examples
+    --------
+    >>> draw = lambda rng: [(float(x),) for x in rng.random(2)]
+    >>> answer_key([(3.0,)], [9.0], draw, name="square")
+    ([(3.0,)], [9.0])
+    >>> solutions = {"square": lambda x: x * x}
+    >>> cases, reference = answer_key([(3.0,)], [9.0], draw, seed=1, solutions=solutions, name="square")
+    >>> reference(*cases[0]) == cases[0][0] ** 2
+    True
+    """
+    if seed is None:
+        return list(public), list(answers)
+    if not solutions or name not in solutions:
+        raise ValueError(f"a graded run of this check needs the teacher's {name} in solutions=")
+    return draw(np.random.default_rng(seed)), solutions[name]

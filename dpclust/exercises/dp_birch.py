@@ -24,6 +24,7 @@ from dpclust_lib.cluster.dp_birch import DPBirch, DPBirchPublicTree
 from ._core import (
     ALPHA,
     ExerciseError,
+    answer_key,
     as_float,
     call_student,
     check_function,
@@ -148,11 +149,6 @@ def _sq_radius(cf):
     return ss / n - float((ls / n) @ (ls / n))
 
 
-def _sq_diameter(cf):
-    n, ls, ss = cf
-    return 2 * (n * ss - float(ls @ ls)) / (n * (n - 1)) if n > 1 else np.nan
-
-
 def _root(value):
     return math.sqrt(value) if value >= 0 else np.nan
 
@@ -225,31 +221,33 @@ CF_RADIUS_MISTAKES = (
     ),
     (
         "the diameter",
-        lambda cf: _root(_sq_diameter(cf)),
+        "diameter",  # the value comes from the point set (scipy's pdist), not from a formula in the CF
         "that is the diameter (the mean over pairs of points); the radius is the root mean squared distance "
         "to the centroid",
     ),
 )
 
+# The typical wrong diameters, as functions of the CF and of the right diameter (the mean over the pairs of
+# points, from scipy's pdist: the package holds no formula that answers the exercise).
 CF_DIAMETER_MISTAKES = (
-    ("D^2", _sq_diameter, "that is D^2; the diameter is its square root"),
+    ("D^2", lambda cf, want: want**2, "that is D^2; the diameter is its square root"),
     (
         "twice the radius",
-        lambda cf: 2 * _root(_sq_radius(cf)),
-        "the diameter is not twice the radius: D^2 = 2 N R^2 / (N - 1)",
+        lambda cf, want: 2 * _root(_sq_radius(cf)),
+        "the diameter is not twice the radius: average the squared distances over the pairs of points",
     ),
     (
         "all N^2 pairs",
-        lambda cf: _root(2 * _sq_radius(cf)),
+        lambda cf, want: _root(2 * _sq_radius(cf)),
         "average over the N (N - 1) ordered pairs of DISTINCT points, not over all N^2 pairs",
     ),
     (
         "unordered pairs counted twice",
-        lambda cf: _root(_sq_diameter(cf) / 2),
-        "the sum over i != j of ||x_i - x_j||^2 is 2 (N SS - ||LS||^2): each ordered pair gives "
-        "||x_i||^2 + ||x_j||^2 - 2 x_i.x_j",
+        lambda cf, want: want / math.sqrt(2),
+        "each unordered pair {i, j} appears twice among the ordered pairs i != j: the sum over i != j of "
+        "||x_i - x_j||^2 counts both",
     ),
-    ("the radius", lambda cf: _root(_sq_radius(cf)), "that is the radius R"),
+    ("the radius", lambda cf, want: _root(_sq_radius(cf)), "that is the radius R"),
 )
 
 _CF_RTOL = 1e-9
@@ -270,6 +268,22 @@ def _point_sets(seed):
         rng.random((2, 1)),
         rng.random((1, 4)),
     ]
+
+
+def _diameter(X):
+    """The root mean squared distance between two distinct points of X, from scipy's pairwise distances."""
+    return math.sqrt(float(np.mean(pdist(X, "sqeuclidean")))) if len(X) > 1 else np.nan
+
+
+def _radius_mistakes(sets):
+    """CF_RADIUS_MISTAKES as (wrong function, hint) pairs; the diameter's value is looked up by the point set."""
+    diameters = {tuple(_flat(_cf(X))): _diameter(X) for X in sets}
+    out = []
+    for _, wrong, hint in CF_RADIUS_MISTAKES:
+        if wrong == "diameter":
+            wrong = lambda cf, diameters=diameters: diameters.get(tuple(_flat(cf)), np.nan)  # noqa: E731
+        out.append((wrong, hint))
+    return out
 
 
 def check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter, seed=0):
@@ -332,7 +346,7 @@ def check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter, seed=0):
         lambda cf: ClusteringFeature(*cf).radius,
         [(_cf(X),) for X in sets] + [(noisy,)],
         rtol=_CF_RTOL,
-        mistakes=_pairs(CF_RADIUS_MISTAKES),
+        mistakes=_radius_mistakes(sets),
         hint="R^2 = SS/N - ||LS/N||^2: the mean squared norm minus the squared norm of the mean",
     )
     _check_negative_radius(cf_radius, noisy_negative)
@@ -370,12 +384,11 @@ def _check_diameter(cf_diameter, sets):
     for X in sets:
         if len(X) < 2:
             continue
-        cf = _cf(X)
-        want = math.sqrt(float(np.mean(pdist(X, "sqeuclidean"))))
+        cf, want = _cf(X), _diameter(X)
         got = as_float(call_student(cf_diameter, _fresh(cf)), "cf_diameter", ())
         if got.shape == () and np.isclose(got, want, rtol=_CF_RTOL, atol=0):
             continue
-        wrong = [(np.asarray(w(cf), dtype=float).reshape(got.shape), h) for _, w, h in CF_DIAMETER_MISTAKES]
+        wrong = [(np.asarray(w(cf, want), dtype=float).reshape(got.shape), h) for _, w, h in CF_DIAMETER_MISTAKES]
         hint = diagnose(
             got,
             wrong if got.size == 1 else [],
@@ -675,13 +688,60 @@ _SENSITIVITY_DEFAULT_HINTS = (
 )
 
 
-def check_cf_sensitivities(cf_sensitivities):
+# Their right answers (tests/test_exercises.py: birch.cf_sensitivities, and the largest change over the box)
+CF_SENSITIVITY_ANSWERS = [(1.0, 6.5, 14.25), (1.0, 6.0, 14.0), (1.0, 2.0, 4.0), (1.0, 3.0, 3.0), (1.0, 10.0, 10.0)]
+
+
+def _boxes(rng, count=5):
+    """Boxes [lower, upper] of a graded run: 0 inside, a side below 0, a side above 0, 1 to 6 coordinates."""
+    boxes = []
+    for i in range(count):
+        d = int(rng.integers(1, 7))
+        lo = np.round(rng.uniform(-3, 2, size=d), 2)
+        up = np.round(lo + rng.uniform(0.25, 3, size=d), 2)
+        if i == 0:
+            lo[0], up[0] = -abs(lo[0]) - 0.5, abs(up[0]) + 0.5  # 0 inside
+        boxes.append((tuple(lo.tolist()), tuple(up.tolist())))
+    return boxes
+
+
+def _check_triples(fn, name, boxes, reference, mistakes, default_hints):
+    """The (Delta N, Delta LS, Delta SS) of ``fn`` on every box against the reference's (answers or a function)."""
+    for i, (lower, upper) in enumerate(boxes):
+        lo, up = np.array(lower), np.array(upper)
+        want = np.array(reference(lo.copy(), up.copy()) if callable(reference) else reference[i], dtype=float)
+        got = as_float(call_student(fn, lo.copy(), up.copy()), name, (3,))
+        if got.shape != (3,):
+            fail(
+                f"{name}({list(lower)}, {list(upper)}) has the wrong shape",
+                "three numbers",
+                got.shape,
+                "return (Delta N, Delta LS, Delta SS)",
+            )
+        for k, what in enumerate(("N", "LS", "SS")):
+            if np.isclose(got[k], want[k], rtol=1e-9, atol=1e-12):
+                continue
+            hint = next(
+                (h for _, value, h in mistakes[k] if np.isclose(got[k], value(lo, up, want), rtol=1e-6)),
+                default_hints[k],
+            )
+            fail(
+                f"{name}: the L1 sensitivity of {what} is not right for the box lower={list(lower)}, "
+                f"upper={list(upper)}",
+                round(float(want[k]), 6),
+                round(float(got[k]), 6),
+                hint,
+            )
+
+
+def check_cf_sensitivities(cf_sensitivities, seed=None, solutions=None):
     """``cf_sensitivities(lower, upper)``: the L1 sensitivities (Delta N, Delta LS, Delta SS) of one CF.
 
     Neighbouring data sets differ by adding or removing one record x of the box
-    [lower, upper]. Checked against ``birch.cf_sensitivities``, the sensitivities
-    ``DPBirchPublicTree`` calibrates its noise to, on five boxes, two with negative sides (relative tolerance
-    1e-9); each part's typical mistakes are in ``CF_SENSITIVITY_MISTAKES``.
+    [lower, upper]. Checked on five boxes, two with negative sides, against ``CF_SENSITIVITY_ANSWERS``
+    (``birch.cf_sensitivities``, the sensitivities ``DPBirchPublicTree`` calibrates its noise to; relative
+    tolerance 1e-9); each part's typical mistakes are in ``CF_SENSITIVITY_MISTAKES``. A graded run draws
+    five other boxes from ``seed`` and compares with the teacher's solution.
 
     Examples
     --------
@@ -692,31 +752,13 @@ def check_cf_sensitivities(cf_sensitivities):
     >>> check_cf_sensitivities(cf_sensitivities)
     Correct: ...
     """
-    for lower, upper in _SENSITIVITY_BOXES:
-        lo, up = np.array(lower), np.array(upper)
-        want = np.array(library_cf_sensitivities(lo, up))
-        got = as_float(call_student(cf_sensitivities, lo.copy(), up.copy()), "cf_sensitivities", (3,))
-        if got.shape != (3,):
-            fail(
-                f"cf_sensitivities({list(lower)}, {list(upper)}) has the wrong shape",
-                "three numbers",
-                got.shape,
-                "return (Delta N, Delta LS, Delta SS)",
-            )
-        for k, what in enumerate(("N", "LS", "SS")):
-            if np.isclose(got[k], want[k], rtol=1e-9, atol=0):
-                continue
-            hint = next(
-                (h for _, value, h in CF_SENSITIVITY_MISTAKES[k] if np.isclose(got[k], value(lo, up, want), rtol=1e-6)),
-                _SENSITIVITY_DEFAULT_HINTS[k],
-            )
-            fail(
-                f"the L1 sensitivity of {what} is not right for the box lower={list(lower)}, upper={list(upper)}",
-                round(float(want[k]), 6),
-                round(float(got[k]), 6),
-                hint,
-            )
-    return passed(f"the sensitivities of (N, LS, SS) are right on all {len(_SENSITIVITY_BOXES)} boxes")
+    boxes, reference = answer_key(
+        _SENSITIVITY_BOXES, CF_SENSITIVITY_ANSWERS, _boxes, seed, solutions, "cf_sensitivities"
+    )
+    _check_triples(
+        cf_sensitivities, "cf_sensitivities", boxes, reference, CF_SENSITIVITY_MISTAKES, _SENSITIVITY_DEFAULT_HINTS
+    )
+    return passed(f"the sensitivities of (N, LS, SS) are right on all {len(boxes)} boxes")
 
 
 # DPBirch trees on uniform data in a box: (lower, upper, epsilon, T, B, records). The first is the case the
@@ -731,19 +773,27 @@ _INSERTION_TREES = [
 ]
 
 
-def _insertion_cases(seed=0):
-    """(h, lower, upper, epsilon) of fitted DPBirch trees, and the library's epsilon_if_shape_public_ of each."""
-    rng = np.random.default_rng(seed)
-    cases, cost = [], []
+def _insertion_cases(rng, public=False):
+    """(h, lower, upper, epsilon) of DPBirch trees fitted to data drawn from ``rng``: a graded run's cases, each
+    epsilon moved by up to 25% (``public``: the trees as listed)."""
+    cases = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NegativeRadiusWarning)
         for lower, upper, eps, T, B, n in _INSERTION_TREES:
+            eps = eps if public else float(np.round(eps * 10 ** rng.uniform(-0.1, 0.1), 3))
             lo, up = np.array(lower), np.array(upper)
             X = lo + (up - lo) * rng.random((n, len(lo)))
             est = DPBirch(None, epsilon=eps, threshold=T, branching_factor=B, bounds=(lo, up), random_state=rng).fit(X)
             cases.append((est.height_, lo, up, eps))
-            cost.append(est.epsilon_if_shape_public_)
-    return cases, cost
+    return cases
+
+
+# The public cases: the trees fitted with np.random.default_rng(0), and what one insertion costs in each
+# (DPBirch.epsilon_if_shape_public_; tests/test_exercises.py fits them again)
+INSERTION_CASES = [
+    (h, np.array(lower), np.array(upper), eps) for h, (lower, upper, eps, *_) in zip((9, 9, 2, 3, 12), _INSERTION_TREES)
+]
+INSERTION_ANSWERS = [124.5, 300.0, 80.0, 45.0, 360.0]
 
 
 def _insertion_mistake(cost):
@@ -802,18 +852,19 @@ INSERTION_EPSILON_MISTAKES = (
 )
 
 
-def check_dpbirch_insertion_epsilon(insertion_epsilon):
+def check_dpbirch_insertion_epsilon(insertion_epsilon, seed=None, solutions=None):
     """``insertion_epsilon(h, lower, upper, epsilon)``: what the noise of one insertion costs, the paper's scheme.
 
     Lap(Delta q / epsilon) on every coordinate of LS and on SS of each of the h
     CFs on the record's path, Delta q the largest |x_j| the box [lower, upper]
     allows (1 on [0, 1]^d, the paper's value); each noisy CF released once, N
-    and the tree's shape taken as public. Checked against
+    and the tree's shape taken as public. Checked against ``INSERTION_ANSWERS``, the
     ``DPBirch.epsilon_if_shape_public_`` of five fitted trees in boxes with
     and without negative sides (relative tolerance 1e-9), naming the typical
-    mistakes of ``INSERTION_EPSILON_MISTAKES``. While it runs, the
-    ``cf_sensitivities`` it may call is the library's (the reference answer of
-    the exercise's first part), so a wrong first part does not fail this one.
+    mistakes of ``INSERTION_EPSILON_MISTAKES``; a graded run fits five trees to data drawn from ``seed``
+    and compares with the teacher's solution. While it runs, the
+    ``cf_sensitivities`` it may call gives the right answer of the exercise's first part (the library's,
+    or the teacher's in a graded run), so a wrong first part does not fail this one.
 
     Examples
     --------
@@ -826,13 +877,15 @@ def check_dpbirch_insertion_epsilon(insertion_epsilon):
     >>> check_dpbirch_insertion_epsilon(insertion_epsilon)
     Correct: ...
     """
-    cases, costs = _insertion_cases()
-    cost = {(h, tuple(lo), tuple(up), e): c for (h, lo, up, e), c in zip(cases, costs)}
-    with reference_inputs(insertion_epsilon, cf_sensitivities=library_cf_sensitivities):
+    cases, reference = answer_key(
+        INSERTION_CASES, INSERTION_ANSWERS, _insertion_cases, seed, solutions, "insertion_epsilon"
+    )
+    first_part = library_cf_sensitivities if seed is None else solutions["cf_sensitivities"]
+    with reference_inputs(insertion_epsilon, cf_sensitivities=first_part):
         return check_function(
             "the budget one insertion spends",
             insertion_epsilon,
-            lambda h, lo, up, e: cost[(h, tuple(lo), tuple(up), e)],
+            reference,
             cases,
             rtol=1e-9,
             mistakes=[(_insertion_mistake(f), hint) for _, f, hint in INSERTION_EPSILON_MISTAKES],
@@ -844,64 +897,73 @@ def check_dpbirch_insertion_epsilon(insertion_epsilon):
 _SPLIT_HINT = "the three parts share eps: N gets eps/4, LS eps/2 and SS eps/4 (sequential composition)"
 
 # The typical wrong noise scales of the leaves, as data: (part, or None for every part; name; wrong scale
-# as a function of (part index k, sensitivities, epsilon, the part's share of epsilon, lower, upper); hint).
+# as a function of (part index k, sensitivities, epsilon, the part's share of epsilon, lower, upper, the number
+# of leaves); hint).
 # check_public_tree_leaf_noise names the first one the noise of a part follows (the common ones first).
 LEAF_NOISE_MISTAKES = (
-    (None, "the whole eps", lambda k, delta, eps, eps_k, lo, up: delta[k] / eps, _SPLIT_HINT),
+    (
+        None,
+        "the share divided among the leaves",
+        lambda k, delta, eps, eps_k, lo, up, m: delta[k] / (eps_k / m),
+        "misconception: that the leaves share each part's budget. A record falls into ONE leaf, so the m "
+        "leaves' releases are on disjoint data (parallel composition): each leaf's N, LS and SS get their "
+        "part's whole share of eps. Dividing it among the leaves multiplies the noise by m for no privacy gain",
+    ),
+    (None, "the whole eps", lambda k, delta, eps, eps_k, lo, up, m: delta[k] / eps, _SPLIT_HINT),
     (
         None,
         "equal thirds",
-        lambda k, delta, eps, eps_k, lo, up: delta[k] / (eps / 3),
+        lambda k, delta, eps, eps_k, lo, up, m: delta[k] / (eps / 3),
         "the split is (1/4, 1/2, 1/4) for (N, LS, SS), not equal thirds",
     ),
     (
         "LS",
         "d",
-        lambda k, delta, eps, eps_k, lo, up: len(lo) / eps_k,
+        lambda k, delta, eps, eps_k, lo, up, m: len(lo) / eps_k,
         "d is the sensitivity of LS on [0, 1]^d only; for this box it is larger",
     ),
     (
         "LS",
         "Delta q = 1",
-        lambda k, delta, eps, eps_k, lo, up: 1 / eps_k,
+        lambda k, delta, eps, eps_k, lo, up, m: 1 / eps_k,
         "Delta q = 1 is the paper's value for one coordinate; LS has d of them, and "
         "its L1 sensitivity adds up their largest changes",
     ),
     (
         "LS",
         "the largest coordinate",
-        lambda k, delta, eps, eps_k, lo, up: _largest(lo, up).max() / eps_k,
+        lambda k, delta, eps, eps_k, lo, up, m: _largest(lo, up).max() / eps_k,
         "the L1 sensitivity adds up the coordinates' largest changes; it is not the largest one",
     ),
     (
         "LS",
         "replacement",
-        lambda k, delta, eps, eps_k, lo, up: np.sum(up - lo) / eps_k,
+        lambda k, delta, eps, eps_k, lo, up, m: np.sum(up - lo) / eps_k,
         "that is the sensitivity when a record is REPLACED; here a record is added or removed",
     ),
     (
         "SS",
         "d",
-        lambda k, delta, eps, eps_k, lo, up: len(lo) / eps_k,
+        lambda k, delta, eps, eps_k, lo, up, m: len(lo) / eps_k,
         "d is the sensitivity of SS on [0, 1]^d only; for this box it is larger",
     ),
-    ("SS", "1", lambda k, delta, eps, eps_k, lo, up: 1 / eps_k, "SS moves by ||x||^2, far more than 1 in this box"),
+    ("SS", "1", lambda k, delta, eps, eps_k, lo, up, m: 1 / eps_k, "SS moves by ||x||^2, far more than 1 in this box"),
     (
         "SS",
         "(sum |x_j|)^2",
-        lambda k, delta, eps, eps_k, lo, up: delta[1] ** 2 / eps_k,
+        lambda k, delta, eps, eps_k, lo, up, m: delta[1] ** 2 / eps_k,
         "||x||^2 is the sum of the squared coordinates, not the square of their sum",
     ),
     (
         "SS",
         "upper sides only",
-        lambda k, delta, eps, eps_k, lo, up: np.sum(up**2) / eps_k,
+        lambda k, delta, eps, eps_k, lo, up, m: np.sum(up**2) / eps_k,
         "a side with l_j < 0 can reach l_j^2 > u_j^2: take the larger",
     ),
     (
         "SS",
         "||x||_1",
-        lambda k, delta, eps, eps_k, lo, up: delta[1] / eps_k,
+        lambda k, delta, eps, eps_k, lo, up, m: delta[1] / eps_k,
         "SS moves by ||x||^2, not by ||x||_1",
     ),
 )
@@ -944,7 +1006,7 @@ def check_public_tree_leaf_noise(noisy_leaves, epsilon=1.0, m=20_000, seed=0):
     level = ALPHA / 4
     for k, (what, noise) in enumerate(zip(("N", "LS", "SS"), (parts[0], parts[1].ravel(), parts[2]))):
         mistakes = [
-            (stats.laplace(scale=scale(k, delta, epsilon, share[k] * epsilon, lower, upper)).cdf, hint)
+            (stats.laplace(scale=scale(k, delta, epsilon, share[k] * epsilon, lower, upper, m)).cdf, hint)
             for part, _, scale, hint in LEAF_NOISE_MISTAKES
             if part in (None, what)
         ]
@@ -981,37 +1043,30 @@ def _leaf_noise_parts(out, exact):
     return parts
 
 
-def _replacement_sensitivities(lower, upper):
-    """(Delta N, Delta LS, Delta SS) of one CF when one record of the box is replaced by another."""
-    lo, up = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
-    nearest_zero = np.where((lo <= 0) & (up >= 0), 0.0, np.minimum(lo**2, up**2))  # smallest x_j^2 in [l_j, u_j]
-    return 0.0, float(np.sum(up - lo)), float(np.sum(np.maximum(lo**2, up**2) - nearest_zero))
-
-
 _ADD_REMOVE = "that is the change when one record is ADDED or REMOVED; here one record is replaced by another"
 
 # The typical wrong sensitivities under replacement, as data: for N, LS and SS in turn, (name, wrong value as a
 # function of (lower, upper), hint).
 REPLACEMENT_SENSITIVITY_MISTAKES = (
-    (("add or remove", lambda lo, up: 1.0, "a replaced record leaves N as it is: " + _ADD_REMOVE),),
+    (("add or remove", lambda lo, up, want: 1.0, "a replaced record leaves N as it is: " + _ADD_REMOVE),),
     (
-        ("add or remove", lambda lo, up: float(np.sum(_largest(lo, up))), _ADD_REMOVE),
+        ("add or remove", lambda lo, up, want: float(np.sum(_largest(lo, up))), _ADD_REMOVE),
         (
             "twice the largest",
-            lambda lo, up: float(2 * np.sum(_largest(lo, up))),
+            lambda lo, up, want: float(2 * np.sum(_largest(lo, up))),
             "x - x' has coordinates in [l_j - u_j, u_j - l_j]: the largest |x_j - x'_j| is u_j - l_j",
         ),
     ),
     (
-        ("add or remove", lambda lo, up: float(np.sum(_largest(lo, up) ** 2)), _ADD_REMOVE),
+        ("add or remove", lambda lo, up, want: float(np.sum(_largest(lo, up) ** 2)), _ADD_REMOVE),
         (
             "u^2 - l^2",
-            lambda lo, up: float(np.sum(np.abs(np.asarray(up) ** 2 - np.asarray(lo) ** 2))),
+            lambda lo, up, want: float(np.sum(np.abs(np.asarray(up) ** 2 - np.asarray(lo) ** 2))),
             "where the box contains 0 the smallest x_j^2 is 0, not min(l_j^2, u_j^2)",
         ),
         (
             "(u - l)^2",
-            lambda lo, up: float(np.sum((np.asarray(up) - np.asarray(lo)) ** 2)),
+            lambda lo, up, want: float(np.sum((np.asarray(up) - np.asarray(lo)) ** 2)),
             "||x||^2 - ||x'||^2 is not ||x - x'||^2: take the largest ||x||^2 minus the smallest over the box",
         ),
     ),
@@ -1025,46 +1080,36 @@ REPLACEMENT_BOXES = [
 ]
 
 
-def check_replacement_sensitivities(replacement_sensitivities):
+# Their right answers (tests/test_exercises.py: the largest change over pairs of records of each box)
+REPLACEMENT_ANSWERS = [(0.0, 3.0, 3.0), (0.0, 6.0, 14.0), (0.0, 6.5, 12.75), (0.0, 7.75, 26.3125)]
+
+
+def check_replacement_sensitivities(replacement_sensitivities, seed=None, solutions=None):
     """``replacement_sensitivities(lower, upper)``: (Delta N, Delta LS, Delta SS) of one CF, bounded DP.
 
     Neighbouring data sets of the same size differ in one record of the box
     [lower, upper], replaced by another. Checked on four boxes (with and without
-    0 inside, negative sides) against the closed form (relative tolerance 1e-9),
-    naming the typical mistakes of ``REPLACEMENT_SENSITIVITY_MISTAKES``.
+    0 inside, negative sides) against ``REPLACEMENT_ANSWERS`` (relative tolerance 1e-9),
+    naming the typical mistakes of ``REPLACEMENT_SENSITIVITY_MISTAKES``; a graded run draws five other
+    boxes from ``seed`` and compares with the teacher's solution.
 
     Examples
     --------
-    >>> check_replacement_sensitivities(_replacement_sensitivities)
-    Correct: the sensitivities of (N, LS, SS) under replacement are right on all 4 boxes
+    >>> check_replacement_sensitivities(lambda lower, upper: (0.0, 1.0, 1.0))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: replacement_sensitivities: the L1 sensitivity of LS is not right ...
     """
-    for lower, upper in REPLACEMENT_BOXES:
-        lo, up = np.array(lower), np.array(upper)
-        want = np.array(_replacement_sensitivities(lo, up))
-        got = as_float(call_student(replacement_sensitivities, lo.copy(), up.copy()), "replacement_sensitivities", (3,))
-        if got.shape != (3,):
-            fail(
-                "replacement_sensitivities has the wrong shape",
-                "three numbers",
-                got.shape,
-                "return (Delta N, Delta LS, Delta SS)",
-            )
-        for k, what in enumerate(("N", "LS", "SS")):
-            if np.isclose(got[k], want[k], rtol=1e-9, atol=1e-12):
-                continue
-            hint = next(
-                (
-                    h
-                    for _, value, h in REPLACEMENT_SENSITIVITY_MISTAKES[k]
-                    if np.isclose(got[k], value(lo, up), rtol=1e-6)
-                ),
-                "take the largest change over every pair (x, x') of records of the box",
-            )
-            fail(
-                f"the L1 sensitivity of {what} under replacement is not right for lower={list(lower)}, "
-                f"upper={list(upper)}",
-                round(float(want[k]), 6),
-                round(float(got[k]), 6),
-                hint,
-            )
-    return passed(f"the sensitivities of (N, LS, SS) under replacement are right on all {len(REPLACEMENT_BOXES)} boxes")
+    boxes, reference = answer_key(
+        REPLACEMENT_BOXES, REPLACEMENT_ANSWERS, _boxes, seed, solutions, "replacement_sensitivities"
+    )
+    hints = ("take the largest change over every pair (x, x') of records of the box",) * 3
+    _check_triples(
+        replacement_sensitivities,
+        "replacement_sensitivities",
+        boxes,
+        reference,
+        REPLACEMENT_SENSITIVITY_MISTAKES,
+        hints,
+    )
+    return passed(f"the sensitivities of (N, LS, SS) under replacement are right on all {len(boxes)} boxes")

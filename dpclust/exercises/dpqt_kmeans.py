@@ -10,9 +10,10 @@ import numpy as np
 from scipy import stats
 
 from dpclust_lib.cluster.dpqt_kmeans import DPQTKMeans
-from dpclust_lib.cluster.eug_kmeans import eug_grid_size
 
 from ._core import (
+    ExerciseError,
+    answer_key,
     call_student,
     check_function,
     diagnose,
@@ -210,14 +211,25 @@ _EUG_CASES = [
     (5_000, 0.2, 3),
     (100_000, 1.0, 2),
 ]
+EUG_GRID_ANSWERS = [10, 3, 1, 3, 22, 6, 100]  # what eug_grid_size gives (tests/test_exercises.py)
 
 
-def check_eug_grid_size(cells_per_dim):
+def _eug_cases(rng):
+    """Seven cases (n, epsilon, d) of a graded run, one with n epsilon / 10 below 1."""
+    cases = [(int(rng.integers(20, 90)), 0.01, int(rng.integers(1, 4)))]
+    for _ in range(6):
+        n = int(10 ** rng.uniform(2.5, 5.2))
+        cases.append((n, float(np.round(10 ** rng.uniform(-2, 0.2), 3)), int(rng.integers(1, 11))))
+    return cases
+
+
+def check_eug_grid_size(cells_per_dim, seed=None, solutions=None):
     """``cells_per_dim(n, epsilon, n_features)``: m of Su et al.'s grid, as :func:`eug_grid_size` computes it.
 
     M = (N epsilon / 10)^(2d / (d + 2)) cells in all, m = M^(1/d) per dimension,
-    rounded to the nearest integer, at least 1. Seven cases (relative tolerance 1e-9);
-    the typical mistakes named are ``EUG_GRID_MISTAKES``.
+    rounded to the nearest integer, at least 1. Seven cases against ``EUG_GRID_ANSWERS`` (what
+    ``eug_grid_size`` gives; relative tolerance 1e-9; a graded run draws seven others from ``seed`` and
+    compares with the teacher's solution); the typical mistakes named are ``EUG_GRID_MISTAKES``.
 
     Examples
     --------
@@ -225,35 +237,43 @@ def check_eug_grid_size(cells_per_dim):
     >>> check_eug_grid_size(lambda n, epsilon, d: max(1, math.floor((n * epsilon / 10) ** (2 / (d + 2)) + 0.5)))
     Correct: ...
     """
+    cases, reference = answer_key(_EUG_CASES, EUG_GRID_ANSWERS, _eug_cases, seed, solutions, "cells_per_dim")
     return check_function(
         "the number of grid cells per dimension",
         cells_per_dim,
-        eug_grid_size,
-        _EUG_CASES,
+        reference,
+        cases,
         mistakes=[(wrong, hint) for _, wrong, hint in EUG_GRID_MISTAKES],
         hint="m = M^(1/d), rounded to the nearest integer, at least 1",
     )
 
 
-def _dpqt_cases(seed=0):
-    """{(epsilon, gamma, max_height, levels_released): epsilon_spent_} of DPQTKMeans fits stopping at various depths."""
-    X = np.random.default_rng([seed, 330]).random((400, 2))
+def _dpqt_cases(rng):
+    """(epsilon, gamma, max_height, levels_released) of DPQTKMeans fits stopping at various depths (a graded
+    run's: the trees of five fits on data drawn from ``rng``)."""
+    X = rng.random((400, 2))
     settings = [(1.0, 0.3, 4, 2.0), (0.5, 0.5, 3, 1e9), (2.0, 0.3, 6, 20.0), (0.1, 0.2, 2, 0.0), (5.0, 0.7, 7, 3.0)]
-    out = {}
-    for eps, gamma, height, threshold in settings:
+    cases = []
+    for eps, gamma, height, threshold in settings:  # the budgets moved: other cases than the public ones
+        eps, gamma = float(np.round(eps * 10 ** rng.uniform(-0.2, 0.2), 3)), float(np.round(rng.uniform(0.2, 0.8), 2))
         est = DPQTKMeans(
             2,
             epsilon=eps,
             gamma=gamma,
             max_height=height,
             threshold=threshold,
-            random_state=seed,
+            random_state=int(rng.integers(2**31)),
             bounds=(0.0, 1.0),
             max_iter=5,
         ).fit(X)
-        out[(eps, gamma, height, est.tree_.levels_released)] = est.epsilon_spent_
-    return out
+        cases.append((eps, gamma, height, est.tree_.levels_released))
+    return cases
 
+
+# Five fits whose trees release 1 to maxH levels, and what they spend (tests/test_exercises.py fits them with
+# DPQTKMeans and reads epsilon_spent_)
+DPQT_SPENT_CASES = [(1.0, 0.3, 4, 4), (0.5, 0.5, 3, 1), (2.0, 0.3, 6, 5), (0.1, 0.2, 2, 2), (5.0, 0.7, 7, 7)]
+DPQT_SPENT_ANSWERS = [1.0, 0.3333333333333333, 1.9, 0.10000000000000002, 5.0]
 
 _OFF_BY_ONE_LEVEL = "off by one: levels_released already counts every released level, the root's included"
 
@@ -282,12 +302,13 @@ DPQT_SPENT_MISTAKES = (
 )
 
 
-def check_dpqt_epsilon_spent(epsilon_spent, seed=0):
+def check_dpqt_epsilon_spent(epsilon_spent, seed=None, solutions=None):
     """``epsilon_spent(epsilon, gamma, max_height, levels_released)``: what a DPQTk-means fit spends.
 
-    Checked against ``epsilon_spent_`` of the library's DPQTKMeans on five fits
-    whose trees release 1 to ``max_height`` levels (relative tolerance 1e-9); the
-    typical mistakes named are ``DPQT_SPENT_MISTAKES``.
+    Checked on five fits whose trees release 1 to ``max_height`` levels against ``DPQT_SPENT_ANSWERS``,
+    the ``epsilon_spent_`` of the library's DPQTKMeans (relative tolerance 1e-9); the typical mistakes
+    named are ``DPQT_SPENT_MISTAKES``. A graded run fits five trees on data drawn from ``seed`` and
+    compares with the teacher's solution.
 
     Examples
     --------
@@ -296,37 +317,32 @@ def check_dpqt_epsilon_spent(epsilon_spent, seed=0):
     >>> check_dpqt_epsilon_spent(epsilon_spent)
     Correct: ...
     """
-    spent = _dpqt_cases(seed)
+    cases, reference = answer_key(DPQT_SPENT_CASES, DPQT_SPENT_ANSWERS, _dpqt_cases, seed, solutions, "epsilon_spent")
     return check_function(
         "the epsilon a DPQTk-means fit spends",
         epsilon_spent,
-        lambda *case: spent[case],
-        list(spent),
+        reference,
+        cases,
         mistakes=[(wrong, hint) for _, wrong, hint in DPQT_SPENT_MISTAKES],
         hint="add up the budgets of the releases: one per released level, then the leaves",
     )
 
 
-def _split_probability(count, epsilon_tree, max_height, threshold):
-    """P[count + Lap(maxH / epsilon_tree) > T], from scipy's Laplace distribution."""
-    return float(stats.laplace.sf(threshold - count, scale=max_height / epsilon_tree))
-
-
-def _reach_probability(path_counts, epsilon_tree, max_height, threshold):
-    """P[the node below the path exists]: every node on the path splits, with independent noise."""
-    return math.prod(_split_probability(c, epsilon_tree, max_height, threshold) for c in path_counts)
+def _laplace_tail(z, b):
+    """P[Lap(b) > z] by scipy: the wrong answers below are built from it."""
+    return float(stats.laplace.sf(z, scale=b))
 
 
 # The typical wrong split probabilities, as data: (name, probability as a function of the checker's case, hint).
 SPLIT_PROBABILITY_MISTAKES = (
     (
         "the tree's whole budget",
-        lambda c, e, h, t: float(stats.laplace.sf(t - c, scale=1 / e)),
+        lambda c, e, h, t: _laplace_tail(t - c, 1 / e),
         "a level's counts get epsilon_tree / maxH, not the whole epsilon_tree: the scale is maxH / epsilon_tree",
     ),
     (
         "not splitting",
-        lambda c, e, h, t: float(stats.laplace.cdf(t - c, scale=h / e)),
+        lambda c, e, h, t: 1 - _laplace_tail(t - c, h / e),
         "that is the probability that the node does NOT split: it splits when count + noise > T",
     ),
     (
@@ -355,70 +371,128 @@ REACH_PROBABILITY_CASES = [
     ((6500, 900, 40, 3), 0.15, 4, 6.5),
     ((), 0.6, 4, 10.0),
 ]
+# The right answers of these cases (tests/test_exercises.py checks them against a simulation and scipy), and the
+# split probabilities of the counts on the reach cases' paths, which a right reach_probability asks for.
+SPLIT_PROBABILITY_ANSWERS = [0.37040911034085894, 0.9473003877190679, 0.5, 0.3385284372490824, 0.7209824271149765]
+REACH_PROBABILITY_ANSWERS = [0.6139181473255192, 0.9055621985812191, 0.37607455570345455, 1.0]
+PATH_SPLIT_PROBABILITIES = {
+    (3, 0.15, 4, 6.5): 0.4384992486791085,
+    (12, 0.6, 4, 10.0): 0.6295908896591411,
+    (15, 1.0, 3, 10.0): 0.9055621985812191,
+    (30, 0.6, 4, 10.0): 0.9751064658160681,
+    (40, 0.15, 4, 6.5): 0.8576401369815448,
+    (400, 0.6, 4, 10.0): 1.0,
+    (900, 0.15, 4, 6.5): 0.9999999999999986,
+    (6500, 0.15, 4, 6.5): 1.0,
+}
 
 
-def check_split_probability(split_probability):
+def _split_cases(rng):
+    """Five cases (count, epsilon_tree, maxH, T) of a graded run: counts below, at and above T."""
+    cases = []
+    for offset in (-12, -3, 0, 4, 30):
+        threshold = float(rng.integers(5, 40))
+        count = max(0, int(threshold) + offset + int(rng.integers(-2, 3)))
+        cases.append((count, float(np.round(rng.uniform(0.1, 1.5), 2)), int(rng.integers(2, 8)), threshold))
+    return cases
+
+
+def _reach_cases(rng):
+    """Four paths of a graded run (root first, counts shrinking down the path), the empty one included."""
+    cases = [((), float(np.round(rng.uniform(0.1, 1.5), 2)), 4, 10.0)]
+    for length in (1, 3, 4):
+        counts = tuple(sorted(rng.integers(2, 2000, size=length).tolist(), reverse=True))
+        cases.append((counts, float(np.round(rng.uniform(0.1, 1.5), 2)), int(rng.integers(2, 8)), 8.0))
+    return cases
+
+
+def _lookup_split(count, epsilon_tree, max_height, threshold):
+    """The split probabilities a right reach_probability asks for on the public paths (and no others)."""
+    key = (count, epsilon_tree, max_height, threshold)
+    if key not in PATH_SPLIT_PROBABILITIES:
+        raise ExerciseError(
+            f"split_probability{key} is not one of the calls the check expects: call it once per count on the "
+            "path, with the same epsilon_tree, max_height and threshold"
+        )
+    return PATH_SPLIT_PROBABILITIES[key]
+
+
+def check_split_probability(split_probability, seed=None, solutions=None):
     """``split_probability(count, epsilon_tree, max_height, threshold)``: the probability that a node splits.
 
     A node holding ``count`` records splits in the DP quadtree when its count plus
     its level's Laplace noise, of scale maxH / epsilon_tree, exceeds T (Alg. 2 line 5).
-    Checked against ``scipy.stats.laplace`` on five counts below and above T, relative
-    tolerance 1e-9, naming the typical mistakes of ``SPLIT_PROBABILITY_MISTAKES``.
+    Checked on five counts below and above T, relative tolerance 1e-9, naming the typical mistakes
+    of ``SPLIT_PROBABILITY_MISTAKES``; a graded run draws five others from ``seed`` and compares with the
+    teacher's solution (:func:`~._core.answer_key`).
 
     Examples
     --------
-    >>> check_split_probability(_split_probability)
-    Correct: the probability that a node splits is right on all 5 cases
+    >>> check_split_probability(lambda count, epsilon_tree, max_height, threshold: 0.5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the probability that a node splits: <lambda>(8, 0.6, 4, 10.0) is not ...
     """
+    cases, reference = answer_key(
+        SPLIT_PROBABILITY_CASES, SPLIT_PROBABILITY_ANSWERS, _split_cases, seed, solutions, "split_probability"
+    )
     return check_function(
         "the probability that a node splits",
         split_probability,
-        _split_probability,
-        SPLIT_PROBABILITY_CASES,
+        reference,
+        cases,
         rtol=1e-9,
         mistakes=[(f, hint) for _, f, hint in SPLIT_PROBABILITY_MISTAKES],
         hint="the node splits when count + Lap(b) > T, with b = maxH / epsilon_tree: P[Lap(b) > T - count]",
     )
 
 
-# The typical wrong probabilities that a node is created, as data: (name, function of the case, hint).
+# The typical wrong probabilities that a node is created, as data: (name, function of the split probability and
+# the case, hint).
 REACH_PROBABILITY_MISTAKES = (
     (
         "a sum",
-        lambda cs, e, h, t: sum(_split_probability(c, e, h, t) for c in cs),
+        lambda split, cs, e, h, t: sum(split(c, e, h, t) for c in cs),
         "the levels' noise draws are independent and every split on the path must happen: multiply, do not add",
     ),
     (
         "the parent only",
-        lambda cs, e, h, t: _split_probability(cs[-1], e, h, t) if cs else 1.0,
+        lambda split, cs, e, h, t: split(cs[-1], e, h, t) if cs else 1.0,
         "the node exists only if EVERY node on its path split, not only its parent",
     ),
 )
 
 
-def check_reach_probability(reach_probability):
+def check_reach_probability(reach_probability, seed=None, solutions=None):
     """``reach_probability(path_counts, epsilon_tree, max_height, threshold)``: the probability that a node exists.
 
     ``path_counts`` are the true counts of the nodes on its path from the root down
     to its parent; the node is created when each of them splits. Checked on four
     paths, the empty one (the root) included, relative tolerance 1e-9, naming the
-    mistakes of ``REACH_PROBABILITY_MISTAKES``. While it runs, the
-    ``split_probability`` it may call is the reference (the exercise's first part),
-    so a wrong first part does not fail this one.
+    mistakes of ``REACH_PROBABILITY_MISTAKES``; a graded run draws four others from ``seed``. While it
+    runs, the ``split_probability`` it may call gives the right answers (the exercise's first part:
+    ``PATH_SPLIT_PROBABILITIES``, or the teacher's in a graded run), so a wrong first part does not fail
+    this one.
 
     Examples
     --------
-    >>> check_reach_probability(_reach_probability)
+    >>> def reach_probability(path_counts, epsilon_tree, max_height, threshold):
+    ...     return float(np.prod([split_probability(c, epsilon_tree, max_height, threshold) for c in path_counts]))
+    >>> check_reach_probability(reach_probability)
     Correct: the probability that a node is created is right on all 4 cases
     """
-    with reference_inputs(reach_probability, split_probability=_split_probability):
+    cases, reference = answer_key(
+        REACH_PROBABILITY_CASES, REACH_PROBABILITY_ANSWERS, _reach_cases, seed, solutions, "reach_probability"
+    )
+    split = _lookup_split if seed is None else solutions["split_probability"]
+    with reference_inputs(reach_probability, split_probability=split):
         return check_function(
             "the probability that a node is created",
             reach_probability,
-            _reach_probability,
-            REACH_PROBABILITY_CASES,
+            reference,
+            cases,
             rtol=1e-9,
-            mistakes=[(f, hint) for _, f, hint in REACH_PROBABILITY_MISTAKES],
+            mistakes=[(lambda *case, f=f: f(split, *case), hint) for _, f, hint in REACH_PROBABILITY_MISTAKES],
             hint="the node is created when each node on its path splits, and the levels' noise is independent; "
             "the empty path is the root, which always exists",
         )

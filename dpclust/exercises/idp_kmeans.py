@@ -12,11 +12,12 @@ from scipy import stats
 
 from dpclust_lib import PrivacyLeakWarning
 from dpclust_lib.cluster.idp_kmeans import IDPKMeans
-from dpclust_lib.cluster.kmeans import budget_shares, cluster_sums_counts, sum_count_sensitivity
+from dpclust_lib.cluster.kmeans import cluster_sums_counts, sum_count_sensitivity
 from dpclust_lib.mechanisms import laplace_mechanism, laplace_scale
 
 from ._core import (
     ALPHA,
+    answer_key,
     as_float,
     call_student,
     check_function,
@@ -186,11 +187,6 @@ def _share(schedule, epsilon, n_releases, t, halving_shift=0):
     return epsilon / n_releases if schedule == "fixed" else epsilon / 2.0 ** (t + halving_shift)
 
 
-def _release_scale(n_features, epsilon, n_releases, t, schedule):
-    """The library's Laplace scale of release t (1-based)."""
-    return laplace_scale(sum_count_sensitivity(n_features), budget_shares(schedule, epsilon, n_releases)[t - 1])
-
-
 _SCALE_CASES = [
     (4, 1.0, 3, 1, "fixed"),
     (10, 0.4, 5, 3, "fixed"),
@@ -199,6 +195,18 @@ _SCALE_CASES = [
     (2, 0.05, 4, 2, "halving"),
     (7, 6.0, 10, 10, "fixed"),
 ]
+RELEASE_SCALE_ANSWERS = [15.0, 137.5, 10.0, 880.0, 240.0, 13.333333333333334]  # the library's (tests/test_exercises.py)
+
+
+def _scale_cases(rng):
+    """Six cases (d, epsilon, N, t, schedule) of a graded run: both schedules, t from the first to the last."""
+    cases = []
+    for i in range(6):
+        n = int(rng.integers(1, 11))
+        t = n if i == 3 else int(rng.integers(1, n + 1))
+        eps = float(np.round(10 ** rng.uniform(-1.3, 0.8), 3))
+        cases.append((int(rng.integers(1, 13)), eps, n, t, ("fixed", "halving")[i % 2]))
+    return cases
 
 
 _HALVING_HINT = (
@@ -238,13 +246,14 @@ RELEASE_SCALE_MISTAKES = (
 )
 
 
-def check_release_scale(release_scale):
+def check_release_scale(release_scale, seed=None, solutions=None):
     """``release_scale(n_features, epsilon, n_releases, t, schedule)``: the Laplace scale of release t.
 
     Release t (1-based) of N = ``n_releases`` noisy (sum, count) releases on
-    [0, 1]^d, under ``schedule`` "fixed" or "halving". Checked against the
-    library (:func:`sum_count_sensitivity` / :func:`budget_shares`) on six cases
-    (relative tolerance 1e-9); the typical mistakes named are ``RELEASE_SCALE_MISTAKES``.
+    [0, 1]^d, under ``schedule`` "fixed" or "halving". Checked on six cases against ``RELEASE_SCALE_ANSWERS``
+    (the library's :func:`sum_count_sensitivity` over :func:`budget_shares`; relative tolerance 1e-9; a
+    graded run draws six others from ``seed`` and compares with the teacher's solution); the typical
+    mistakes named are ``RELEASE_SCALE_MISTAKES``.
 
     Examples
     --------
@@ -253,11 +262,12 @@ def check_release_scale(release_scale):
     >>> check_release_scale(release_scale)
     Correct: ...
     """
+    cases, reference = answer_key(_SCALE_CASES, RELEASE_SCALE_ANSWERS, _scale_cases, seed, solutions, "release_scale")
     return check_function(
         "the Laplace scale of release t",
         release_scale,
-        _release_scale,
-        _SCALE_CASES,
+        reference,
+        cases,
         mistakes=[(wrong, hint) for _, wrong, hint in RELEASE_SCALE_MISTAKES],
         hint="scale = sensitivity / budget of that release",
     )
@@ -283,25 +293,35 @@ TOTAL_SPENT_MISTAKES = (
 )
 
 _TOTAL_CASES = [(1.0, 5, "fixed"), (1.0, 5, "halving"), (0.4, 1, "halving"), (6.0, 10, "halving"), (0.05, 3, "fixed")]
+TOTAL_SPENT_ANSWERS = [1.0, 0.96875, 0.2, 5.994140625, 0.05]  # the library's budget_shares, summed
 
 
-def check_total_spent(total_spent):
+def _total_cases(rng):
+    """Five cases (epsilon, N, schedule) of a graded run, N = 1 among them."""
+    sizes = [1, *rng.integers(2, 12, size=4).tolist()]
+    return [
+        (float(np.round(10 ** rng.uniform(-1.3, 0.8), 3)), n, ("halving", "fixed")[i % 2]) for i, n in enumerate(sizes)
+    ]
+
+
+def check_total_spent(total_spent, seed=None, solutions=None):
     """``total_spent(epsilon, n_releases, schedule)``: the epsilon that N releases spend in all.
 
-    Checked against the sum of the library's :func:`budget_shares` (sequential
-    composition) on five cases (relative tolerance 1e-9); the typical mistakes
-    named are ``TOTAL_SPENT_MISTAKES``.
+    Checked on five cases against ``TOTAL_SPENT_ANSWERS``, the sum of the library's :func:`budget_shares`
+    (sequential composition; relative tolerance 1e-9; a graded run draws five others from ``seed`` and
+    compares with the teacher's solution); the typical mistakes named are ``TOTAL_SPENT_MISTAKES``.
 
     Examples
     --------
     >>> check_total_spent(lambda epsilon, n, schedule: epsilon if schedule == "fixed" else epsilon * (1 - 0.5**n))
     Correct: ...
     """
+    cases, reference = answer_key(_TOTAL_CASES, TOTAL_SPENT_ANSWERS, _total_cases, seed, solutions, "total_spent")
     return check_function(
         "the total epsilon spent",
         total_spent,
-        lambda e, N, s: float(sum(budget_shares(s, e, N))),
-        _TOTAL_CASES,
+        reference,
+        cases,
         mistakes=[(wrong, hint) for _, wrong, hint in TOTAL_SPENT_MISTAKES],
         hint="sequential composition: the budgets of the releases add up",
     )
@@ -314,23 +334,41 @@ def _idp_data(case, seed):
     return np.clip(means[rng.integers(0, K, n)] + rng.normal(0.0, 0.07, size=(n, d)), 0.0, 1.0)
 
 
-def _idp_variant(
-    X, K, eps, seed, sensitivity="d + 1", denominator="noisy", keep="at least 1", clip=True, parts="random"
-):
-    """IDP k-means' initial centres with the draws of the listing, or with one of its typical deviations."""
+def _parts_of(n, K, rng, parts):
+    """The part of every record: drawn at random (the listing), or K contiguous blocks of the file, two ways."""
+    if parts == "random":
+        return rng.integers(0, K, size=n)
+    if parts == "blocks":  # block g holds records [g n / K, (g + 1) n / K)
+        return (np.arange(n) * K) // n
+    return np.repeat(np.arange(K), [len(b) for b in np.array_split(np.arange(n), K)])  # np.array_split's blocks
+
+
+def _idp_variant(X, K, eps, seed, **deviation):
+    """IDP k-means' initial centres with one of the listing's typical deviations (``deviation``, required)."""
+    how = {"sensitivity": "d + 1", "denominator": "noisy", "keep": "at least 1", "clip": True, "parts": "random"}
+    if not deviation or not set(deviation) <= set(how):
+        raise ValueError(f"name one deviation among {sorted(how)}")
+    how.update(deviation)
     n, d = X.shape
     rng = np.random.default_rng(seed)
-    labels = rng.integers(0, K, size=n) if parts == "random" else (np.arange(n) * K) // n
+    labels = _parts_of(n, K, rng, how["parts"])
     fallback, noise = rng.uniform(0, 1, size=(K, d)), rng.laplace(0, 1, (K, d + 1))
-    scale = {"d + 1": d + 1, "d": d, "1": 1}[sensitivity] / eps
+    scale = {"d + 1": d + 1, "d": d, "1": 1}[how["sensitivity"]] / eps
     s, c = cluster_sums_counts(X, labels, K, np.zeros(d), np.ones(d))
     noisy_s, noisy_c = s + scale * noise[:, :d], c + scale * noise[:, d]
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = noisy_s / (noisy_c if denominator == "noisy" else c)[:, None]
-    kept = {"at least 1": noisy_c >= 1, "positive": noisy_c > 0, "all": np.ones(K, dtype=bool)}[keep]
+        ratio = noisy_s / (noisy_c if how["denominator"] == "noisy" else c)[:, None]
+    kept = {"at least 1": noisy_c >= 1, "positive": noisy_c > 0, "all": np.ones(K, dtype=bool)}[how["keep"]]
     out = np.where(kept[:, None], ratio, fallback)
-    return np.clip(out, 0.0, 1.0) if clip else out
+    return np.clip(out, 0.0, 1.0) if how["clip"] else out
 
+
+_BLOCKS = (
+    "misconception: the parts may be K contiguous blocks of the file. The listing draws each record's part at "
+    "random, rng.integers(0, K, size=n): blocks depend on how the file is sorted (a sorted file puts whole "
+    "clusters into one part), and adding one record moves up to K - 1 others from one block to the next, so "
+    "the release no longer has sensitivity d + 1"
+)
 
 # The typical wrong initial centres: (how the answer deviates from the listing, the hint).
 _IDP_INIT_MISTAKES = [
@@ -340,26 +378,34 @@ _IDP_INIT_MISTAKES = [
     ({"keep": "positive"}, "a part whose noisy count is below 1 (not only below 0) takes its fallback centre"),
     ({"keep": "all"}, "a part whose noisy count is below 1 takes its fallback centre"),
     ({"clip": False}, "project the centres onto [0, 1]^d (np.clip): a noisy ratio can leave the domain"),
-    (
-        {"parts": "blocks"},
-        "the parts are K contiguous blocks of the file: draw each record's part at random, "
-        "rng.integers(0, K, size=n). Blocks depend on how the file is sorted, and one added record "
-        "moves up to K - 1 others between blocks",
-    ),
+    ({"parts": "blocks"}, _BLOCKS),
+    ({"parts": "array_split"}, _BLOCKS),
 ]
 
 
-def _reference_noisy_sums_counts(X, labels, n_clusters, epsilon, rng):
-    """Exercise 1's answer, from the library: Exercise 3 is graded with it, whatever the student's Exercise 1 does."""
+def _library_release(X, labels, n_clusters, epsilon, rng):
+    """Exercise 1's answer as the library gives it (textbook float draws, asked for by name)."""
     X = np.asarray(X, dtype=float)
     d = X.shape[1]
     sums, counts = cluster_sums_counts(X, labels, n_clusters, np.zeros(d), np.ones(d))
-    with warnings.catch_warnings():  # asked for by name: the exercise prescribes the textbook float draws
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         released = laplace_mechanism(
             np.column_stack([sums, counts]), sum_count_sensitivity(d), epsilon, rng, noise="float"
         )
     return released[:, :d], released[:, d]
+
+
+def _idp_cases(seed):
+    """(n, d, K, epsilon) of the three data sets; one with 200 parts of about 5 records (noisy counts below 1)."""
+    if seed == 0:
+        return [(300, 3, 3, 1.0), (1000, 2, 200, 0.5), (1000, 4, 5, 5.0)]
+    rng = np.random.default_rng([seed, 404])
+    return [
+        (int(rng.integers(200, 500)), int(rng.integers(2, 5)), int(rng.integers(2, 6)), 1.0),
+        (1000, int(rng.integers(2, 4)), int(rng.integers(150, 250)), 0.5),
+        (int(rng.integers(800, 1200)), int(rng.integers(2, 6)), int(rng.integers(3, 8)), 5.0),
+    ]
 
 
 def check_idp_initial_centres(idp_initial_centres, seed=0):
@@ -371,14 +417,14 @@ def check_idp_initial_centres(idp_initial_centres, seed=0):
     the K parts, one call of shape (K, d + 1). A part whose noisy count is below
     1 takes its fallback centre; the others noisy sum / noisy count, projected
     onto [0, 1]^d. Compared with ``IDPKMeans(..., max_iter=1).initial_centers_``
-    for the same seed on three data sets (one with 200 parts of about 5
+    for the same seed on three data sets (one with about 200 parts of about 5
     records, whose noisy counts fall below 0 and between 0 and 1), to relative tolerance 1e-9. While
-    it runs, the ``noisy_sums_counts`` it calls is Exercise 1's reference answer, so a wrong Exercise 1
-    does not fail this one.
+    it runs, the ``noisy_sums_counts`` it calls is the library's release (Exercise 1's right answer), so a
+    wrong Exercise 1 does not fail this one.
 
     Examples
     --------
-    The ``noisy_sums_counts`` it calls is the reference while the check runs:
+    The ``noisy_sums_counts`` it calls is the library's while the check runs:
 
     >>> import numpy as np
     >>> def idp_initial_centres(X, n_clusters, epsilon, rng):
@@ -391,8 +437,7 @@ def check_idp_initial_centres(idp_initial_centres, seed=0):
     >>> check_idp_initial_centres(idp_initial_centres)
     Correct: ...
     """
-    cases = [(300, 3, 3, 1.0), (1000, 2, 200, 0.5), (1000, 4, 5, 5.0)]
-    for case in cases:
+    for case in _idp_cases(seed):
         n, d, K, eps = case
         X = _idp_data(case, seed)
         reference = IDPKMeans(
@@ -407,7 +452,7 @@ def check_idp_initial_centres(idp_initial_centres, seed=0):
         with warnings.catch_warnings():  # asked for by name: the reference's float noise is not the point here
             warnings.simplefilter("ignore", PrivacyLeakWarning)
             want = reference.fit(X).initial_centers_
-        with reference_inputs(idp_initial_centres, noisy_sums_counts=_reference_noisy_sums_counts):
+        with reference_inputs(idp_initial_centres, noisy_sums_counts=_library_release):
             out = call_student(idp_initial_centres, X.copy(), K, eps, np.random.default_rng(seed))
         got = as_float(out, "idp_initial_centres", want.shape)
         if got.shape != want.shape:
@@ -434,13 +479,6 @@ def check_idp_initial_centres(idp_initial_centres, seed=0):
             hint + " (first centre shown)",
         )
     return passed("your initial centres equal IDPKMeans' for the same seed on every test data set")
-
-
-def _gaussian_sigma(n_features, epsilon, delta):
-    """The classic Gaussian mechanism's sigma for the sums-and-count query on [0, 1]^d: its L2 sensitivity
-    sqrt(d + 1) (one record moves its cluster's sum by x, ||x||_2 <= sqrt(d), and the count by 1) times
-    sqrt(2 ln(1.25 / delta)) / epsilon."""
-    return math.sqrt(n_features + 1) * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
 
 
 def _sigma_with(sensitivity, log_term):
@@ -477,27 +515,47 @@ GAUSSIAN_SIGMA_MISTAKES = (
 )
 
 GAUSSIAN_SIGMA_CASES = [(2, 0.5, 1e-5), (1, 0.8, 1e-6), (4, 0.1, 1e-5), (10, 0.9, 1e-8), (30, 0.25, 1e-3)]
+# Their right answers (tests/test_exercises.py finds the L2 sensitivity by enumerating the corners of the domain)
+GAUSSIAN_SIGMA_ANSWERS = [
+    16.78289773521922,
+    9.367047997260958,
+    108.33313904934369,
+    22.502788153610044,
+    84.10619263558407,
+]
 
 
-def check_gaussian_sigma(gaussian_sigma):
+def _gaussian_cases(rng):
+    """Five cases (d, epsilon < 1, delta) of a graded run, d from 1 to 30."""
+    d = [1, *rng.integers(2, 31, size=4).tolist()]
+    return [(k, float(np.round(rng.uniform(0.05, 0.95), 3)), float(10.0 ** -rng.integers(3, 10))) for k in d]
+
+
+def check_gaussian_sigma(gaussian_sigma, seed=None, solutions=None):
     """``gaussian_sigma(n_features, epsilon, delta)``: the Gaussian variant of one release (epsilon < 1).
 
     The noise standard deviation of the classic Gaussian mechanism (Dwork & Roth,
     Thm A.1: sigma = Delta_2 sqrt(2 ln(1.25/delta)) / epsilon) for the sums and counts
     of Exercise 1 on [0, 1]^d, with its L2 sensitivity. Checked on five cases (d from 1
     to 30), relative tolerance 1e-9, naming the typical mistakes of
-    ``GAUSSIAN_SIGMA_MISTAKES``.
+    ``GAUSSIAN_SIGMA_MISTAKES``; a graded run draws five others from ``seed`` and
+    compares with the teacher's ``solutions["gaussian_sigma"]`` (:func:`~._core.answer_key`).
 
     Examples
     --------
-    >>> check_gaussian_sigma(_gaussian_sigma)
-    Correct: the Gaussian mechanism's sigma is right on all 5 cases
+    >>> check_gaussian_sigma(lambda d, epsilon, delta: 1.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the Gaussian mechanism's sigma: <lambda>(2, 0.5, 1e-05) is not right ...
     """
+    cases, reference = answer_key(
+        GAUSSIAN_SIGMA_CASES, GAUSSIAN_SIGMA_ANSWERS, _gaussian_cases, seed, solutions, "gaussian_sigma"
+    )
     return check_function(
         "the Gaussian mechanism's sigma",
         gaussian_sigma,
-        _gaussian_sigma,
-        GAUSSIAN_SIGMA_CASES,
+        reference,
+        cases,
         rtol=1e-9,
         mistakes=[(f, hint) for _, f, hint in GAUSSIAN_SIGMA_MISTAKES],
         hint="find the largest L2 norm of the change one record makes to the released vector (all sums and "

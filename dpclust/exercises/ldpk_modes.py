@@ -12,7 +12,7 @@ from scipy import stats
 from dpclust_lib.frequency import LDPFO, Tally, apply_along_axes, joint_index, joint_records
 from dpclust_lib.mechanisms import grr_matrix, grr_probabilities, hamming_rr_matrix
 
-from ._core import ALPHA, as_codes, call_student, check_function, diagnose, fail, passed
+from ._core import ALPHA, answer_key, as_codes, call_student, check_function, diagnose, fail, passed
 
 __all__ = [
     "check_grr_perturb",
@@ -287,27 +287,33 @@ def _fail_hamming_rr(out, x, sizes, epsilon, level):
     )
 
 
-def _hamming_rr_level(domain_sizes, epsilon):
-    """max over x, x', y of ln P[x, y] / P[x', y], by brute force over the library's transition matrix."""
-    logP = np.log(hamming_rr_matrix(domain_sizes, epsilon))
-    return float(max((logP[i] - logP).max() for i in range(logP.shape[0])))
-
-
-def _hamming_rr_mean_distance(domain_sizes, epsilon):
-    """E[d(x, Y)] from the library's transition matrix (the same for every x; row 0 is taken)."""
-    P = hamming_rr_matrix(domain_sizes, epsilon)
-    records = joint_records(np.arange(P.shape[0]), domain_sizes)
-    return float(P[0] @ (records != records[0]).sum(axis=1))
-
-
 _HAMMING_CASES = [((3, 2, 3), 1.0), ((2, 2, 2, 2), 0.5), ((4, 7), 2.0), ((5,), 0.3), ((2,) * 6, 1.5), ((3, 5, 2), 0.8)]
+# The right answers on these domains (tests/test_exercises.py computes them from the library's transition matrix):
+# the plain LDP level of one report, and the expected number of attributes it changes.
+HAMMING_LEVEL_ANSWERS = [3.0, 2.0, 4.0, 0.3, 9.0, 2.4]
+HAMMING_DISTANCE_ANSWERS = [
+    1.1167076518383372,
+    1.510162675192582,
+    0.7368925893219023,
+    0.7476832835916247,
+    1.0945531428381376,
+    1.4258521506803346,
+]
 
 
-def check_hamming_rr_ldp_level(plain_ldp_level):
+def _hamming_cases(rng):
+    """Six domains of a graded run (one attribute, equal and unequal sizes), each with its epsilon."""
+    sizes = [(int(rng.integers(2, 7)),), tuple([int(rng.integers(2, 4))] * int(rng.integers(3, 6)))]
+    sizes += [tuple(rng.integers(2, 8, size=int(rng.integers(2, 5))).tolist()) for _ in range(4)]
+    return [(k, float(np.round(rng.uniform(0.2, 3.0), 2))) for k in sizes]
+
+
+def check_hamming_rr_ldp_level(plain_ldp_level, seed=None, solutions=None):
     """``plain_ldp_level(domain_sizes, epsilon)``: the eps' for which one Hamming-RR report is eps'-LDP.
 
-    Checked against the worst ratio Pr[y | x] / Pr[y | x'] over all pairs and
-    outputs of the library's transition matrix, on six domains (relative tolerance 1e-9).
+    Checked on six domains against ``HAMMING_LEVEL_ANSWERS``, the worst ratio Pr[y | x] / Pr[y | x'] over
+    all pairs and outputs of the library's transition matrix (relative tolerance 1e-9); a graded run draws
+    six others from ``seed`` and compares with the teacher's solution (:func:`~._core.answer_key`).
 
     Examples
     --------
@@ -320,21 +326,25 @@ def check_hamming_rr_ldp_level(plain_ldp_level):
         (lambda s, e: e * sum(k - 1 for k in s), "the distance counts differing attributes, not differing values"),
         (lambda s, e: e * math.prod(s), "the distance counts differing attributes, not cells of the domain"),
     ]
+    cases, reference = answer_key(
+        _HAMMING_CASES, HAMMING_LEVEL_ANSWERS, _hamming_cases, seed, solutions, "plain_ldp_level"
+    )
     return check_function(
         "the plain LDP level of a report",
         plain_ldp_level,
-        _hamming_rr_level,
-        _HAMMING_CASES,
+        reference,
+        cases,
         mistakes=mistakes,
         hint="take the two records whose reports are easiest to tell apart, and the output y that shows it best",
     )
 
 
-def check_hamming_rr_expected_distance(expected_distance):
+def check_hamming_rr_expected_distance(expected_distance, seed=None, solutions=None):
     """``expected_distance(domain_sizes, epsilon)``: E[d(X, Y)], the mean number of attributes a report changes.
 
-    Checked against the exact expectation under the library's transition
-    matrix on six domains, equal and unequal (relative tolerance 1e-9).
+    Checked on six domains, equal and unequal, against ``HAMMING_DISTANCE_ANSWERS``, the exact expectation
+    under the library's transition matrix (relative tolerance 1e-9); a graded run draws six others from
+    ``seed`` and compares with the teacher's solution.
 
     Examples
     --------
@@ -363,26 +373,23 @@ def check_hamming_rr_expected_distance(expected_distance):
             "eps is per unit of distance: each attribute runs at eps, not eps/m",
         ),
     ]
+    cases, reference = answer_key(
+        _HAMMING_CASES, HAMMING_DISTANCE_ANSWERS, _hamming_cases, seed, solutions, "expected_distance"
+    )
     return check_function(
         "the expected Hamming distance of a report",
         expected_distance,
-        _hamming_rr_mean_distance,
-        _HAMMING_CASES,
+        reference,
+        cases,
         mistakes=mistakes,
         hint="Section 3: attribute j changes with its own probability; the expectation of a sum is "
         "the sum of the expectations",
     )
 
 
-def _ldpfo_cell_variance(counts, domain_sizes, epsilon, cell):
-    """The library's exact variance of LDP-FO's raw estimate of the count of record ``cell``."""
-    counts = np.asarray(counts, dtype=float)
-    return float(LDPFO(tuple(domain_sizes), epsilon).variance(int(round(counts.sum())), counts)[tuple(cell)])
-
-
 def _ldpfo_variance_from_factors(hold, other, subtract=True):
-    """A wrong (or right) variance built like the right one from per-attribute factors ``hold(p, q)``, ``other(p, q)``:
-    sum over records x of c_x prod_j (hold_j if x_j = cell_j else other_j), minus c_cell if ``subtract``."""
+    """A wrong variance built from per-attribute factors ``hold(p, q)``, ``other(p, q)``: sum over records x
+    of c_x prod_j (hold_j if x_j = cell_j else other_j), minus c_cell if ``subtract``."""
 
     def variance(counts, domain_sizes, epsilon, cell):
         counts = np.asarray(counts, dtype=float)
@@ -439,34 +446,63 @@ LDPFO_VARIANCE_MISTAKES = (
 )
 
 # (counts, domain sizes, epsilon, cell): equal and unequal domains, a cell that is empty, users spread unevenly
-_VARIANCE_RNG = np.random.default_rng(20)
 LDPFO_VARIANCE_CASES = [
     (np.array([[30, 0, 5], [10, 4, 1]]), (2, 3), 1.0, (0, 0)),
     (np.array([[30, 0, 5], [10, 4, 1]]), (2, 3), 0.5, (0, 1)),
-    (_VARIANCE_RNG.integers(0, 20, size=(2, 2, 2)), (2, 2, 2), 2.0, (1, 0, 1)),
-    (_VARIANCE_RNG.integers(0, 9, size=(3, 2, 4)), (3, 2, 4), 0.7, (2, 1, 3)),
-    (_VARIANCE_RNG.integers(0, 50, size=(5,)), (5,), 1.5, (2,)),
+    (np.array([[[17, 5], [5, 9]], [[17, 2], [4, 10]]]), (2, 2, 2), 2.0, (1, 0, 1)),
+    (
+        np.array([[[2, 3, 3, 0], [0, 0, 5, 8]], [[8, 6, 8, 4], [4, 5, 3, 2]], [[6, 2, 4, 0], [1, 0, 5, 7]]]),
+        (3, 2, 4),
+        0.7,
+        (2, 1, 3),
+    ),
+    (np.array([43, 40, 46, 0, 38]), (5,), 1.5, (2,)),
+]
+# Their right answers (tests/test_exercises.py compares them with LDPFO.variance and with the dense inverse)
+LDPFO_VARIANCE_ANSWERS = [
+    177.77009267107402,
+    1492.9942099958864,
+    10.56450051146853,
+    3491.385147828354,
+    142.70685589012686,
 ]
 
 
-def check_ldpfo_variance(ldpfo_variance):
+def _ldpfo_variance_cases(rng):
+    """Five cases of a graded run: one and several attributes, equal and unequal sizes, some empty cells."""
+    cases = []
+    for sizes in [(int(rng.integers(3, 7)),), (2, 2), (2, int(rng.integers(3, 5))), (2, 2, 2), (3, 2, 2)]:
+        counts = rng.integers(0, 30, size=sizes) * (rng.random(sizes) < 0.8)
+        cell = tuple(int(rng.integers(0, k)) for k in sizes)
+        cases.append((counts, sizes, float(np.round(rng.uniform(0.3, 2.5), 2)), cell))
+    return cases
+
+
+def check_ldpfo_variance(ldpfo_variance, seed=None, solutions=None):
     """``ldpfo_variance(counts, domain_sizes, epsilon, cell)``: Var of LDP-FO's raw estimate of one cell's count.
 
     ``counts`` is the true count tensor (shape ``domain_sizes``), ``cell`` a record
-    (a tuple of codes). Checked against ``frequency.LDPFO(...).variance`` on five
-    cases (equal and unequal domains, one attribute), relative tolerance 1e-9,
-    naming the typical mistakes of ``LDPFO_VARIANCE_MISTAKES``.
+    (a tuple of codes). Checked on five cases (equal and unequal domains, one attribute) against
+    ``LDPFO_VARIANCE_ANSWERS`` (what ``frequency.LDPFO(...).variance`` gives), relative tolerance 1e-9,
+    naming the typical mistakes of ``LDPFO_VARIANCE_MISTAKES``; a graded run draws five others from
+    ``seed`` and compares with the teacher's solution.
 
     Examples
     --------
-    >>> check_ldpfo_variance(_ldpfo_cell_variance)
+    >>> from dpclust_lib.frequency import LDPFO
+    >>> def ldpfo_variance(counts, domain_sizes, epsilon, cell):
+    ...     return LDPFO(domain_sizes, epsilon).variance(int(np.sum(counts)), counts)[tuple(cell)]
+    >>> check_ldpfo_variance(ldpfo_variance)
     Correct: the variance of a cell's LDP-FO estimate is right on all 5 cases
     """
+    cases, reference = answer_key(
+        LDPFO_VARIANCE_CASES, LDPFO_VARIANCE_ANSWERS, _ldpfo_variance_cases, seed, solutions, "ldpfo_variance"
+    )
     return check_function(
         "the variance of a cell's LDP-FO estimate",
         ldpfo_variance,
-        _ldpfo_cell_variance,
-        LDPFO_VARIANCE_CASES,
+        reference,
+        cases,
         rtol=1e-9,
         mistakes=[(f, hint) for _, f, hint in LDPFO_VARIANCE_MISTAKES],
         hint="write the estimate of the cell as a sum over users of w(Y_i) = prod_j (1{Y_ij = cell_j} - q_j)/(p_j - "

@@ -9,14 +9,23 @@ from scipy import stats
 
 from dpclust_lib.cluster.sampling_kmodes import (
     estimates_from_tallies,
-    report_distribution,
     server_estimates,
     tallies,
     user_reports,
 )
 from dpclust_lib.mechanisms import grr_matrix, grr_probabilities, oue_pq, sue_pq
 
-from ._core import ALPHA, as_float, call_student, check_function, diagnose, fail, passed, same_shape_close
+from ._core import (
+    ALPHA,
+    answer_key,
+    as_float,
+    call_student,
+    check_function,
+    diagnose,
+    fail,
+    passed,
+    same_shape_close,
+)
 
 __all__ = [
     "check_oue_perturb",
@@ -328,33 +337,6 @@ def _check_unmix_server(unmix, reports, eps, ie, rtol):
             )
 
 
-def _eq9_variance_exact(g, N, d, epsilon, reporters="expected"):
-    """Var[g'] from the library's exact report distribution: a sum over independent users.
-
-    User i adds Y_i = B_i - c q to (p - q) g', with B_i the bit for value w of
-    attribute j it sends (0 if it reports another attribute) and c = 1/d
-    (``reporters="expected"``: the server subtracts |C_r| q / d) or c = 1 if
-    user i reports j, else 0 (``"observed"``: the server subtracts n_rj q).
-    """
-    d = int(d)
-    sizes, centre = (2,) * d, np.zeros((1, d), dtype=np.int64)
-    p, q = oue_pq(epsilon)
-
-    def moments(record):  # E[Y], E[Y^2] for one user, value w = 1 of attribute 0
-        pmf = report_distribution(np.asarray(record), centre, sizes, epsilon)
-        m1 = m2 = 0.0
-        for (_, j, bits), pr in pmf.items():
-            bit = float(j == 0 and bits[1] == 1)
-            y = bit - (float(j == 0) if reporters == "observed" else 1.0 / d) * q
-            m1, m2 = m1 + pr * y, m2 + pr * y * y
-        return m1, m2
-
-    holder = np.zeros(d, dtype=np.int64)
-    holder[0] = 1
-    (h1, h2), (o1, o2) = moments(holder), moments(np.zeros(d, dtype=np.int64))
-    return (g * (h2 - h1**2) + (N - g) * (o2 - o1**2)) / (p - q) ** 2
-
-
 def _oue_parts(g, N, d, e):
     p, q = oue_pq(e)
     return p, q, (p - q) ** 2
@@ -447,17 +429,34 @@ _EQ9_VARIANCE_CASES = [
     (1000, 1000, 3, 0.1),
     (7011, 11372, 6, 1.0),
 ]
+# Their right answers, per way of counting the reporters (tests/test_exercises.py computes them from the
+# library's exact report distribution, and compares them with a simulation of the library's estimator)
+EQ9_VARIANCE_ANSWERS = {
+    "expected": [345.93397134994416, 10211.600184561497, 338.1108026260739, 222592.68514845447, 13528.794350372831],
+    "observed": [257.7351806776334, 7835.39617806553, 290.3904152415776, 133777.8333112949, 9122.183408887342],
+}
 
 
-def check_eq9_variance(variance, reporters="expected"):
+def _eq9_variance_cases(rng):
+    """Five cases (g, N, d, epsilon) of a graded run: no holder, every user a holder, and three between."""
+    cases = []
+    for share in (0.0, 1.0, *rng.uniform(0.05, 0.95, size=3)):
+        N = int(rng.integers(100, 20_000))
+        cases.append((int(share * N), N, int(rng.integers(2, 9)), float(np.round(rng.uniform(0.1, 3.0), 2))))
+    return cases
+
+
+def check_eq9_variance(variance, reporters="expected", seed=None, solutions=None):
     """``variance(g, N, d, epsilon)``: the exact variance of Eq. 9's g' (Theorem 3, corrected).
 
     ``g`` users of a cluster of ``N`` hold the value, ``d`` attributes, the bits
     at ``epsilon``. ``reporters`` as in ``server_estimates``: "expected" (the
     paper's |C_r|' = |C_r|/d) or "observed" (the number of reports (r, j)
-    received). Checked against the variance computed from the library's exact
-    report distribution (``report_distribution``) on five cases (relative
-    tolerance 1e-9); a wrong answer is named after ``EQ9_VARIANCE_MISTAKES``.
+    received). Checked on five cases against ``EQ9_VARIANCE_ANSWERS``, the variance computed from the
+    library's exact report distribution (``report_distribution``), relative tolerance 1e-9; a wrong answer
+    is named after ``EQ9_VARIANCE_MISTAKES``. A graded run draws five others from ``seed`` and compares
+    with the teacher's solution, ``solutions[name]``, where ``name`` is ``eq9_variance_expected`` or
+    ``eq9_variance_observed``.
 
     Examples
     --------
@@ -470,11 +469,19 @@ def check_eq9_variance(variance, reporters="expected"):
     """
     if reporters not in ("expected", "observed"):
         raise ValueError(f"reporters must be 'expected' or 'observed', got reporters={reporters!r}")
+    cases, reference = answer_key(
+        _EQ9_VARIANCE_CASES,
+        EQ9_VARIANCE_ANSWERS[reporters],
+        _eq9_variance_cases,
+        seed,
+        solutions,
+        f"eq9_variance_{reporters}",
+    )
     return check_function(
         f"the variance of g' ({reporters} reporters)",
         variance,
-        lambda *a: _eq9_variance_exact(*a, reporters=reporters),
-        _EQ9_VARIANCE_CASES,
+        reference,
+        cases,
         mistakes=[(wrong, hint) for _, wrong, hint in EQ9_VARIANCE_MISTAKES[reporters]],
         hint=EQ9_VARIANCE_HINTS[reporters],
     )
@@ -487,24 +494,6 @@ def _unmixed_terms(epsilon, index_epsilon, K, r):
     a = np.full(K, q_k)
     a[r] = p_k
     return p, q, p_k, q_k, a
-
-
-def _unmixed_variance_by_enumeration(holders, reporters, r, epsilon, index_epsilon):
-    """Var of the un-mixed bit sum of cluster r, from each user's exact outcome distribution.
-
-    A user of true cluster c whose bit is 1 with probability pi contributes b (1{L = r} - q_K) / (p_K - q_K),
-    with b ~ Bernoulli(pi) and its reported label L ~ GRR(c) independent: the four outcomes (b, L = r or not)
-    are enumerated, and the users' variances add (they are independent).
-    """
-    holders, reporters = np.asarray(holders, dtype=float), np.asarray(reporters, dtype=float)
-    p, q, p_k, q_k, a = _unmixed_terms(epsilon, index_epsilon, len(reporters), r)
-    total = 0.0
-    for c in range(len(reporters)):
-        for users, pi in ((holders[c], p), (reporters[c] - holders[c], q)):
-            outcomes = [(pi * a[c], (1 - q_k) / (p_k - q_k)), (pi * (1 - a[c]), -q_k / (p_k - q_k))]  # b = 1
-            mean = sum(w * v for w, v in outcomes)  # b = 0 contributes 0 with the remaining probability
-            total += users * (sum(w * v * v for w, v in outcomes) - mean**2)
-    return total
 
 
 def _unmixed_mistake(per_user):
@@ -559,29 +548,55 @@ UNMIXED_VARIANCE_CASES = [
     (np.array([0, 10, 10, 7, 1]), np.array([15, 10, 40, 7, 3]), 1, 3.0, 1.0),
     (np.array([900, 20, 300]), np.array([1000, 1000, 1000]), 0, 1.0, 4.0),
 ]
+# Their right answers (tests/test_exercises.py enumerates each user's outcomes and simulates the protocol)
+UNMIXED_VARIANCE_ANSWERS = [
+    50.741866762369234,
+    124.47798723425112,
+    94.15154306981384,
+    42.66142878171737,
+    274.6292984658443,
+]
 
 
-def check_unmixed_variance(unmixed_variance):
+def _unmixed_cases(rng):
+    """Five cases of a graded run: K = 2, 3 and 5 clusters, a cluster with no holder."""
+    cases = []
+    for K in (2, 2, 3, 3, 5):
+        reporters = rng.integers(1, 1500, size=K)
+        holders = np.floor(reporters * rng.uniform(0.0, 1.0, size=K)).astype(int)
+        holders[int(rng.integers(0, K))] = 0 if K == 3 else holders[0]
+        eps, index_eps = np.round(rng.uniform(0.3, 4.0, size=2), 2)
+        cases.append((holders, reporters, int(rng.integers(0, K)), float(eps), float(index_eps)))
+    return cases
+
+
+def check_unmixed_variance(unmixed_variance, seed=None, solutions=None):
     """``unmixed_variance(holders, reporters, r, epsilon, index_epsilon)``: Var of cluster r's un-mixed bit sum.
 
     One attribute and one value w: ``reporters[c]`` users of true cluster c report
     the attribute, ``holders[c]`` of them hold w; each sends its OUE bit for w (at
     ``epsilon``) under a label drawn by K-ary randomized response (at ``index_epsilon``),
     and the server un-mixes the bit sums by label with (P^T)^{-1} (Exercise 3).
-    Checked on five cases (K = 2, 3, 5) against the variance enumerated from each
-    user's exact outcome distribution, relative tolerance 1e-9, naming the typical
-    mistakes of ``UNMIXED_VARIANCE_MISTAKES``.
+    Checked on five cases (K = 2, 3, 5) against ``UNMIXED_VARIANCE_ANSWERS``, the variance enumerated from
+    each user's exact outcome distribution, relative tolerance 1e-9, naming the typical
+    mistakes of ``UNMIXED_VARIANCE_MISTAKES``; a graded run draws five others from ``seed`` and compares
+    with the teacher's solution.
 
     Examples
     --------
-    >>> check_unmixed_variance(_unmixed_variance_by_enumeration)
-    Correct: the variance of an un-mixed bit sum is right on all 5 cases
+    >>> check_unmixed_variance(lambda holders, reporters, r, epsilon, index_epsilon: 0.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the variance of an un-mixed bit sum: <lambda>(array([40,  5]), ...
     """
+    cases, reference = answer_key(
+        UNMIXED_VARIANCE_CASES, UNMIXED_VARIANCE_ANSWERS, _unmixed_cases, seed, solutions, "unmixed_variance"
+    )
     return check_function(
         "the variance of an un-mixed bit sum",
         unmixed_variance,
-        _unmixed_variance_by_enumeration,
-        UNMIXED_VARIANCE_CASES,
+        reference,
+        cases,
         rtol=1e-9,
         mistakes=[(f, hint) for _, f, hint in UNMIXED_VARIANCE_MISTAKES],
         hint="write the un-mixed sum as a sum over users of b_i (1{L_i = r} - q_K) / (p_K - q_K), with b_i and L_i "
