@@ -592,6 +592,22 @@ def test_weighted_ward_is_scipys_ward_on_the_records_moved_to_their_leaf_centroi
     assert Z[-1, 3] == len(centres)
 
 
+@pytest.mark.parametrize("coincide", [False, True])
+def test_weighted_ward_of_mostly_single_records_runs_on_copies_with_the_same_result(rng, coincide):
+    # whole weights summing to at most 4 m take fastcluster's Ward on the copies: the same merges as the chain
+    from dpclust_lib.cluster import birch
+
+    centres, weights = rng.laplace(0, 1.0, (300, 3)), rng.integers(1, 4, 300)
+    if coincide:  # two leaves at one centroid: their copies may interleave, the result must not change
+        centres[7] = centres[3]
+    Z = birch.ward_linkage(centres, weights)
+    chain = birch._linkage_from_merges(*birch._weighted_ward_merges(centres, weights.astype(float)))
+    np.testing.assert_allclose(Z[:, 2], chain[:, 2], rtol=1e-9, atol=1e-12)
+    for k in (2, 3, 5, 12):
+        want = _ward_on_copies_per_leaf(centres, weights, k)[0]
+        assert metrics.adjusted_rand_index(want, birch._ward_cut(Z, k)) == 1.0
+
+
 def test_weighted_ward_with_unit_weights_is_scipys_ward(rng):
     from scipy.cluster.hierarchy import ward
 

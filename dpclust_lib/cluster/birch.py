@@ -781,7 +781,9 @@ def ward_linkage(centers, weights=None):
     weight: BIRCH's phase 3 on the leaf CFs, where merging clusters a and b costs
     the increase in their sum of squares, w_a w_b / (w_a + w_b) ||c_a - c_b||^2.
     It is Ward on the records with each leaf's records moved to its centroid; the
-    heights are scipy's, sqrt(2 x cost) (the nearest-neighbour chain, on the vectors).
+    heights are scipy's, sqrt(2 x cost). Whole weights summing to at most 4m (a tree
+    of mostly single-record leaves) run as fastcluster's Ward on that many copies of
+    the centroids; others by the nearest-neighbour chain on the m weighted centroids.
 
     Parameters
     ----------
@@ -808,7 +810,10 @@ def ward_linkage(centers, weights=None):
         weights = np.asarray(weights, dtype=float)
         if weights.shape != (centers.shape[0],) or not (np.isfinite(weights).all() and (weights > 0).all()):
             raise ValueError(f"weights must hold one finite number > 0 per centroid ({centers.shape[0]})")
-        return _linkage_from_merges(*_weighted_ward_merges(centers, weights))
+        by_copies = None
+        if (weights == np.round(weights)).all() and weights.sum() <= 4 * len(weights):
+            by_copies = _weighted_ward_by_copies(centers, weights.astype(np.int64))  # mostly single records
+        return by_copies if by_copies is not None else _linkage_from_merges(*_weighted_ward_merges(centers, weights))
     if centers.shape[0] <= WARD_EXACT_LIMIT:
         from scipy.cluster.hierarchy import ward
 
@@ -853,6 +858,36 @@ def _weighted_ward_merges(centers, weights):
         else:
             chain.append(b)
     return merges, m
+
+
+def _weighted_ward_by_copies(centers, counts):
+    """Ward on ``counts[i]`` copies of each centroid (fastcluster), as the centroids' linkage, or None.
+
+    The copies of a centroid merge first, at height 0 up to rounding; the other m - 1 merges are the
+    weighted ones. None (the caller then runs the chain) when one of the first n - m merges joins
+    copies of two centroids, which only coinciding centroids can do.
+    """
+    import fastcluster
+
+    m, n = len(counts), int(counts.sum())
+    Z = fastcluster.linkage_vector(np.repeat(centers, counts, axis=0), method="ward")
+    owner = np.concatenate([np.repeat(np.arange(m), counts), np.full(n - 1, -1)])  # the centroid of each node
+    node = np.full(2 * n - 1, -1, dtype=np.int64)  # expanded node -> the centroids' linkage's node
+    node[np.concatenate([[0], np.cumsum(counts)[:-1]])[counts == 1]] = np.flatnonzero(counts == 1)
+    for k in range(n - m):  # the copies' own merges; the last one of a centroid holds all its copies
+        a, b = int(Z[k, 0]), int(Z[k, 1])
+        if owner[a] != owner[b]:
+            return None
+        owner[n + k] = owner[a]
+        node[n + k] = owner[a]  # a later merge of the same centroid's copies takes over
+    node[n + (n - m) :] = np.arange(m, 2 * m - 1)
+    out = Z[n - m :].copy()
+    out[:, :2] = np.sort(node[out[:, :2].astype(np.int64)], axis=1)
+    size = np.concatenate([np.ones(m), np.zeros(m - 1)])
+    for k, (a, b) in enumerate(out[:, :2].astype(np.int64)):
+        size[m + k] = size[a] + size[b]
+    out[:, 3] = size[m:]
+    return out
 
 
 def _linkage_from_merges(merges, m):
