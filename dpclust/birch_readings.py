@@ -172,7 +172,7 @@ class _Sweep:
     noise: str
     threshold_on: str
     weighted_references: dict | None
-    exact_leaves: tuple | None  # (N, LS) of BIRCH's exact tree, for the exact-tree readings
+    exact_leaves: tuple | None  # (N, LS, centroids) of BIRCH's exact tree, when a run needs no tree of its own
 
 
 def reading_runs(
@@ -265,9 +265,13 @@ def _make_sweep(
         weighted_references,
         None,
     )
-    if sweep.reading.exact_tree:  # one exact tree; each run noises its leaves afresh
-        n, ls, _, _ = grow_tree(sweep.X, sweep.threshold, sweep.branching_factor, threshold_on=threshold_on).leaf_cfs()
-        sweep = dataclasses.replace(sweep, exact_leaves=(n, ls))
+    if sweep.reading.placement in ("leaves", "leaves_accumulated", "nonleaf"):
+        exact = grow_tree(sweep.X, sweep.threshold, sweep.branching_factor, threshold_on=threshold_on)
+        # The exact-tree readings noise this tree's leaves afresh in each run. A tree of one node has no CF
+        # above its leaves, so the non-leaf reading draws no noise there and grows this very tree.
+        if sweep.reading.exact_tree or exact.height() == 1:
+            n, ls, _, centers = exact.leaf_cfs()
+            sweep = dataclasses.replace(sweep, exact_leaves=(n, ls, centers))
     return sweep
 
 
@@ -276,7 +280,9 @@ def _leaves(sweep, eps, random_state):
     d = sweep.X.shape[1]
     rows = LaplaceRows(sweep.sensitivity, eps, d + 1, random_state, noise=sweep.noise)
     if sweep.exact_leaves is not None:
-        n, ls = sweep.exact_leaves
+        n, ls, centers = sweep.exact_leaves
+        if not sweep.reading.exact_tree:  # the non-leaf reading on a one-node tree: BIRCH's tree
+            return centers, n
         return (ls + leaf_noise(n, sweep.reading.placement, rows)[:, :d]) / n[:, None], n
     tree = grow_tree(
         sweep.X,

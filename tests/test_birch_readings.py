@@ -63,6 +63,23 @@ def test_readings_with_vanishing_noise_under_the_diameter_test_and_the_weighted_
     np.testing.assert_allclose(frame["ARI"], 1.0)
 
 
+def test_the_non_leaf_reading_of_a_one_node_tree_is_birchs_tree_at_any_epsilon():
+    # T large enough for one leaf node: no CF above the leaves, so no noise; the reading skips growing the tree,
+    # and a tree grown with that placement (noise of scale 100) has the same leaves
+    from dpclust_lib.cluster.birch import LaplaceRows
+
+    X = np.random.default_rng(9).random((500, 3))
+    exact = grow_tree(X, 0.3, 50)
+    assert exact.height() == 1
+    grown = grow_tree(X, 0.3, 50, placement="nonleaf", noise=LaplaceRows(1.0, 0.01, 4, random_state=0))
+    np.testing.assert_array_equal(grown.leaf_cfs()[3], exact.leaf_cfs()[3])
+    refs = {2: cut_labels(X, exact.leaf_cfs()[3], [2])[2]}
+    frame = br.reading_runs(
+        X, refs, reading="noise only on non-leaf CFs", threshold=0.3, branching_factor=50, epsilons=[0.01], n_runs=2
+    )
+    assert (frame["ARI"] == 1.0).all() and (frame["leaves"] == exact.n_leaf_subclusters()).all()
+
+
 def test_reading_runs_rows_seeds_and_validation():
     X = np.random.default_rng(2).random((300, 2))
     refs = {2: SkBirch(threshold=0.2, branching_factor=5, n_clusters=2).fit(X).labels_}
