@@ -7,12 +7,15 @@ whether the released tree is the noisy one or the exact one, nor how the data
 were scaled beyond "normalised". Each reading of :data:`READINGS` is one
 noise placement of the library's one CF tree
 (:class:`dpclust_lib.cluster.birch.CFTree`, see :data:`~dpclust_lib.cluster.birch.PLACEMENTS`),
-so that a published number can be graded under the reading that comes closest
-to it. :func:`reading_runs` runs one reading over an epsilon grid; the global
-step is the library's (:func:`dpclust_lib.cluster.birch.cut_labels`: Ward to K
-on the leaf centroids, each record to its nearest centroid). Every draw is a
-fresh one of :func:`dpclust_lib.mechanisms.laplace_mechanism` (``noise="exact"``
-by default). :func:`pair_share` and :func:`split_from_ri_ari` are the
+so that a published number can be graded under each of them: the notebook's
+primary reading and, beside it, the others. :func:`reading_runs` runs one
+reading over an epsilon grid, with the threshold on the radius (scikit-learn's
+test) or on the diameter (the paper's definition of T); the global step is the
+library's (:func:`dpclust_lib.cluster.birch.cut_labels`: Ward to K on the leaf
+centroids, each record to its nearest centroid), and, on the same tree, Ward
+weighted by each leaf's N (BIRCH's phase 3) when references for it are given.
+Every draw is a fresh one of :func:`dpclust_lib.mechanisms.laplace_mechanism`
+(``noise="exact"`` by default). :func:`pair_share` and :func:`split_from_ri_ari` are the
 pair-counting identity RI = 1 - (A + B - 2AB)(1 - ARI).
 
 None of these readings is a DP mechanism with a finite guarantee: the tree's
@@ -31,13 +34,13 @@ import numpy as np
 import pandas as pd
 
 from dpclust_lib import metrics
-from dpclust_lib.cluster.birch import BirchWarning, LaplaceRows, cut_labels, grow_tree, leaf_noise
+from dpclust_lib.cluster.birch import THRESHOLD_ON, BirchWarning, LaplaceRows, cut_labels, grow_tree, leaf_noise
 from dpclust_lib.noise import NOISE_KINDS
 from dpclust_lib.validation import check_choice, check_int, check_positive
 
 from .experiments import fit_seed
 
-__all__ = ["Reading", "READINGS", "reading_runs", "pair_share", "split_from_ri_ari"]
+__all__ = ["Reading", "READINGS", "GLOBAL_STEPS", "reading_runs", "pair_share", "split_from_ri_ari"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,6 +97,12 @@ READINGS = {
     )
 }
 """The readings of where the paper's noise goes, by name (the names :func:`reading_runs` writes)."""
+
+GLOBAL_STEPS = {
+    "Ward": "Ward on the leaf centroids, each alike (scikit-learn's global step)",
+    "Ward weighted by N": "Ward on the leaf CFs, each leaf weighing its N (BIRCH's phase 3)",
+}
+"""The global steps :func:`reading_runs` cuts each tree with (the ``global_step`` column), by name."""
 
 
 def pair_share(labels):
@@ -161,7 +170,9 @@ class _Sweep:
     branching_factor: int
     sensitivity: float
     noise: str
-    exact_leaves: tuple | None  # (N, LS) of BIRCH's exact tree, for the exact-tree readings
+    threshold_on: str
+    weighted_references: dict | None
+    exact_leaves: tuple | None  # (N, LS, centroids) of BIRCH's exact tree, when a run needs no tree of its own
 
 
 def reading_runs(
@@ -176,6 +187,8 @@ def reading_runs(
     seed=0,
     sensitivity=1.0,
     noise="exact",
+    threshold_on="radius",
+    weighted_references=None,
     n_jobs=1,
 ):
     """RI and ARI against BIRCH under one reading, for every epsilon, run and K of ``references``.
@@ -185,7 +198,7 @@ def reading_runs(
     X : (n, d) array
         The data, inserted in row order.
     references : dict
-        K -> labels of BIRCH (same T and B) on X.
+        K -> labels of BIRCH (same T, B and threshold test) on X, with scikit-learn's global step.
     reading : str
         A key of :data:`READINGS`.
     threshold, branching_factor : float > 0, int >= 2 (T and B)
@@ -196,14 +209,19 @@ def reading_runs(
         The paper's Delta q; the Laplace scale is sensitivity / epsilon.
     noise : {"exact", "float"}, default="exact"
         The sampler of :func:`dpclust_lib.mechanisms.laplace_mechanism`.
+    threshold_on : {"radius", "diameter"}, default="radius"
+        What T bounds (:class:`dpclust_lib.cluster.birch.CFTree`).
+    weighted_references : dict or None, default=None
+        K -> labels of BIRCH with the weighted global step; when given, each tree is also cut by
+        Ward weighted by its leaves' N and compared with them (rows with ``global_step`` "Ward weighted by N").
     n_jobs : int, default=1
         joblib's n_jobs over the (epsilon, run) fits; the result does not depend on it.
 
     Returns
     -------
-    DataFrame, one row per (epsilon, run, K): reading, epsilon, run, K, RI, ARI,
-    leaves (leaf subclusters of the tree), seconds (tree and global step, shared by
-    the K of a run). One tree per (epsilon, run), cut at every K.
+    DataFrame, one row per (epsilon, run, global step, K): reading, epsilon, run, global_step, K,
+    RI, ARI, leaves (leaf subclusters of the tree), seconds (the tree and its global steps, shared
+    by the rows of a run). One tree per (epsilon, run), cut at every K by each global step.
 
     Examples
     --------
@@ -212,11 +230,13 @@ def reading_runs(
     >>> X = np.random.default_rng(0).random((200, 2))
     >>> refs = {2: Birch(2, threshold=0.3).fit(X).labels_}
     >>> frame = reading_runs(X, refs, reading="noise only in the threshold test", threshold=0.3,
-    ...                      branching_factor=50, epsilons=[1.0], n_runs=2)
-    >>> frame[["reading", "epsilon", "run", "K"]].shape
-    (2, 4)
+    ...                      branching_factor=50, epsilons=[1.0], n_runs=2, weighted_references=refs)
+    >>> frame[["reading", "epsilon", "run", "K"]].shape, sorted(set(frame["global_step"]))
+    ((4, 4), ['Ward', 'Ward weighted by N'])
     """
-    sweep = _make_sweep(X, references, reading, threshold, branching_factor, sensitivity, noise)
+    sweep = _make_sweep(
+        X, references, reading, threshold, branching_factor, sensitivity, noise, threshold_on, weighted_references
+    )
     tasks = [
         (eps, run, fit_seed(seed, eps, run))
         for eps in epsilons
@@ -226,9 +246,13 @@ def reading_runs(
     return pd.DataFrame([row for part in parts for row in part])
 
 
-def _make_sweep(X, references, reading, threshold, branching_factor, sensitivity, noise):
+def _make_sweep(
+    X, references, reading, threshold, branching_factor, sensitivity, noise, threshold_on, weighted_references
+):
     """The checked inputs of :func:`reading_runs`; for the exact-tree readings, BIRCH's leaves built once."""
     check_choice(reading, "reading", set(READINGS))
+    if weighted_references is not None and set(weighted_references) != set(references):
+        raise ValueError("weighted_references must hold the same K as references")
     sweep = _Sweep(
         np.asarray(X, dtype=float),
         references,
@@ -237,44 +261,65 @@ def _make_sweep(X, references, reading, threshold, branching_factor, sensitivity
         check_int(branching_factor, "branching_factor", minimum=2),
         check_positive(sensitivity, "sensitivity"),
         check_choice(noise, "noise", set(NOISE_KINDS)),
+        check_choice(threshold_on, "threshold_on", set(THRESHOLD_ON)),
+        weighted_references,
         None,
     )
-    if sweep.reading.exact_tree:  # one exact tree; each run noises its leaves afresh
-        n, ls, _, _ = grow_tree(sweep.X, sweep.threshold, sweep.branching_factor).leaf_cfs()
-        sweep = dataclasses.replace(sweep, exact_leaves=(n, ls))
+    if sweep.reading.placement in ("leaves", "leaves_accumulated", "nonleaf"):
+        exact = grow_tree(sweep.X, sweep.threshold, sweep.branching_factor, threshold_on=threshold_on)
+        # The exact-tree readings noise this tree's leaves afresh in each run. A tree of one node has no CF
+        # above its leaves, so the non-leaf reading draws no noise there and grows this very tree.
+        if sweep.reading.exact_tree or exact.height() == 1:
+            n, ls, _, centers = exact.leaf_cfs()
+            sweep = dataclasses.replace(sweep, exact_leaves=(n, ls, centers))
     return sweep
 
 
-def _leaf_centroids(sweep, eps, random_state):
-    """The leaf centroids of one noisy tree (or one noisy release of the exact tree's leaves)."""
+def _leaves(sweep, eps, random_state):
+    """The leaf centroids and N of one noisy tree (or of one noisy release of the exact tree's leaves)."""
     d = sweep.X.shape[1]
     rows = LaplaceRows(sweep.sensitivity, eps, d + 1, random_state, noise=sweep.noise)
     if sweep.exact_leaves is not None:
-        n, ls = sweep.exact_leaves
-        return (ls + leaf_noise(n, sweep.reading.placement, rows)[:, :d]) / n[:, None]
-    tree = grow_tree(sweep.X, sweep.threshold, sweep.branching_factor, placement=sweep.reading.placement, noise=rows)
-    return tree.leaf_cfs()[3]
+        n, ls, centers = sweep.exact_leaves
+        if not sweep.reading.exact_tree:  # the non-leaf reading on a one-node tree: BIRCH's tree
+            return centers, n
+        return (ls + leaf_noise(n, sweep.reading.placement, rows)[:, :d]) / n[:, None], n
+    tree = grow_tree(
+        sweep.X,
+        sweep.threshold,
+        sweep.branching_factor,
+        placement=sweep.reading.placement,
+        noise=rows,
+        threshold_on=sweep.threshold_on,
+    )
+    n, _, _, centers = tree.leaf_cfs()
+    return centers, n
 
 
 def _one_reading(sweep, eps, run, random_state):
-    """The rows of one (epsilon, run) of :func:`reading_runs`: one tree, cut at every K."""
+    """The rows of one (epsilon, run) of :func:`reading_runs`: one tree, cut at every K by each global step."""
     start = time.perf_counter()
-    centers = _leaf_centroids(sweep, eps, random_state)
+    centers, n = _leaves(sweep, eps, random_state)
     ks = sorted(sweep.references)
+    steps = {"Ward": (sweep.references, None)}
+    if sweep.weighted_references is not None:
+        steps["Ward weighted by N"] = (sweep.weighted_references, n)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BirchWarning)  # fewer leaves than K: each leaf its own cluster
-        labels = cut_labels(sweep.X, centers, ks)
+        labels = {step: cut_labels(sweep.X, centers, ks, weights=w) for step, (_, w) in steps.items()}
     seconds = time.perf_counter() - start
     return [
         {
             "reading": sweep.reading.name,
             "epsilon": eps,
             "run": run,
+            "global_step": step,
             "K": k,
-            "RI": metrics.rand_index(sweep.references[k], labels[k]),
-            "ARI": metrics.adjusted_rand_index(sweep.references[k], labels[k]),
+            "RI": metrics.rand_index(refs[k], labels[step][k]),
+            "ARI": metrics.adjusted_rand_index(refs[k], labels[step][k]),
             "leaves": len(centers),
             "seconds": seconds,
         }
+        for step, (refs, _) in steps.items()
         for k in ks
     ]

@@ -567,6 +567,76 @@ def test_ward_beyond_the_exact_limit_has_scipys_heights(rng, monkeypatch):
         assert metrics.adjusted_rand_index(birch._ward_cut(ward(C), k), birch._ward_cut(Z, k)) == 1.0
 
 
+def _ward_on_copies_per_leaf(centres, weights, k):
+    """The K-cut of scipy's Ward on the records with each leaf's records moved to its centroid, per leaf."""
+    from scipy.cluster.hierarchy import fcluster, ward
+
+    owner = np.repeat(np.arange(len(centres)), weights)
+    labels = fcluster(ward(np.repeat(centres, weights, axis=0)), k, criterion="maxclust")
+    per_leaf = [np.unique(labels[owner == i]) for i in range(len(centres))]
+    assert all(len(u) == 1 for u in per_leaf)  # a leaf's copies are never cut apart
+    return np.array([u[0] for u in per_leaf]), ward(np.repeat(centres, weights, axis=0))
+
+
+def test_weighted_ward_is_scipys_ward_on_the_records_moved_to_their_leaf_centroids(rng):
+    # BIRCH's phase 3: each leaf weighs its N. Independent reference: scipy's Ward on N copies of each centroid
+    # (the copies merge at height 0 first; the other merges are the weighted ones, with the same heights).
+    from dpclust_lib.cluster.birch import _ward_cut, ward_linkage
+
+    centres, weights = rng.laplace(0, 1.0, (100, 3)), rng.integers(1, 20, 100)
+    Z = ward_linkage(centres, weights)
+    for k in (2, 3, 5, 12):
+        want, Z_copies = _ward_on_copies_per_leaf(centres, weights, k)
+        assert metrics.adjusted_rand_index(want, _ward_cut(Z, k)) == 1.0
+    np.testing.assert_allclose(Z[:, 2], Z_copies[-(len(centres) - 1) :, 2], rtol=1e-9)
+    assert Z[-1, 3] == len(centres)
+
+
+@pytest.mark.parametrize("coincide", [False, True])
+def test_weighted_ward_of_mostly_single_records_runs_on_copies_with_the_same_result(rng, coincide):
+    # whole weights summing to at most 4 m take fastcluster's Ward on the copies: the same merges as the chain
+    from dpclust_lib.cluster import birch
+
+    centres, weights = rng.laplace(0, 1.0, (300, 3)), rng.integers(1, 4, 300)
+    if coincide:  # two leaves at one centroid: their copies may interleave, the result must not change
+        centres[7] = centres[3]
+    Z = birch.ward_linkage(centres, weights)
+    chain = birch._linkage_from_merges(*birch._weighted_ward_merges(centres, weights.astype(float)))
+    np.testing.assert_allclose(Z[:, 2], chain[:, 2], rtol=1e-9, atol=1e-12)
+    for k in (2, 3, 5, 12):
+        want = _ward_on_copies_per_leaf(centres, weights, k)[0]
+        assert metrics.adjusted_rand_index(want, birch._ward_cut(Z, k)) == 1.0
+
+
+def test_weighted_ward_with_unit_weights_is_scipys_ward(rng):
+    from scipy.cluster.hierarchy import ward
+
+    from dpclust_lib.cluster.birch import ward_linkage
+
+    C = rng.random((200, 4))
+    Z, want = ward_linkage(C, np.ones(200)), ward(C)
+    np.testing.assert_allclose(Z[:, 2], want[:, 2], rtol=1e-10)
+    np.testing.assert_array_equal(Z[:, [0, 1, 3]], want[:, [0, 1, 3]])  # the same merges, numbered as scipy's
+
+
+@pytest.mark.parametrize("weights", [np.ones(3), np.array([1.0, 0.0, 2.0, 1.0]), np.array([1.0, np.nan, 1.0, 1.0])])
+def test_weighted_ward_refuses_bad_weights(weights):
+    from dpclust_lib.cluster.birch import ward_linkage
+
+    with pytest.raises(ValueError, match="weights"):
+        ward_linkage(np.random.default_rng(0).random((4, 2)), weights)
+
+
+def test_cut_labels_with_weights_cut_the_weighted_hierarchy(rng):
+    from dpclust_lib.cluster.birch import cut_labels
+
+    X, centres = rng.random((500, 2)), rng.random((30, 2))
+    weights = rng.integers(1, 50, 30)
+    nearest = ((X[:, None, :] - centres[None]) ** 2).sum(-1).argmin(1)
+    for k, labels in cut_labels(X, centres, [2, 4], weights=weights).items():
+        assert metrics.adjusted_rand_index(_ward_on_copies_per_leaf(centres, weights, k)[0][nearest], labels) == 1.0
+
+
 # --------------------------------------------------------------------------- the CF tree's noise-placement hook
 
 
@@ -590,6 +660,55 @@ def test_grow_tree_without_noise_is_scikit_learns(threshold, branching_factor):
     sk = SkBirch(threshold=threshold, branching_factor=branching_factor, n_clusters=None).fit(X)
     assert n.sum() == len(X)
     np.testing.assert_array_equal(centres, sk.subcluster_centers_)  # same leaves, same order, bit for bit
+
+
+@pytest.mark.parametrize("scale", [0.05, 1.0, 20.0])
+def test_cut_labels_skips_only_centroids_no_record_can_reach(rng, scale):
+    # a noisy tree's leaves: a few near the data, many far-flung, some duplicated (ties go to the lowest index)
+    from dpclust_lib.cluster.birch import _nearest_among_reachable
+
+    X = rng.random((3000, 4))
+    C = np.vstack([rng.random((5, 4)), X[rng.integers(0, 3000, 2000)] + rng.laplace(0, scale, (2000, 4))])
+    C = np.vstack([C, C[:50]])
+    from dpclust_lib.cluster._numeric import nearest_centre
+
+    found, every = _nearest_among_reachable(X, C), nearest_centre(X, C, np.einsum("ij,ij->i", C, C))
+    sq = ((X[:, None, :] - C[None]) ** 2).sum(-1)  # the nearest by direct distances, up to rounding
+    np.testing.assert_allclose(sq[np.arange(len(X)), found], sq.min(axis=1), rtol=1e-12, atol=1e-14)
+    differ = found != every  # only where two centroids tie to rounding (the duplicates)
+    np.testing.assert_allclose(sq[differ, found[differ]], sq[differ, every[differ]], rtol=1e-12, atol=1e-14)
+    assert differ.mean() < 0.01
+
+
+def _diameter_leaves_by_brute_force(X, threshold):
+    """One leaf node (no split): each record joins its nearest subcluster if the merged subcluster's diameter,
+    the root mean squared distance between two distinct members (scipy's pdist), is <= T; else starts one."""
+    from scipy.spatial.distance import pdist
+
+    members = []
+    for x in X:
+        if members:
+            i = int(np.argmin([np.sum((np.mean(m, axis=0) - x) ** 2) for m in members]))
+            if np.sqrt(np.mean(pdist(np.vstack(members[i] + [x])) ** 2)) <= threshold:
+                members[i].append(x)
+                continue
+        members.append([x])
+    return np.array([len(m) for m in members]), np.array([np.mean(m, axis=0) for m in members])
+
+
+@pytest.mark.parametrize("threshold", [0.1, 0.25])
+def test_diameter_threshold_against_brute_force(threshold):
+    from dpclust_lib.cluster.birch import grow_tree
+
+    X = np.random.default_rng(8).random((300, 2))
+    n, _, _, centres = grow_tree(X, threshold, branching_factor=400, threshold_on="diameter").leaf_cfs()
+    want_n, want_centres = _diameter_leaves_by_brute_force(X, threshold)
+    np.testing.assert_array_equal(n, want_n)
+    np.testing.assert_allclose(centres, want_centres, atol=1e-12)
+    radius_leaves = len(grow_tree(X, threshold, branching_factor=400).leaf_cfs()[0])
+    assert len(n) > radius_leaves  # D > R for every subcluster of two or more: the diameter test is stricter
+    with pytest.raises(ValueError, match="threshold_on"):
+        grow_tree(X, threshold, 5, threshold_on="width")
 
 
 @pytest.mark.filterwarnings("ignore::dpclust_lib.PrivacyLeakWarning")

@@ -7,7 +7,7 @@ from sklearn.cluster import Birch as SkBirch
 from sklearn.metrics import adjusted_rand_score, rand_score
 
 from dpclust import birch_readings as br
-from dpclust_lib.cluster.birch import PLACEMENTS, cut_labels
+from dpclust_lib.cluster.birch import PLACEMENTS, cut_labels, grow_tree
 
 
 def test_every_reading_is_a_placement_of_the_librarys_tree():
@@ -31,6 +31,55 @@ def test_readings_with_vanishing_noise_agree_with_scikit_learns_birch(reading):
     ).all()
 
 
+@pytest.mark.filterwarnings("ignore::dpclust_lib.PrivacyLeakWarning")
+@pytest.mark.parametrize("reading", list(br.READINGS))
+def test_readings_with_vanishing_noise_under_the_diameter_test_and_the_weighted_step(reading):
+    # Laplace scale 1e-12: each reading builds BIRCH's tree with the diameter test. The weighted global step is
+    # checked against scipy's Ward on N copies of each leaf centroid (BIRCH's phase 3 on the records moved to
+    # their leaf's centroid), each record to its nearest leaf.
+    from scipy.cluster.hierarchy import fcluster, ward
+
+    X = np.random.default_rng(3).random((400, 2))
+    n, _, _, centres = grow_tree(X, 0.15, 5, threshold_on="diameter").leaf_cfs()
+    assert len(n) > len(grow_tree(X, 0.15, 5).leaf_cfs()[0])  # the diameter test is the stricter one
+    nearest = ((X[:, None, :] - centres[None]) ** 2).sum(-1).argmin(1)
+    copies = np.repeat(centres, n.astype(int), axis=0)
+    first = np.concatenate([[0], np.cumsum(n.astype(int))[:-1]])
+    weighted = {k: fcluster(ward(copies), k, criterion="maxclust")[first][nearest] for k in (2, 3)}
+    plain = {k: AgglomerativeClustering(n_clusters=k, linkage="ward").fit_predict(centres)[nearest] for k in (2, 3)}
+    frame = br.reading_runs(
+        X,
+        plain,
+        reading=reading,
+        threshold=0.15,
+        branching_factor=5,
+        epsilons=[1e12],
+        n_runs=1,
+        noise="float",
+        threshold_on="diameter",
+        weighted_references=weighted,
+    )
+    assert sorted(set(frame["global_step"])) == sorted(br.GLOBAL_STEPS) and (frame["leaves"] == len(n)).all()
+    np.testing.assert_allclose(frame["ARI"], 1.0)
+
+
+def test_the_non_leaf_reading_of_a_one_node_tree_is_birchs_tree_at_any_epsilon():
+    # T large enough for one leaf node: no CF above the leaves, so no noise; the reading skips growing the tree,
+    # and a tree grown with that placement (noise of scale 100) has the same leaves
+    from dpclust_lib.cluster.birch import LaplaceRows
+
+    X = np.random.default_rng(9).random((500, 3))
+    exact = grow_tree(X, 0.3, 50)
+    assert exact.height() == 1
+    grown = grow_tree(X, 0.3, 50, placement="nonleaf", noise=LaplaceRows(1.0, 0.01, 4, random_state=0))
+    np.testing.assert_array_equal(grown.leaf_cfs()[3], exact.leaf_cfs()[3])
+    refs = {2: cut_labels(X, exact.leaf_cfs()[3], [2])[2]}
+    frame = br.reading_runs(
+        X, refs, reading="noise only on non-leaf CFs", threshold=0.3, branching_factor=50, epsilons=[0.01], n_runs=2
+    )
+    assert (frame["ARI"] == 1.0).all() and (frame["leaves"] == exact.n_leaf_subclusters()).all()
+
+
 def test_reading_runs_rows_seeds_and_validation():
     X = np.random.default_rng(2).random((300, 2))
     refs = {2: SkBirch(threshold=0.2, branching_factor=5, n_clusters=2).fit(X).labels_}
@@ -43,6 +92,10 @@ def test_reading_runs_rows_seeds_and_validation():
         br.reading_runs(X, refs, reading="leaves", **kw)
     with pytest.raises(ValueError, match="noise"):
         br.reading_runs(X, refs, reading="literal", noise="gauss", **kw)
+    with pytest.raises(ValueError, match="threshold_on"):
+        br.reading_runs(X, refs, reading="literal", threshold_on="width", **kw)
+    with pytest.raises(ValueError, match="weighted_references"):
+        br.reading_runs(X, refs, reading="literal", weighted_references={3: refs[2]}, **kw)
 
 
 def test_cut_labels_is_scikit_learns_ward_on_the_nearest_centroids():

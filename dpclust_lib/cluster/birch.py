@@ -24,8 +24,13 @@ fresh rows of d + 1 draws (LS then SS), every row used once:
                           (the per-insertion noise of the leaf, kept on the released leaf)
 ========================  ==========================================================================
 
+The threshold bounds the radius of the merged subcluster, as in scikit-learn; ``threshold_on="diameter"``
+bounds its diameter instead, the other test of BIRCH (Zhang, Ramakrishnan & Livny 1996).
+
 The global step clusters the leaf centroids with Ward's method (:func:`ward_linkage`,
-:func:`global_clustering`); :func:`cut_labels` labels records at several K on one tree.
+:func:`global_clustering`); :func:`cut_labels` labels records at several K on one tree. scikit-learn's
+Ward treats every centroid alike; ``weights`` (each leaf's N) gives BIRCH's phase 3 instead, an
+agglomerative clustering of the leaf CFs whose merge cost is the increase in variance (the paper's D4).
 :class:`Birch` is the estimator: its global step is scipy's ``ward`` as in scikit-learn, so
 both make the same merges, ties included (up to ``WARD_EXACT_LIMIT`` leaf subclusters).
 
@@ -64,6 +69,7 @@ __all__ = [
     "CFTree",
     "LaplaceRows",
     "PLACEMENTS",
+    "THRESHOLD_ON",
     "Birch",
     "BirchWarning",
     "NegativeRadiusWarning",
@@ -84,6 +90,9 @@ PLACEMENTS = (None, "all", "test", "nonleaf", "leaves", "leaves_accumulated")
 
 MAX_BRANCHING = 1_000_000
 """The largest branching factor B accepted: a node holds arrays of B entries."""
+
+THRESHOLD_ON = ("radius", "diameter")
+"""What :class:`CFTree`'s threshold bounds: the merged subcluster's radius (scikit-learn's test) or its diameter."""
 
 
 class BirchWarning(UserWarning):
@@ -324,7 +333,7 @@ class CFTree:
     Parameters
     ----------
     threshold : float > 0
-        T, the largest radius of a merged leaf subcluster.
+        T, the largest radius (or diameter) of a merged leaf subcluster.
     branching_factor : int >= 2
         B, the most entries of a node (leaf or not).
     n_features : int
@@ -332,6 +341,9 @@ class CFTree:
     placement : one of :data:`PLACEMENTS`, default=None
     noise : LaplaceRows or None, default=None
         The source of noise rows (width d + 1); required unless placement is None.
+    threshold_on : {"radius", "diameter"}, default="radius"
+        What T bounds. "radius": R^2 = SS/N - ||LS/N||^2, scikit-learn's test. "diameter": the root mean
+        squared distance between two distinct points, D^2 = 2N R^2 / (N - 1), BIRCH's other test.
 
     Attributes
     ----------
@@ -353,7 +365,8 @@ class CFTree:
     200
     """
 
-    def __init__(self, threshold, branching_factor, n_features, *, placement=None, noise=None):
+    def __init__(self, threshold, branching_factor, n_features, *, placement=None, noise=None, threshold_on="radius"):
+        self._on_diameter = check_choice(threshold_on, "threshold_on", set(THRESHOLD_ON)) == "diameter"
         if placement not in PLACEMENTS:
             raise ValueError(f"placement must be one of {PLACEMENTS}, got placement={placement!r}")
         if placement is not None and not isinstance(noise, LaplaceRows):
@@ -442,6 +455,8 @@ class CFTree:
                 # Only noise (or rounding at the last bit) makes it negative: the test then
                 # treats the radius as 0, i.e. merges, as scikit-learn's comparison does.
                 self.n_negative_sq_radius += 1
+            if self._on_diameter:  # D^2 = 2N R^2 / (N - 1); N >= 2 at a merge
+                sq_radius = sq_radius * (2.0 * new_n / (new_n - 1.0))
             if sq_radius <= self.sq_threshold:
                 if self._noise_leaf:
                     eta = self.noise()
@@ -662,7 +677,7 @@ def leaf_noise(leaf_n, placement, noise):
     return np.add.reduceat(noise.take(int(counts.sum())), starts, axis=0)
 
 
-def grow_tree(points, threshold, branching_factor, *, placement=None, noise=None):
+def grow_tree(points, threshold, branching_factor, *, placement=None, noise=None, threshold_on="radius"):
     """The CF tree of ``points``, inserted one by one in row order, with noise where ``placement`` says.
 
     Parameters
@@ -675,6 +690,8 @@ def grow_tree(points, threshold, branching_factor, *, placement=None, noise=None
     placement : one of :data:`PLACEMENTS`, default=None
     noise : LaplaceRows or None, default=None
         Required unless placement is None.
+    threshold_on : {"radius", "diameter"}, default="radius"
+        What T bounds (:class:`CFTree`).
 
     Returns
     -------
@@ -686,8 +703,13 @@ def grow_tree(points, threshold, branching_factor, *, placement=None, noise=None
     >>> tree = grow_tree(np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0]]), threshold=0.5, branching_factor=3)
     >>> tree.leaf_cfs()[0].tolist()
     [2.0, 1.0]
+    >>> X = np.array([[0.0, 0.0], [0.6, 0.0]])  # radius 0.3, diameter 0.6
+    >>> [len(grow_tree(X, 0.5, 3, threshold_on=on).leaf_cfs()[0]) for on in ("radius", "diameter")]
+    [1, 2]
     """
-    tree = CFTree(threshold, branching_factor, points.shape[1], placement=placement, noise=noise)
+    tree = CFTree(
+        threshold, branching_factor, points.shape[1], placement=placement, noise=noise, threshold_on=threshold_on
+    )
     for x in points:
         tree.insert(x)
     tree.noise_leaves()
@@ -746,7 +768,7 @@ def sum_cfs(index, n, ls, ss, m):
 # ---------------------------------------------------------------------------
 
 
-def ward_linkage(centers):
+def ward_linkage(centers, weights=None):
     """Ward linkage of the leaf centroids, as a scipy linkage matrix.
 
     Up to :data:`WARD_EXACT_LIMIT` centroids: ``scipy.cluster.hierarchy.ward``,
@@ -758,9 +780,19 @@ def ward_linkage(centers):
     breaks ties between equal Ward distances its own way, so with ties the
     partition can differ from scikit-learn's.
 
+    With ``weights`` (each leaf's N), every centroid starts as a cluster of that
+    weight: BIRCH's phase 3 on the leaf CFs, where merging clusters a and b costs
+    the increase in their sum of squares, w_a w_b / (w_a + w_b) ||c_a - c_b||^2.
+    It is Ward on the records with each leaf's records moved to its centroid; the
+    heights are scipy's, sqrt(2 x cost). Whole weights summing to at most 4m (a tree
+    of mostly single-record leaves) run as fastcluster's Ward on that many copies of
+    the centroids; others by the nearest-neighbour chain on the m weighted centroids.
+
     Parameters
     ----------
     centers : array_like (m, d), m >= 2
+    weights : array_like (m,) of floats > 0, or None, default=None
+        None: every centroid weighs 1 (scikit-learn's global step).
 
     Returns
     -------
@@ -771,8 +803,20 @@ def ward_linkage(centers):
     >>> import numpy as np
     >>> ward_linkage(np.array([[0.0], [1.0], [10.0]]))[:, :2].tolist()
     [[0.0, 1.0], [2.0, 3.0]]
+    >>> ward_linkage(np.array([[0.0], [1.0], [10.0]]), weights=[1, 1, 100])[:, :2].tolist()  # 10 is heavy
+    [[0.0, 1.0], [2.0, 3.0]]
+    >>> ward_linkage(np.array([[0.0], [4.0], [6.0]]), weights=[50, 1, 1])[:, :2].tolist()
+    [[1.0, 2.0], [0.0, 3.0]]
     """
     centers = np.ascontiguousarray(centers, dtype=float)
+    if weights is not None:
+        weights = np.asarray(weights, dtype=float)
+        if weights.shape != (centers.shape[0],) or not (np.isfinite(weights).all() and (weights > 0).all()):
+            raise ValueError(f"weights must hold one finite number > 0 per centroid ({centers.shape[0]})")
+        by_copies = None
+        if (weights == np.round(weights)).all() and weights.sum() <= 4 * len(weights):
+            by_copies = _weighted_ward_by_copies(centers, weights.astype(np.int64))  # mostly single records
+        return by_copies if by_copies is not None else _linkage_from_merges(*_weighted_ward_merges(centers, weights))
     if centers.shape[0] <= WARD_EXACT_LIMIT:
         from scipy.cluster.hierarchy import ward
 
@@ -780,6 +824,94 @@ def ward_linkage(centers):
     import fastcluster
 
     return fastcluster.linkage_vector(centers, method="ward")
+
+
+def _weighted_ward_merges(centers, weights):
+    """Ward's merges of weighted points by the nearest-neighbour chain: ([(slot a, slot b, height)], m).
+
+    Ward's cost is reducible, so following nearest neighbours until two are each other's
+    nearest and merging them gives Ward's hierarchy. The merged cluster keeps slot b. The
+    live clusters are packed into the first rows whenever half of the rows are dead.
+    """
+    C, w, slot = centers.copy(), weights.copy(), np.arange(centers.shape[0])
+    m = C.shape[0]
+    alive = np.ones(m, dtype=bool)
+    merges, chain = [], []  # chain: rows of C
+    while len(merges) < m - 1:
+        if 2 * (m - len(merges)) < len(C) and len(C) > 64:
+            keep = np.flatnonzero(alive)
+            row_of = {int(r): i for i, r in enumerate(keep)}
+            C, w, slot, alive, chain = C[keep], w[keep], slot[keep], alive[keep], [row_of[r] for r in chain]
+        if not chain:
+            chain.append(int(np.flatnonzero(alive)[0]))
+        a = chain[-1]
+        diff = C - C[a]
+        cost = w[a] * w / (w[a] + w) * np.einsum("ij,ij->i", diff, diff)
+        cost[~alive] = np.inf
+        cost[a] = np.inf
+        b = int(cost.argmin())
+        if len(chain) > 1 and cost[chain[-2]] <= cost[b]:
+            b = chain[-2]  # ties go back down the chain, so it cannot cycle
+        if len(chain) > 1 and b == chain[-2]:
+            del chain[-2:]
+            merges.append((int(slot[a]), int(slot[b]), math.sqrt(2.0 * cost[b])))
+            C[b] = (w[a] * C[a] + w[b] * C[b]) / (w[a] + w[b])
+            w[b] += w[a]
+            alive[a] = False
+        else:
+            chain.append(b)
+    return merges, m
+
+
+def _weighted_ward_by_copies(centers, counts):
+    """Ward on ``counts[i]`` copies of each centroid (fastcluster), as the centroids' linkage, or None.
+
+    The copies of a centroid merge first, at height 0 up to rounding; the other m - 1 merges are the
+    weighted ones. None (the caller then runs the chain) when one of the first n - m merges joins
+    copies of two centroids, which only coinciding centroids can do.
+    """
+    import fastcluster
+
+    m, n = len(counts), int(counts.sum())
+    Z = fastcluster.linkage_vector(np.repeat(centers, counts, axis=0), method="ward")
+    owner = np.concatenate([np.repeat(np.arange(m), counts), np.full(n - 1, -1)])  # the centroid of each node
+    node = np.full(2 * n - 1, -1, dtype=np.int64)  # expanded node -> the centroids' linkage's node
+    node[np.concatenate([[0], np.cumsum(counts)[:-1]])[counts == 1]] = np.flatnonzero(counts == 1)
+    for k in range(n - m):  # the copies' own merges; the last one of a centroid holds all its copies
+        a, b = int(Z[k, 0]), int(Z[k, 1])
+        if owner[a] != owner[b]:
+            return None
+        owner[n + k] = owner[a]
+        node[n + k] = owner[a]  # a later merge of the same centroid's copies takes over
+    node[n + (n - m) :] = np.arange(m, 2 * m - 1)
+    out = Z[n - m :].copy()
+    out[:, :2] = np.sort(node[out[:, :2].astype(np.int64)], axis=1)
+    size = np.concatenate([np.ones(m), np.zeros(m - 1)])
+    for k, (a, b) in enumerate(out[:, :2].astype(np.int64)):
+        size[m + k] = size[a] + size[b]
+    out[:, 3] = size[m:]
+    return out
+
+
+def _linkage_from_merges(merges, m):
+    """A scipy linkage matrix from merges of slots in any order: sorted by height, clusters numbered as scipy's."""
+    order = sorted(range(len(merges)), key=lambda k: merges[k][2])  # stable: a child before its parent
+    root = list(range(m))  # union-find over the slots
+    node, size = list(range(m)), [1] * m  # each root's cluster id and number of leaves
+
+    def find(v):
+        while root[v] != v:
+            root[v] = root[root[v]]
+            v = root[v]
+        return v
+
+    Z = np.empty((len(merges), 4))
+    for k, i in enumerate(order):
+        a, b, height = merges[i]
+        ra, rb = find(a), find(b)
+        Z[k] = [min(node[ra], node[rb]), max(node[ra], node[rb]), height, size[ra] + size[rb]]
+        root[ra], node[rb], size[rb] = rb, m + k, size[ra] + size[rb]
+    return Z
 
 
 def global_clustering(centers, n_clusters, linkage=None, _stacklevel=2):
@@ -883,7 +1015,31 @@ def labels_from_nearest(nearest, centers, n_clusters, linkage=None):
     return global_clustering(centers, n_clusters, linkage, _stacklevel=3)[nearest]
 
 
-def cut_labels(X, centers, ks):
+def _nearest_among_reachable(X, centers, n_candidates=256):
+    """``nearest_centre(X, centers, ...)`` without scoring the centroids no row can reach.
+
+    A row's nearest centroid is at most as far as its nearest among the ``n_candidates`` centroids
+    closest to the rows' bounding box; the largest such distance over the rows, R, bounds every
+    row's nearest distance, and a centroid farther than R from the box is nobody's nearest. A noisy
+    tree's thousands of far-flung single-record leaves drop out before the n x m scores. The margin
+    on R^2 is far above the scores' rounding (relative 1e-15), so every row gets a nearest centroid;
+    only between centroids whose scores tie to the last bits can the choice differ from scoring all
+    of them (BLAS may round a column's score differently in another block).
+    """
+    sq_norms = np.einsum("ij,ij->i", centers, centers)
+    if centers.shape[0] <= 2 * n_candidates or X.shape[0] == 0:
+        return nearest_centre(X, centers, sq_norms)
+    outside = np.maximum(X.min(axis=0) - centers, 0.0) + np.maximum(centers - X.max(axis=0), 0.0)
+    sq_to_box = np.einsum("ij,ij->i", outside, outside)
+    candidates = np.sort(np.argpartition(sq_to_box, n_candidates)[:n_candidates])
+    sq_x = np.einsum("ij,ij->i", X, X)
+    scores = np.min(X @ (-2.0 * centers[candidates].T) + sq_norms[candidates], axis=1)
+    sq_reach = float(np.max(scores + sq_x))
+    reachable = np.flatnonzero(sq_to_box <= sq_reach + 1e-8 * (1.0 + sq_reach + sq_x.max()))
+    return reachable[nearest_centre(X, centers[reachable], sq_norms[reachable])]
+
+
+def cut_labels(X, centers, ks, weights=None):
     """The global step at every K of ``ks`` on one set of leaf centroids: {K: labels of X}.
 
     Each record takes the global cluster of its nearest centroid; the Ward linkage
@@ -897,6 +1053,9 @@ def cut_labels(X, centers, ks):
     X : array_like (n, d)
     centers : array_like (m, d)
     ks : iterable of int >= 1
+    weights : array_like (m,) of floats > 0, or None, default=None
+        Each centroid's weight in Ward's step (:func:`ward_linkage`): None for scikit-learn's
+        step, each leaf's N for BIRCH's phase 3.
 
     Returns
     -------
@@ -908,15 +1067,17 @@ def cut_labels(X, centers, ks):
     >>> X = np.array([[0.0], [0.2], [5.0], [5.1]])
     >>> {k: v.tolist() for k, v in cut_labels(X, X, [1, 2]).items()}
     {1: [0, 0, 0, 0], 2: [0, 0, 1, 1]}
+    >>> cut_labels(X, np.array([[0.0], [4.0], [6.0]]), [2], weights=[50, 1, 1])[2].tolist()
+    [1, 1, 0, 0]
     """
     X = np.ascontiguousarray(X, dtype=float)
     centers = np.ascontiguousarray(centers, dtype=float)
-    nearest = nearest_centre(X, centers, np.einsum("ij,ij->i", centers, centers))
+    nearest = _nearest_among_reachable(X, centers)
     cache = []
 
     def linkage():
         if not cache:
-            cache.append(ward_linkage(centers))
+            cache.append(ward_linkage(centers, weights))
         return cache[0]
 
     return {k: labels_from_nearest(nearest, centers, check_n_clusters(k), linkage) for k in ks}
