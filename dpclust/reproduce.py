@@ -44,7 +44,7 @@ import pandas as pd
 
 from ._paths import notebook_dir, results_dir
 from .experiments import OUTPUT_ENV, PROFILE_ENV, output_dirs, resolve_profile, target_dirs
-from .verdicts import VERDICTS, read_ledgers, verdict_counts
+from .verdicts import REPLICATES, VERDICTS, read_ledgers, verdict_counts
 
 __all__ = [
     "list_notebooks",
@@ -923,9 +923,7 @@ def _recover(stem, targets=None):
     journal = staging_dir() / f"{stem}.commit.json"
     completed = journal.is_file()
     if completed:
-        for tmp, target in json.loads(journal.read_text()):
-            if Path(tmp).is_file():
-                os.replace(tmp, target)
+        _apply_journal(json.loads(journal.read_text()))
         journal.unlink()
     journal.with_suffix(TMP_SUFFIX).unlink(missing_ok=True)
     stale = []
@@ -1085,9 +1083,10 @@ def commit_run(stage, name, targets, journal):
     Each file is first copied beside its target (same file system, synced), which can fail or be
     interrupted without touching a target. Then, with Ctrl-C and SIGTERM held back, a journal of the
     renames is written and every prepared file is renamed onto its target (``os.replace``, atomic
-    per file), the notebook last. The only window left is a SIGKILL or power loss between the
-    first and the last rename (milliseconds): some targets are then new, the rest old, and the
-    next ``reproduce`` of the notebook completes the renames from the journal before it starts.
+    per file), the notebook last, and the committed tables and figures the run did not write are
+    removed (the stability run's ``replicates.csv`` apart). The only window left is a SIGKILL or
+    power loss between the first and the last step (milliseconds): some targets are then new, the
+    rest old, and the next command completes the steps from the journal before it starts.
 
     Parameters
     ----------
@@ -1116,11 +1115,16 @@ def commit_run(stage, name, targets, journal):
     >>> _ = (stage / "01_toy.ipynb").write_text("the executed notebook")
     >>> targets = {"notebook": root / "notebooks" / "01_toy.ipynb", "results": root / "results" / "01_toy",
     ...            "figures": root / "figures" / "01_toy"}
+    >>> targets["results"].mkdir(parents=True)
+    >>> for old in ("old_table.csv", "replicates.csv"):  # a table the run no longer writes; the stability run's
+    ...     _ = (targets["results"] / old).write_text("x\\n1\\n")
     >>> written = commit_run(stage, "01_toy.ipynb", targets, root / "staging" / "01_toy.commit.json")
     >>> [p.relative_to(root).as_posix() for p in written]
     ['results/01_toy/ledger.csv', 'notebooks/01_toy.ipynb']
     >>> (root / "results" / "01_toy" / "ledger.csv").read_text().splitlines()
     ['claim_id,verdict', 'fig3,partly']
+    >>> sorted(p.name for p in targets["results"].iterdir())  # the stale table is gone, the replicates stay
+    ['ledger.csv', 'replicates.csv']
     >>> sorted(p.name for p in (root / "staging").iterdir())  # the journal is gone once every rename is done
     ['01_toy.run']
     >>> tmp.cleanup()
@@ -1136,13 +1140,35 @@ def commit_run(stage, name, targets, journal):
         for tmp, _ in prepared:
             tmp.unlink(missing_ok=True)
         raise
+    # A table or figure the new run no longer writes would be left beside tables it does not match.
+    stale = [[str(path), None] for path in _stale_files(targets, {target for _, target in prepared})]
     with _signals_deferred():
-        _write_synced(journal.with_suffix(TMP_SUFFIX), json.dumps([[str(a), str(b)] for a, b in prepared]).encode())
+        steps = [[str(a), str(b)] for a, b in prepared] + stale
+        _write_synced(journal.with_suffix(TMP_SUFFIX), json.dumps(steps).encode())
         os.replace(journal.with_suffix(TMP_SUFFIX), journal)
-        for tmp, target in prepared:
-            os.replace(tmp, target)
+        _apply_journal(steps)
         journal.unlink()
     return [target for _, target in prepared]
+
+
+def _stale_files(targets, written):
+    """The committed tables and figures of a notebook that its new run did not write (the stability run's
+    replicates apart: they are written by ``stability``, not by the notebook)."""
+    found = []
+    for kind in ("results", "figures"):
+        folder = Path(targets[kind])
+        if folder.is_dir():
+            found += [p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".")]
+    return sorted(p for p in found if p not in written and p.name != REPLICATES)
+
+
+def _apply_journal(steps):
+    """Carry out a commit's steps: rename each prepared file onto its target, then remove each stale file."""
+    for source, target in steps:
+        if target is None:
+            Path(source).unlink(missing_ok=True)
+        elif Path(source).is_file():
+            os.replace(source, target)
 
 
 def _keep_failed(stage, name, stem):

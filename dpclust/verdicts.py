@@ -70,6 +70,9 @@ VERDICTS = ("reproduced", "partly", "not reproduced", UNSTABLE, "not testable", 
 ON_RUN_TIMES = "on run times"
 """The column of :func:`verdict_counts` that counts the claims graded on run times."""
 
+REPLICATES = "replicates.csv"
+"""The stability run's table beside a notebook's ledger (written by ``stability``, kept by ``reproduce``)."""
+
 FINDINGS = "findings"
 """The table of a ledger's run: the paper, the root seed and the summary the README shows."""
 
@@ -810,7 +813,7 @@ def load_replicates(notebook, profile="paper", results_root=None):
     >>> load_replicates("04_idp_kmeans", profile="smoke").empty
     True
     """
-    path = _results_root(results_root) / notebook / "replicates.csv"
+    path = _results_root(results_root) / notebook / REPLICATES
     if profile != "paper" or not path.is_file():
         return pd.DataFrame(columns=REPLICATE_COLUMNS)
     return pd.read_csv(path, keep_default_na=False, dtype={"reading": str, "run_verdicts": str})

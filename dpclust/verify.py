@@ -292,7 +292,7 @@ def stability(notebooks=None, seeds=(1, 2, 3, 4), jobs=1, timeout=None, progress
     ValueError: seeds must name at least one root seed, got seeds=()
     """
     from . import reproduce as rep
-    from .verdicts import replicate_table
+    from .verdicts import REPLICATES, replicate_table
 
     seeds = [int(s) for s in seeds]
     if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 1:
@@ -314,7 +314,7 @@ def stability(notebooks=None, seeds=(1, 2, 3, 4), jobs=1, timeout=None, progress
             if not (summary.loc[summary["notebook"] == path.stem, "status"] == "ok").all():
                 continue
             runs = {seed: Path(tmp) / f"seed-{seed}" / path.stem / "results" for seed in seeds}
-            target = rep.committed_results_dir(path.stem) / "replicates.csv"
+            target = rep.committed_results_dir(path.stem) / REPLICATES
             replicate_table(runs, path).to_csv(target, index=False)
             written.append(target)
     return summary, written
