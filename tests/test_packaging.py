@@ -320,7 +320,7 @@ def test_every_notebook_has_a_parameters_cell_reading_the_profile_from_the_envir
 
 def test_readme_data_table_matches_the_registry():
     readme = (ROOT / "README.md").read_text()
-    for entry in datasets._REGISTRY.values():
+    for entry in datasets._registry._REGISTRY.values():
         for f in entry.files:
             assert f"`{f.key}`" in readme, f.key
             if f.sha256:
