@@ -372,3 +372,12 @@ def test_notebook_code_cells_stay_short():
             if cell["cell_type"] == "code" and lines > NOTEBOOK_CELL_LINES:
                 long.append(f"{path.stem} {cell.get('id')} ({lines} lines)")
     assert not long, "split these cells: " + "; ".join(long)
+
+
+def test_every_estimator_module_is_listed_once():
+    from dpclust_lib import cluster
+
+    folder = LIB / "cluster"
+    assert {p.stem for p in folder.glob("*.py") if not p.stem.startswith("_")} == set(cluster.MODULES)
+    exported = [name for module in cluster.MODULES for name in getattr(cluster, module).__all__]
+    assert cluster.__all__ == exported and len(set(exported)) == len(exported), "a name exported by two modules"
