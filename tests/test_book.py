@@ -7,13 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from . import discover
+
 ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("sphinx")
 pytest.importorskip("myst_nb")
 spec = importlib.util.spec_from_file_location("book_build", ROOT / "book" / "build.py")
 book = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(book)
-NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = [path.stem for path in discover.notebooks()]
 
 
 @pytest.fixture(scope="module")

@@ -19,10 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from . import discover
+
 ROOT = Path(__file__).resolve().parents[1]
-PUBLISHED = ["01_ldpk_modes", "02_ldp_kmodes_sampling", "03_dpqt_kmeans", "04_idp_kmeans", "05_dp_birch"]
+PUBLISHED = [path.stem for path in discover.paper_notebooks()]  # each paper's published numbers: package data
 LIB_SUBPACKAGES = ["dpclust_lib/cluster/__init__.py", "dpclust_lib/audit/__init__.py"]
-TOOLING_SUBPACKAGES = ["dpclust/__init__.py", "dpclust/exercises/__init__.py"]
+TOOLING_SUBPACKAGES = ["dpclust/__init__.py", "dpclust/exercises/__init__.py", "dpclust/datasets/__init__.py"]
 # What the tooling imports and the algorithms must not (joblib comes with scikit-learn): with these blocked,
 # the algorithms' wheel still works.
 TOOLING_ONLY = ["dpclust", "pooch", "tqdm", "papermill", "nbformat", "nbclient", "matplotlib", "seaborn"]
