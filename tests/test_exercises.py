@@ -23,6 +23,8 @@ from dpclust_lib.cluster import birch, eug_kmeans, kmeans
 from dpclust_lib.cluster.sampling_kmodes import server_estimates, user_reports
 from dpclust_lib.frequency import LDPFO, Tally, clip_and_normalise
 
+from . import discover
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -831,7 +833,7 @@ def test_nbgrader_source_marks_solutions_and_hides_the_fresh_import():
 
 # --------------------------------------------------------------------------- the paper notebooks' student versions
 
-PAPER_NOTEBOOKS = ["01_ldpk_modes", "02_ldp_kmodes_sampling", "03_dpqt_kmeans", "04_idp_kmeans", "05_dp_birch"]
+PAPER_NOTEBOOKS = [path.stem for path in discover.paper_notebooks()]
 
 
 def _tagged(nb, tag):

@@ -29,6 +29,8 @@ from nbgrader.api import Gradebook  # noqa: E402
 
 from dpclust import assignments, datasets, grade  # noqa: E402
 
+from . import discover  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # One typical mistake per notebook: (solution cell, text of the reference, the wrong text, the test cells whose
@@ -131,9 +133,14 @@ def _missing_data(stem):
     return f"{stem}'s exercises need the {NEEDS_DATA[stem]} data (python -m dpclust data --fetch, or DPCLUST_DATA_DIR)"
 
 
-REQUESTED = [s for s in os.environ.get("DPCLUST_NBGRADER_NOTEBOOKS", ",".join(sorted(MISTAKES))).split(",") if s]
+PAPERS = [path.stem for path in discover.paper_notebooks()]
+REQUESTED = [s for s in os.environ.get("DPCLUST_NBGRADER_NOTEBOOKS", ",".join(PAPERS)).split(",") if s]
 MISSING = {stem: why for stem in REQUESTED if (why := _missing_data(stem))}
 NOTEBOOKS = [stem for stem in REQUESTED if stem not in MISSING]
+
+
+def test_every_paper_notebook_has_a_typical_mistake():
+    assert set(MISTAKES) == set(PAPERS), f"give MISTAKES an entry for: {sorted(set(PAPERS) - set(MISTAKES))}"
 
 
 def _release_and_submit(stem, course):

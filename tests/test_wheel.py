@@ -3,9 +3,9 @@ algorithms, ``dpclust_lib/``, and the compendium's tooling, the root), install t
 a fresh virtual environment, and use them from a folder outside the repository. The algorithms' wheel
 alone must import and fit without the tooling or any of its dependencies.
 
-To stay fast and work offline, the fresh environment borrows the dependencies of the running one
-(a ``.pth`` line pointing at its site-packages) and the wheel is installed with ``--no-deps``; the
-package itself must then come from the wheel, which the test checks.
+uv builds them once for the module (each wheel from its sdist). To stay fast and work offline, the fresh
+environment borrows the dependencies of the running one (a ``.pth`` line pointing at its site-packages) and the
+wheel is installed with ``--no-deps``; the package itself must then come from the wheel, which the test checks.
 """
 
 import os
@@ -113,13 +113,18 @@ def _run(cmd, cwd, env, timeout=300):
     return result.stdout
 
 
+def _uv():
+    uv = pytest.importorskip("uv", reason="the wheel check needs the test set (uv)")
+    return uv.find_uv_bin()
+
+
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory):
-    """The sdists and wheels of the working tree (each wheel built from its sdist, as pip does)."""
-    pytest.importorskip("build", reason="the wheel check needs the test extra (build)")
+    """The sdists and wheels of the working tree, built once (each wheel from its sdist, as pip does)."""
     out = tmp_path_factory.mktemp("dist")
     for folder in (ROOT / "dpclust_lib", ROOT):
-        _run([sys.executable, "-m", "build", "--outdir", str(out), str(folder)], cwd=out, env=os.environ.copy())
+        build = [_uv(), "build", "--quiet", "--sdist", "--wheel", "--out-dir", str(out), str(folder)]
+        _run(build, out, os.environ.copy())
     return {name: (*out.glob(f"{name}-*.tar.gz"), *out.glob(f"{name}-*.whl")) for name in ("dpclust_lib", "dpclust")}
 
 
@@ -149,7 +154,7 @@ def test_each_wheel_holds_its_own_package_only(dist):
 def _fresh_venv(tmp_path, wheels):
     """A new environment holding ``wheels`` (not editable), borrowing the running one's third-party packages."""
     venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=tmp_path, env=os.environ.copy())
+    _run([_uv(), "venv", "--quiet", "--python", sys.executable, str(venv)], tmp_path, os.environ.copy())
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     site = Path(
         _run(
@@ -160,22 +165,8 @@ def _fresh_venv(tmp_path, wheels):
     )
     borrowed = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (site / "_borrowed_dependencies.pth").write_text("\n".join(sorted(borrowed)) + "\n")
-    _run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--no-index",
-            *map(str, wheels),
-        ],
-        cwd=tmp_path,
-        env=os.environ.copy(),
-    )
+    install = [_uv(), "pip", "install", "--quiet", "--python", str(python), "--no-deps", "--offline", *map(str, wheels)]
+    _run(install, tmp_path, os.environ.copy())
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "DPCLUST_HOME", "VIRTUAL_ENV"}}
