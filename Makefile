@@ -106,9 +106,9 @@ reproduce: $(VENV)/.installed
 verify: $(VENV)/.installed
 	$(BIN)/python -m dpclust verify --jobs $(JOBS)
 
-# One pytest run over $(JOBS) workers. The tests of one file stay on one worker (its fixtures are set up once); a
-# notebook's smoke run is made once per session and read by every test that needs it (tests/conftest.py).
-PYTEST = $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
+# One pytest run over $(JOBS) workers. The tests of one file stay on one worker (its fixtures are set up once), the
+# notebook runs spread over the workers, the heaviest first (tests/conftest.py).
+PYTEST = $(BIN)/python -m pytest -n $(JOBS) --dist loadscope
 
 test: install-test
 	$(BIN)/ruff check .

@@ -6,6 +6,7 @@ install of every extra reaches from the two distributions, through the lock's ow
 must each have a wheel for that platform and Python.
 """
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -254,3 +255,37 @@ def test_environment_yml_is_the_readers_set_at_the_locked_versions():
     assert "pytest" not in pinned and "nbgrader" not in pinned, "the reader's set holds no test or teaching tools"
     assert f"python={writer.LOCK_PYTHON}" in conda and "conda-forge" in env["channels"]
     assert next(d for d in env["dependencies"] if isinstance(d, dict))["pip"] == ["-e ./dpclust_lib", "-e ."]
+
+
+@pytest.mark.slow  # an install from uv.lock (from uv's cache, else PyPI) and a notebook run: make test-full
+def test_the_readers_set_installs_alone_and_runs_a_notebook(tmp_path):
+    import os
+    import subprocess
+
+    uv = pytest.importorskip("uv", reason="the install test needs the test set (uv)").find_uv_bin()
+    venv = tmp_path / "reader"
+    env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"}}
+    env |= {"UV_PROJECT_ENVIRONMENT": str(venv), "UV_PYTHON_DOWNLOADS": "never"}
+    sync = [uv, "sync", "--frozen", "--extra", "notebooks", "--python", sys.executable, "--quiet"]
+    result = subprocess.run(sync, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, result.stderr[-3000:]
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    listed = subprocess.run([uv, "pip", "list", "--python", str(python)], capture_output=True, text=True).stdout
+    installed = {line.split()[0].lower() for line in listed.splitlines()[2:] if line.strip()}
+    assert {"numpy", "scikit-learn", "papermill", "ipykernel", "matplotlib"} <= installed
+    assert not installed & {"pytest", "nbgrader", "sphinx", "opendp", "jupyterlab", "selenium"}, "not the reader's"
+    run = (
+        "import json, sys; from dpclust import reproduce; "
+        "row = reproduce.run_notebook(sys.argv[1], sys.argv[2], profile='smoke', "
+        "parameters={'results_dir': sys.argv[3], 'figures_dir': sys.argv[3]}); print(json.dumps(row))"
+    )
+    notebook = ROOT / "notebooks" / "04_idp_kmeans.ipynb"
+    out = [str(tmp_path / "04.ipynb"), str(tmp_path / "results")]
+    env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"}}
+    env["PATH"] = os.pathsep.join([str(python.parent), env.get("PATH", "")])
+    result = subprocess.run(
+        [str(python), "-c", run, str(notebook), *out], env=env, capture_output=True, text=True, timeout=1800
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    row = json.loads(result.stdout.strip().splitlines()[-1])
+    assert row["status"] == "ok", row["error"]

@@ -1,8 +1,8 @@
 """Every notebook runs to the end in the smoke profile, with its data: each code cell ran, none raised (what
 ``nbval --nbval-lax`` checked: the notebooks declare no output to compare).
 
-One run per notebook in the session (tests/conftest.py, ``smoke_run``), on the worker of that notebook's group;
-any other test that reads a notebook's smoke outputs reads this run.
+One run per notebook in the session (tests/conftest.py, ``smoke_run``), a unit of work of its own; a test that reads
+a notebook's smoke outputs reads this run.
 """
 
 import nbformat
@@ -10,7 +10,7 @@ import pytest
 
 from . import discover
 
-NOTEBOOKS = [pytest.param(p.stem, marks=pytest.mark.xdist_group(p.stem)) for p in discover.notebooks()]
+NOTEBOOKS = [path.stem for path in discover.notebooks()]
 
 
 @pytest.mark.parametrize("stem", NOTEBOOKS)

@@ -12,8 +12,7 @@ from dpclust import reproduce
 from . import discover
 
 ROOT = Path(__file__).resolve().parents[1]
-# One xdist group per notebook: the runs spread over the workers.
-NOTEBOOKS = [pytest.param(p.name, marks=pytest.mark.xdist_group(f"{p.stem} bare")) for p in discover.notebooks()]
+NOTEBOOKS = [path.name for path in discover.notebooks()]  # one unit of work each (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")
