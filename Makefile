@@ -98,7 +98,7 @@ install-bench: $(INSTALL_DEPS)
 
 unsupported-python:
 	@echo "$(PYTHON) is $(if $(PY_VERSION),Python $(PY_VERSION),not a Python that runs): the compendium supports Python\
-	 $(SUPPORTED) (one lock each). Give one: make $(MAKECMDGOALS) PYTHON=/path/to/python3.11" >&2; exit 1
+	 $(SUPPORTED) (uv.lock resolves each). Give one: make $(MAKECMDGOALS) PYTHON=/path/to/python3.11" >&2; exit 1
 
 reproduce: $(VENV)/.installed
 	$(BIN)/python -m dpclust reproduce --profile paper --jobs $(JOBS)
