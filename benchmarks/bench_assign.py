@@ -27,7 +27,7 @@ SHAPES = [
     ("MAGIC (Li et al. DS2; the overview)", 19_020, 10, 2),
     ("Iris (Li et al. DS1)", 150, 4, 3),
     ("Wine (Li et al. DS1 candidate)", 178, 13, 3),
-    ("Abalone (Li et al. DS1 candidate, K = its classes)", 4_177, 7, 28),
+    ("Abalone (Li et al. DS1 candidate)", 4_177, 7, 3),
     ("no paper's: MAGIC at K = 5", 19_020, 10, 5),
     ("no paper's: 10^5 records in 2-D, K = 10", 100_000, 2, 10),
 ]
