@@ -79,10 +79,12 @@ $(VENV)/.installed: $(INSTALL_DEPS)
 	$(call sync,--inexact --extra notebooks)
 	touch $@
 
-install: $(VENV)/.installed
+# A contributor's install: every set (the test set holds the others), as make test needs it.
+install: install-test
 
 install-test: $(INSTALL_DEPS)
 	$(call sync,--inexact --extra test)
+	touch $(VENV)/.installed
 
 install-lab: $(INSTALL_DEPS)
 	$(call sync,--extra lab)
