@@ -12,8 +12,8 @@ short. One autograde call grades every submission. The students:
   later exercise builds on it). The reference's Exercise 5 of notebook 04 warns and prints to stderr, and
   keeps its point;
 * the catalogue of attacks (:data:`ATTACKS`), each a few lines of student code on top of the stubs of
-  notebooks 04 and 05 (:data:`ATTACKED`), each solving nothing, so each must score 0 on every test cell, and be flagged: each leaves a
-  trace in the kernel or in the graded run;
+  notebooks 04 and 05 (:data:`ATTACKED`), each solving nothing, so each must score 0 on every test cell, and
+  be flagged: each leaves a trace in the kernel or in the graded run;
 * ``not-a-notebook``: a submission nbgrader refuses, which the export says.
 
 The expected scores come from the cells' metadata and the table of mistakes below, not from running the
@@ -304,7 +304,7 @@ def _autograded(folder, student, stem):
 
 
 STUDENTS = [("reference", s) for s in NOTEBOOKS] + [("stubs", s) for s in NOTEBOOKS]
-STUDENTS += [("one-wrong", s) for s in NOTEBOOKS] + [("public-answers", NOTEBOOKS[0])]
+STUDENTS += [("one-wrong", s) for s in NOTEBOOKS] + [("public-answers", "04_idp_kmeans")]
 STUDENTS += [(attack, stem) for attack in ATTACKS for stem in ATTACKED]
 
 
