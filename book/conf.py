@@ -5,6 +5,8 @@ committed notebook, the gathered ledgers); the notebooks are rendered from their
 outputs and never re-executed.
 """
 
+from pathlib import Path
+
 project = "dpclust"
 author = "The dpclust authors"
 copyright = "the dpclust authors (MIT)"
@@ -32,8 +34,34 @@ mathjax2_config = {
 
 html_theme = "sphinx_book_theme"
 html_title = "dpclust: executable papers on DP clustering"
-html_theme_options = {"show_toc_level": 2, "home_page_in_toc": True}
 html_show_sourcelink = False
+
+
+def repository_url(pyproject):
+    """The repository's URL from ``[project.urls]`` of pyproject.toml (Repository, else Source), or None."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    urls = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"].get("urls", {})
+    return urls.get("Repository") or urls.get("Source")
+
+
+def theme_options(url):
+    """The theme's options: with a repository URL, its button and Binder's launch button; without one, neither
+    (a launch button needs a repository to launch, and the book loads no image from the network)."""
+    options = {"show_toc_level": 2, "home_page_in_toc": True}
+    if url:
+        options |= {
+            "repository_url": url,
+            "use_repository_button": True,
+            "launch_buttons": {"binderhub_url": "https://mybinder.org", "notebook_interface": "jupyterlab"},
+        }
+    return options
+
+
+html_theme_options = theme_options(repository_url(Path(__file__).resolve().parents[1] / "pyproject.toml"))
 
 
 def setup(app):

@@ -2,8 +2,8 @@
 
 It depends on ``dpclust_lib`` and never the other way. Modules (imported on demand):
 
-``datasets``        the data registry, where files come from, and each paper's preprocessing
-                    (file parsers in ``_parsers``)
+``datasets``        the data sets: one module per paper (its files, their readers, its preprocessing)
+                    on a shared registry that finds, checks and downloads the files
 ``experiments``     profiles, seeded sweeps, result tables, verdict rules, reproduction ledgers
 ``birch_readings``  notebook 05's sweeps over the readings of DPBIRCH
 ``plotting``        the compendium's figures (needs the ``notebooks`` extra)

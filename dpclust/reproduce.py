@@ -995,13 +995,41 @@ def recover_interrupted_commits():
     return completed
 
 
+# Windows locks a byte range, which then cannot be read: the lock is on a byte past the holder's process id.
+_LOCKED_BYTE = 1024
+
+
+def _lock_file(fd):
+    """Lock an open file without waiting, as the system's own lock (released when the process dies); False if
+    another process holds it."""
+    if os.name == "nt":
+        import msvcrt
+
+        os.lseek(fd, _LOCKED_BYTE, os.SEEK_SET)
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        finally:
+            os.lseek(fd, 0, os.SEEK_SET)
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
 @contextlib.contextmanager
 def notebook_locks(targets_by_stem):
     """Hold one lock per notebook (``data/results/staging/<stem>.lock``) for a whole reproduce run.
 
     A second run of the same notebook is refused at once, before it writes anything. The locks
-    are ``flock``s: the system releases them when the holder dies, even by SIGKILL, and the next
-    run then finishes or removes what the killed one left (:func:`_recover`).
+    are the system's own file locks (``flock`` on Linux and macOS, ``msvcrt.locking`` on Windows):
+    the system releases them when the holder dies, even by SIGKILL, and the next run then finishes
+    or removes what the killed one left (:func:`_recover`).
 
     Parameters
     ----------
@@ -1028,16 +1056,13 @@ def notebook_locks(targets_by_stem):
     ['01_toy.lock']
     notebook 01_toy is being reproduced by another run (process ...); wait for it to end or stop it. Nothing was run ...
     """
-    import fcntl
-
     staging_dir().mkdir(parents=True, exist_ok=True)
     held = []
     try:
         for stem, targets in targets_by_stem.items():
-            fd = os.open(staging_dir() / f"{stem}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+            fd = os.open(staging_dir() / f"{stem}.lock", flags, 0o644)
+            if not _lock_file(fd):
                 owner = os.read(fd, 32).decode(errors="replace").strip() or "?"
                 os.close(fd)
                 raise ValueError(

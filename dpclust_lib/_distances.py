@@ -7,42 +7,89 @@ import numpy as np
 _CHUNK_ELEMENTS = 2_000_000  # entries of one Hamming count block (rows * K)
 _EXPANDED_CHUNK_ROWS = 16_384  # most rows per block of the expanded form ...
 _EXPANDED_CHUNK_ELEMENTS = 131_072  # ... and most scores per block: small products stay in cache and on one BLAS thread
+_FEW_CENTRES = 5  # up to this many centres, compared one after the other (benchmarks/bench_assign.py)
+_FEW_CENTRES_ROWS = 8_192  # records per block then: K rows of 64 kB of scores
+_DISTANCE_ROWS = 65_536  # records per block of the direct distances
 
 
 def _nearest_sqeuclidean(X, C, return_distance=True):
-    """argmin_k ||x - c_k||^2 via ||c_k||^2 - 2 x.c_k (one matrix product per block).
+    """argmin_k ||x - c_k||^2 via ||c_k||^2 - 2 x.c_k (one matrix product per block of records).
 
     Both sides are shifted by the centres' mean first, which keeps the
     cancellation error of the expanded form small when the coordinates are
-    large (birch3 lives in [0, 10^6]^2). A column of ones appended to the
-    records carries ||c_k||^2 into the same product. The distance to the
-    chosen centre is then recomputed directly as a sum of squared
-    differences, so it is never negative and is 0 for a record on a centre.
-    Only the choice between centres whose distances agree to rounding (about
-    1e-15 relative) can differ from the direct form. Blocks keep every
-    temporary small. Without ``return_distance`` the distances are skipped (None).
+    large (birch3 lives in [0, 10^6]^2). The distance to the chosen centre is
+    then recomputed directly as a sum of squared differences, so it is never
+    negative and is 0 for a record on a centre. Only the choice between
+    centres whose distances agree to rounding (about 1e-15 relative) can
+    differ from the direct form. Without ``return_distance`` the distances are
+    skipped (None).
+
+    Few centres (up to ``_FEW_CENTRES``) are compared one after the other on
+    the scores of a block laid out centre by centre (contiguous rows of
+    records), which beats ``argmin`` over short rows; more centres take the
+    ``argmin`` of record-by-centre scores, the norms carried into the same
+    product by a row of ones. Either way the shifted records are written as
+    columns, which numpy writes and BLAS reads faster than a strided copy.
+    Both give the labels of one product and ``argmin`` bit for bit, and at
+    every shape the papers use they take no more time than scikit-learn's
+    compiled ``KMeans.predict`` (``benchmarks/bench_assign.py``).
     """
     n, d = X.shape
-    k = C.shape[0]
     shift = C.mean(axis=0)
     Cs = C - shift
-    weights = np.vstack([-2.0 * Cs.T, np.einsum("kd,kd->k", Cs, Cs)[None, :]])  # (d + 1, K)
+    sq_norms = np.einsum("kd,kd->k", Cs, Cs)
+    if C.shape[0] <= _FEW_CENTRES:
+        labels = _nearest_of_few(X, shift, -2.0 * Cs, sq_norms)
+    else:
+        labels = _nearest_of_many(X, shift, np.vstack([-2.0 * Cs.T, sq_norms[None, :]]))
+    if not return_distance:
+        return labels, None
+    dist = np.empty(n)
+    for start in range(0, n, _DISTANCE_ROWS):
+        part = slice(start, start + _DISTANCE_ROWS)
+        diff = (X[part] - shift) - np.take(Cs, labels[part], axis=0)
+        dist[part] = np.einsum("nd,nd->n", diff, diff)
+    return labels, dist
+
+
+def _nearest_of_few(X, shift, weights, sq_norms):
+    """Labels from (K, rows) scores: each centre's row compared with the best so far (ties keep the lowest)."""
+    n, d = X.shape
+    k = weights.shape[0]
     labels = np.empty(n, dtype=np.int64)
-    dist = np.empty(n) if return_distance else None
+    rows = min(n, _FEW_CENTRES_ROWS)
+    shifted, scores = np.empty((d, rows)), np.empty((k, rows))  # records as columns: contiguous rows of scores
+    best, closer = np.empty(rows), np.empty(rows, dtype=bool)
+    for start in range(0, n, rows):
+        m = min(rows, n - start)
+        np.subtract(X[start : start + m].T, shift[:, None], out=shifted[:, :m])
+        s = scores[:, :m]
+        np.matmul(weights, shifted[:, :m], out=s)
+        s += sq_norms[:, None]
+        lab, low = labels[start : start + m], best[:m]
+        lab.fill(0)
+        np.copyto(low, s[0])
+        for j in range(1, k):
+            np.less(s[j], low, out=closer[:m])
+            np.minimum(low, s[j], out=low)
+            np.copyto(lab, j, where=closer[:m])
+    return labels
+
+
+def _nearest_of_many(X, shift, weights):
+    """Labels from (rows, K) scores, ``||c||^2`` carried into the product by a row of ones; argmin per row."""
+    n, d = X.shape
+    k = weights.shape[1]
+    labels = np.empty(n, dtype=np.int64)
     rows = min(n, max(256, min(_EXPANDED_CHUNK_ROWS, _EXPANDED_CHUNK_ELEMENTS // max(k, d))))
-    augmented = np.ones((rows, d + 1))
+    augmented = np.ones((d + 1, rows))  # records as columns (the shift writes contiguous rows), the last row ones
     scores = np.empty((rows, k))
     for start in range(0, n, rows):
         m = min(rows, n - start)
-        block = augmented[:m, :d]
-        np.subtract(X[start : start + m], shift, out=block)
-        np.matmul(augmented[:m], weights, out=scores[:m])
-        lab = scores[:m].argmin(axis=1)
-        labels[start : start + m] = lab
-        if return_distance:
-            diff = block - np.take(Cs, lab, axis=0)
-            dist[start : start + m] = np.einsum("nd,nd->n", diff, diff)
-    return labels, dist
+        np.subtract(X[start : start + m].T, shift[:, None], out=augmented[:d, :m])
+        np.matmul(augmented[:, :m].T, weights, out=scores[:m])
+        labels[start : start + m] = scores[:m].argmin(axis=1)
+    return labels
 
 
 def _nearest_hamming(X, C, return_distance=True):

@@ -1,11 +1,71 @@
+"""The harness: shared fixtures, the order of work over pytest-xdist's workers, and each notebook's smoke run.
+
+``make test`` runs pytest over two workers. Work goes to them in units (:func:`pytest_xdist_make_scheduler`): the
+tests of one file form one unit, so a module's fixtures (the wheels, the book, the nbgrader courses) are made
+once, on one worker; the notebook runs of tests/test_notebooks.py and tests/test_notebooks_without_data.py are a
+unit each, so the notebooks spread over the workers. The heaviest units go first (:data:`HEAVIEST_FIRST`), so that
+no long one starts last. A notebook's smoke run is made once, by the worker of its unit (:func:`smoke_run`).
+"""
+
 import http.server
+import os
+import re
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from dpclust import datasets
+from dpclust import datasets, reproduce
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# One unit of work per notebook run in these files (the notebook's stem, from the test's parameter).
+ONE_UNIT_PER_NOTEBOOK = ("tests/test_notebooks.py", "tests/test_notebooks_without_data.py")
+NOTEBOOK_PARAMETER = re.compile(r"\[(\d\d_\w+?)(?:\.ipynb)?\]")
+# The files whose units took the most CPU (README, "What make test checks"), heaviest first; the rest follow in
+# the order pytest collects them.
+HEAVIEST_FIRST = (
+    "tests/test_nbgrader.py",
+    "tests/test_exercises.py",
+    "tests/test_notebooks.py",
+    "tests/test_notebooks_without_data.py",
+    "tests/test_reproduce_safety.py",
+    "tests/test_reproduce.py",
+    "tests/test_grade.py",
+    "tests/test_wheel.py",
+    "tests/test_audit_blackbox.py",
+    "tests/test_verify.py",
+    "tests/test_book.py",
+    "tests/test_lock.py",
+)
+
+
+def unit_of_work(nodeid):
+    """The unit of work of a test: its file, or for a notebook run, its file and notebook."""
+    path = nodeid.split("::", 1)[0]
+    notebook = NOTEBOOK_PARAMETER.search(nodeid)
+    return f"{path}::{notebook.group(1)}" if path in ONE_UNIT_PER_NOTEBOOK and notebook else path
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook
+def pytest_xdist_make_scheduler(config, log):
+    # xdist's loadgroup marks its groups by rewriting node ids, which pytest 9.2 no longer allows; the units are
+    # computed from the node ids instead.
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByUnitOfWork(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return unit_of_work(nodeid)
+
+    config.option.loadscopereorder = False  # keep the order of the collection (heaviest first)
+    return ByUnitOfWork(config, log)
+
+
+def pytest_collection_modifyitems(items):
+    """The units of the heaviest files first, each unit's tests in their order."""
+    rank = {path: i for i, path in enumerate(HEAVIEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
 
 
 def pytest_configure(config):
@@ -79,3 +139,34 @@ def http_root(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory):
+    """``smoke_run(stem)``: the notebook run once in the smoke profile, with the data, outputs in a scratch folder.
+
+    Returns the dict of :func:`dpclust.reproduce.run_notebook` (status, error, seconds, output: the executed
+    notebook). The run is made once per worker: the tests that read it are in its unit of work
+    (:func:`unit_of_work`), so one worker makes it, once. The kernel keeps to one BLAS thread, since the workers
+    share the cores.
+    """
+    runs = {}
+
+    def run(stem):
+        if stem not in runs:
+            folder = tmp_path_factory.mktemp(f"smoke-{stem}")
+            runs[stem] = reproduce.run_notebook(
+                ROOT / "notebooks" / f"{stem}.ipynb",
+                output_path=folder / f"{stem}.ipynb",
+                parameters={"results_dir": str(folder / "results"), "figures_dir": str(folder / "figures")},
+                profile="smoke",
+                single_thread=True,
+            )
+        return runs[stem]
+
+    return run
+
+
+# Under xdist a test's subprocesses share the cores with the other worker: one at a time each.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("DPCLUST_NBGRADER_JOBS", "1")

@@ -2,10 +2,13 @@
 browser shows its equations and figures."""
 
 import importlib.util
+import re
 import shutil
 from pathlib import Path
 
 import pytest
+
+from . import discover
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("sphinx")
@@ -13,7 +16,7 @@ pytest.importorskip("myst_nb")
 spec = importlib.util.spec_from_file_location("book_build", ROOT / "book" / "build.py")
 book = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(book)
-NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = [path.stem for path in discover.notebooks()]
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +45,42 @@ def test_the_chapters_carry_their_figures_and_equations(site):
     chapter = (site / "notebooks" / "05_dp_birch.html").read_text()
     assert "<img" in chapter and 'class="math' in chapter
     assert (site / "_static" / "mathjax" / "MathJax.js").is_file()  # typeset offline
+
+
+def _pages(site):
+    return [p for p in site.rglob("*.html") if "_static" not in p.relative_to(site).parts]
+
+
+def test_every_page_has_a_title_of_its_own(site):
+    titles = {}
+    for page in _pages(site):
+        match = re.search(r"<title>(.*?)</title>", page.read_text(), re.S)
+        titles.setdefault(match.group(1).strip(), []).append(page.relative_to(site).as_posix())
+    shared = {title: pages for title, pages in titles.items() if len(pages) > 1}
+    assert not shared, f"pages that share a title: {shared}"
+    chapters = [book._title(nb) for nb in book._notebooks()]
+    front = (ROOT / "README.md").read_text().splitlines()[0].removeprefix("# ")
+    assert len(set(chapters + [front])) == len(chapters) + 1, "a chapter is titled as the front page or another one"
+
+
+def test_no_page_loads_from_the_network_nor_launches_without_a_repository(site):
+    # The book reads offline: no image from elsewhere; and no launch button while no repository URL is configured.
+    conf = _conf()
+    assert conf.repository_url(ROOT / "pyproject.toml") is None
+    for page in _pages(site):
+        html = page.read_text()
+        assert not re.search(r"<img[^>]+src=\"https?:", html), page.name
+        assert not re.search(r"href=\"https?://mybinder", html) and "launch-buttons" not in html, page.name
+    with_url = conf.theme_options("https://example.org/dpclust")
+    assert with_url["launch_buttons"]["binderhub_url"] and with_url["repository_url"] == "https://example.org/dpclust"
+    assert "launch_buttons" not in conf.theme_options(None)
+
+
+def _conf():
+    spec = importlib.util.spec_from_file_location("book_conf", ROOT / "book" / "conf.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_link_check_finds_a_broken_link_and_a_missing_anchor(tmp_path):

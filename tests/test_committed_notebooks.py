@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+from . import discover
+
+NOTEBOOKS = discover.notebooks()
 # a warning as Python prints it ("...: SomeWarning: message"), and absolute paths of a machine
 WARNING = re.compile(r"\b\w*Warning: ")
 MACHINE_PATH = re.compile(

@@ -2,6 +2,7 @@
 
 import gzip
 import hashlib
+import importlib
 import os
 from pathlib import Path
 
@@ -16,13 +17,25 @@ def _sha(data: bytes):
     return hashlib.sha256(data).hexdigest()
 
 
+def _paper_module(attr):
+    """The paper's data module that declares the file ``attr`` (its loaders read it there, when called)."""
+    modules = [importlib.import_module(f"dpclust.datasets.{name}") for name in datasets.PAPER_MODULES]
+    [module] = [m for m in modules if attr in m.__all__]
+    return module
+
+
+def _register_file(monkeypatch, attr, datafile):
+    monkeypatch.setattr(_paper_module(attr), attr, datafile)
+    monkeypatch.setattr(datasets, attr, datafile)
+
+
 def _install(monkeypatch, tmp_path, attr, key, data: bytes):
-    """Write ``data`` as ``key`` in a raw folder and register it under ``datasets.<attr>``."""
+    """Write ``data`` as ``key`` in a raw folder and register it as the paper module's ``<attr>``."""
     raw = tmp_path / "raw"
     path = raw / key
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
-    monkeypatch.setattr(datasets, attr, DataFile(key, "http://127.0.0.1:9/none", _sha(data), "test"))
+    _register_file(monkeypatch, attr, DataFile(key, "http://127.0.0.1:9/none", _sha(data), "test"))
     monkeypatch.delenv("DPCLUST_DATA_DIR", raising=False)
     return raw
 
@@ -105,7 +118,7 @@ def test_parse_sipu_files_without_final_newline(monkeypatch, tmp_path):
     gt = raw / "sipu_unbalance/derived_denmune/unbalance-gt.txt"
     gt.parent.mkdir(parents=True)
     gt.write_bytes(b"1\n1\n2")
-    monkeypatch.setattr(datasets, "UNBALANCE_GT", DataFile(gt.relative_to(raw).as_posix(), None, _sha(b"1\n1\n2"), "t"))
+    _register_file(monkeypatch, "UNBALANCE_GT", DataFile(gt.relative_to(raw).as_posix(), None, _sha(b"1\n1\n2"), "t"))
     ds = datasets.load("unbalance", raw_dir=raw)
     np.testing.assert_array_equal(ds.X, [[1, 2], [3, 4], [5, 6]])
     assert ds.y.tolist() == [1, 1, 2]
@@ -258,7 +271,8 @@ def test_available_reports_present_files(needs_data):
 
 def test_fetch_missing_reports_each_file_without_network(monkeypatch, tmp_path):
     monkeypatch.delenv("DPCLUST_DATA_DIR", raising=False)
-    monkeypatch.setattr(datasets, "_download", lambda *a, **k: (_ for _ in ()).throw(datasets.DownloadError("offline")))
+    offline = datasets.DownloadError("offline")
+    monkeypatch.setattr(datasets._registry, "_download", lambda *a, **k: (_ for _ in ()).throw(offline))
     table = datasets.fetch_missing(raw_dir=tmp_path)
     statuses = dict(zip(table["file"], table["status"]))
     assert statuses["ipums_usa/ipums_usa.csv"] == "missing (not downloadable)"
@@ -418,3 +432,27 @@ def test_declared_bounds_contain_the_data(needs_data, name, variant, datafile):
 def test_uniform_square_bounds_are_its_square():
     ds = datasets.make_uniform_square(50, low=-1.0, high=3.0)
     assert ds.bounds == ((-1.0, -1.0), (3.0, 3.0))
+
+
+# --------------------------------------------------------------------------- one module per paper
+
+
+def test_every_paper_module_is_listed_and_names_its_notebook():
+    from dpclust.reproduce import list_notebooks
+
+    folder = Path(datasets.__file__).parent
+    assert {p.stem for p in folder.glob("*.py") if not p.stem.startswith("_")} == set(datasets.PAPER_MODULES)
+    notebooks = [p.stem for p in list_notebooks(Path(__file__).resolve().parents[1] / "notebooks")]
+    numbers = [importlib.import_module(f"dpclust.datasets.{name}").NOTEBOOK for name in datasets.PAPER_MODULES]
+    assert set(numbers) <= set(notebooks) and numbers == sorted(numbers), "in the order of the notebooks"
+
+
+def test_the_flat_module_names_still_resolve():
+    # dpclust.datasets was one module: every public name it had is still a name of the package.
+    names = [*"DataFile Dataset DataError DataNotFoundError ChecksumError DownloadError".split()]
+    names += "default_raw_dir data_dirs entries variants locate fetch fetch_missing load available".split()
+    names += "make_uniform_square ENV_VAR NO_DOWNLOAD_ENV CACHE_NAME UNIT_BOX_NOTE ROUNDED_BOX_NOTE".split()
+    names += "AUTO_MPG CAR NURSERY COVERTYPE ADULT IPUMS IPUMS_GZ MAGIC UNBALANCE UNBALANCE_GT BIRCH3".split()
+    names += "GOWALLA_SAMPLE GOWALLA_FULL IRIS WINE LETTER ABALONE".split()
+    assert [name for name in names if not hasattr(datasets, name)] == []
+    assert isinstance(datasets.CAR, DataFile) and datasets.DataNotFoundError.__module__ == "dpclust.datasets"

@@ -15,10 +15,11 @@ def pairwise(X, C, metric):
     return np.einsum("nkd,nkd->nk", diff, diff)
 
 
+@pytest.mark.parametrize("k", [4, 37])  # few centres (compared one by one) and many (argmin of a block's scores)
 @pytest.mark.parametrize("offset, scale", [(0.0, 1.0), (5e5, 1e6), (-3.0, 1e-3)])
-def test_fast_sqeuclidean_matches_direct_form(rng, offset, scale):
-    X = offset + scale * rng.random((9_000, 3))  # more rows than one block
-    C = offset + scale * rng.random((37, 3))
+def test_fast_sqeuclidean_matches_direct_form(rng, offset, scale, k):
+    X = offset + scale * rng.random((20_000, 3))  # more rows than one block
+    C = offset + scale * rng.random((k, 3))
     labels, dist = nearest(X, C, "sqeuclidean")
     D = pairwise(X, C, "sqeuclidean")
     best = D.min(axis=1)
@@ -36,11 +37,24 @@ def test_fast_sqeuclidean_distances_never_negative():
     np.testing.assert_array_equal(dist, [0.0, 0.0])
 
 
-def test_fast_sqeuclidean_exact_ties_go_to_the_lowest_index():
+@pytest.mark.parametrize("copies", [1, 4])  # three centres, or twelve: both ways of comparing them
+def test_fast_sqeuclidean_exact_ties_go_to_the_lowest_index(copies):
     X = np.array([[0.5, 0.0], [0.0, 0.0]])
-    C = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0]])
+    C = np.tile(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0]]), (copies, 1))
     labels, _ = nearest(X, C, "sqeuclidean")
     np.testing.assert_array_equal(labels, [0, 0])
+
+
+def test_fast_sqeuclidean_on_integer_data_with_centres_on_records(rng):
+    # birch3's case: integer coordinates up to 10^6, the centres records (k-means++'s start), so exact ties occur.
+    X = rng.integers(0, 1_000_000, size=(5_000, 2)).astype(float)
+    X[:50] = X[50:100]  # repeated records
+    for k in (3, 12):
+        C = X[rng.choice(len(X), k, replace=False)]
+        D = pairwise(X, C, "sqeuclidean")  # exact here: integers below 2^53
+        labels, dist = nearest(X, C, "sqeuclidean")
+        np.testing.assert_array_equal(labels, D.argmin(axis=1))
+        np.testing.assert_allclose(dist, D.min(axis=1), rtol=1e-12)  # differences of shifted coordinates
 
 
 def test_labels_only(rng):

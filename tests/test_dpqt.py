@@ -83,13 +83,14 @@ def test_each_record_lies_in_one_node_per_level(rng):
     np.testing.assert_array_equal(inside.sum(axis=1), 1)
 
 
-def test_root_and_leaf_noise_have_the_stated_scales():
+@pytest.mark.parametrize("fits", [1000, pytest.param(3000, marks=pytest.mark.slow)])  # make test; its full size
+def test_root_and_leaf_noise_have_the_stated_scales(fits):
     # Root: noisy count - N ~ Lap(maxH / eps1); one leaf (threshold never reached): ~ Lap(1 / eps2).
     # KS tests, two of them: alpha 1e-3 / 2 each.
     X = np.zeros((40, 2))
     eps, gamma, H = 0.8, 0.3, 4
     root, leaf = [], []
-    for seed in range(3000):
+    for seed in range(fits):
         est = DPQTKMeans(1, epsilon=eps, gamma=gamma, max_height=H, threshold=1e9, bounds=BOX, random_state=seed).fit(X)
         root.append(est.tree_.noisy_count[0] - 40)
         leaf.append(est.bucket_counts_[0] - 40)

@@ -27,6 +27,8 @@ from dpclust_lib.cluster.dpqt_kmeans import DPQTKMeans
 from dpclust_lib.cluster.sampling_kmodes import report_distribution, server_estimates, user_reports
 from dpclust_lib.frequency import LDPFO, Tally, clip_and_normalise, joint_records
 
+from . import discover
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -1017,7 +1019,7 @@ def test_nbgrader_source_marks_solutions_and_fails_its_checks_in_the_kernel():
 
 # --------------------------------------------------------------------------- the paper notebooks' student versions
 
-PAPER_NOTEBOOKS = ["01_ldpk_modes", "02_ldp_kmodes_sampling", "03_dpqt_kmeans", "04_idp_kmeans", "05_dp_birch"]
+PAPER_NOTEBOOKS = [path.stem for path in discover.paper_notebooks()]
 
 
 def _tagged(nb, tag):

@@ -1,19 +1,19 @@
 """The assignments through nbgrader's own generate_assignment, autograde, generate_feedback and export, with
 honest and dishonest students.
 
-One course with one assignment that holds notebooks 04 and 05, each cut to its title, its parameters cell
-and its exercise section. The checks are graded outside the students' kernels (dpclust.grade), so what the
-notebooks' narrative computes changes no score; the cut keeps each kernel's run short, and notebook 05's
-exercises need no data. One autograde call grades every submission. The students:
+One course with one assignment that holds every paper notebook (tests/discover.py), each cut to its title,
+its parameters cell and its exercise section. The checks are graded outside the students' kernels
+(dpclust.grade), so what the notebooks' narrative computes changes no score; the cut keeps each kernel's run
+short. One autograde call grades every submission. The students:
 
 * ``reference``: the teacher's solutions and written answers pasted in (every test cell full marks, the
   written answers wait for the teacher); ``stubs``: the notebooks as released (zero everywhere);
   ``one-wrong``: the reference with one typical mistake (that test cell only loses its points, also where a
   later exercise builds on it). The reference's Exercise 5 of notebook 04 warns and prints to stderr, and
   keeps its point;
-* the catalogue of attacks (:data:`ATTACKS`), each a few lines of student code on top of the stubs of both
-  notebooks, each solving nothing, so each must score 0 on every test cell, and be flagged: each leaves a
-  trace in the kernel or in the graded run;
+* the catalogue of attacks (:data:`ATTACKS`), each a few lines of student code on top of the stubs of
+  notebooks 04 and 05 (:data:`ATTACKED`), each solving nothing, so each must score 0 on every test cell, and
+  be flagged: each leaves a trace in the kernel or in the graded run;
 * ``not-a-notebook``: a submission nbgrader refuses, which the export says.
 
 The expected scores come from the cells' metadata and the table of mistakes below, not from running the
@@ -37,13 +37,29 @@ from nbgrader.api import Gradebook  # noqa: E402
 
 from dpclust import assignments  # noqa: E402
 
+from . import discover  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "ps1"
-NOTEBOOKS = ("04_idp_kmeans", "05_dp_birch")
+NOTEBOOKS = tuple(path.stem for path in discover.paper_notebooks())
+ATTACKED = ("04_idp_kmeans", "05_dp_birch")  # the attacks' garbage answers (GARBAGE) are written for these
 
 # One typical mistake per notebook: (solution cell, text of the reference, the wrong text, the test cells whose
 # points it loses). Each is in an exercise a later one builds on, which must keep its points.
 MISTAKES = {
+    "01_ldpk_modes": ("ex3-solution", "return len(domain_sizes) * epsilon", "return epsilon", {"ex3-check"}),
+    "02_ldp_kmodes_sampling": (
+        "ex2-solution",
+        "q = 0.5, 1 / (np.exp(epsilon) + 1)",
+        "q = 0.5, 1 / np.exp(epsilon)",
+        {"ex2-check"},
+    ),
+    "03_dpqt_kmeans": (
+        "ex3-solution",
+        "leaves = (1 - gamma) * epsilon",
+        "leaves = (1 - gamma) * epsilon / max_height",
+        {"ex3-check"},
+    ),
     "04_idp_kmeans": ("ex1-solution", "(d + 1) / epsilon", "d / epsilon", {"ex1-check"}),
     "05_dp_birch": ("ex3-solution", "float(largest.sum())", "float(largest.max())", {"ex3-check"}),
 }
@@ -235,7 +251,8 @@ def _submissions(released, teacher, stem):
         cell.source = LOOKUP
         out["public-answers"] = lookup
         out["not-a-notebook"] = "this is not a notebook"
-    out |= {attack: _attacked(released, attack, stem) for attack in ATTACKS}
+    if stem in ATTACKED:
+        out |= {attack: _attacked(released, attack, stem) for attack in ATTACKS}
     return out
 
 
@@ -250,7 +267,7 @@ def course(tmp_path_factory):
         nbformat.write(teachers[stem], cut / f"{stem}.ipynb")
     assignments.export([cut / f"{stem}.ipynb" for stem in NOTEBOOKS], folder)
     (folder / "source" / ASSIGNMENT).mkdir()
-    for stem in NOTEBOOKS:  # one assignment of two notebooks
+    for stem in NOTEBOOKS:  # one assignment of every paper notebook
         (folder / "source" / stem / f"{stem}.ipynb").rename(folder / "source" / ASSIGNMENT / f"{stem}.ipynb")
         (folder / "source" / stem).rmdir()
     _nbgrader(folder, "generate_assignment", ASSIGNMENT)
@@ -287,8 +304,12 @@ def _autograded(folder, student, stem):
 
 
 STUDENTS = [("reference", s) for s in NOTEBOOKS] + [("stubs", s) for s in NOTEBOOKS]
-STUDENTS += [("one-wrong", s) for s in NOTEBOOKS] + [("public-answers", NOTEBOOKS[0])]
-STUDENTS += [(attack, stem) for attack in ATTACKS for stem in NOTEBOOKS]
+STUDENTS += [("one-wrong", s) for s in NOTEBOOKS] + [("public-answers", "04_idp_kmeans")]
+STUDENTS += [(attack, stem) for attack in ATTACKS for stem in ATTACKED]
+
+
+def test_every_paper_notebook_has_a_typical_mistake():
+    assert set(MISTAKES) == set(NOTEBOOKS), f"give MISTAKES an entry for: {sorted(set(NOTEBOOKS) - set(MISTAKES))}"
 
 
 def _lost(student, stem, cells):

@@ -132,10 +132,11 @@ def test_algorithm_1_continued_from_any_step_has_the_closed_form_probability(sta
     assert stats.binomtest(int(hits), n, p).pvalue > bonferroni(ALPHA, 4)
 
 
-def test_discrete_laplace_matches_opendp_two_sample():
+@pytest.mark.parametrize("n", [10_000, pytest.param(50_000, marks=pytest.mark.slow)])  # make test; its full size
+def test_discrete_laplace_matches_opendp_two_sample(n):
     dp = pytest.importorskip("opendp.prelude", reason="opendp is not installed: no independent reference sampler")
     dp.enable_features("contrib")
-    t, n = 3.7, 50_000
+    t = 3.7
     geometric = dp.m.make_geometric(dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int), scale=t)
     theirs = np.asarray(geometric([0] * n))  # OpenDP's exact discrete Laplace (OS randomness, no seed)
     ours = sample_discrete_laplace(t, n, np.random.default_rng(13))

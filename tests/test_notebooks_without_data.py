@@ -9,8 +9,10 @@ import pytest
 
 from dpclust import reproduce
 
+from . import discover
+
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = [path.name for path in discover.notebooks()]  # one unit of work each (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +21,7 @@ def bare_compendium(tmp_path_factory):
     home = tmp_path_factory.mktemp("bare")
     shutil.copytree(ROOT / "notebooks", home / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     (home / "pyproject.toml").write_text("")
-    shutil.copy2(ROOT / "requirements.lock", home / "requirements.lock")
+    shutil.copy2(ROOT / "uv.lock", home / "uv.lock")
     (home / "empty").mkdir()
     (home / "executed").mkdir()
     return home
@@ -37,6 +39,7 @@ def test_a_notebook_runs_to_the_end_without_its_data(bare_compendium, notebook, 
         output_path=bare_compendium / "executed" / notebook,
         parameters={"results_dir": str(results), "figures_dir": str(bare_compendium / "figures" / stem)},
         profile="smoke",
+        single_thread=True,  # the xdist workers share the cores
     )
     assert run["status"] == "ok", run["error"]
     if stem != "00_overview":  # the overview has no ledger of its own

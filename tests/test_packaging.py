@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from dpclust import datasets
+
+from . import discover
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,19 +34,24 @@ def _pyproject(folder=ROOT):
 
 
 def _requirements(extras, folder=ROOT, with_lib=True):
-    """Third-party requirements of a distribution (with the extras named); this repository's own are left out.
+    """Third-party requirements of a distribution (with the extras named, and those they include); this
+    repository's own are left out.
 
     The compendium's (``folder=ROOT``) include those of the algorithms it requires, unless ``with_lib`` is False.
     """
     from packaging.requirements import Requirement
 
     project = _pyproject(folder)["project"]
-    specs = [s for s in project["dependencies"] if _name(s) not in OURS]
+    specs, wanted = list(project["dependencies"]), list(extras)
+    for extra in wanted:  # an extra may include others: dpclust[notebooks]
+        for spec in map(Requirement, project["optional-dependencies"][extra]):
+            if _name(spec.name) in OURS:
+                wanted += [e for e in spec.extras if e not in wanted]
+            else:
+                specs.append(str(spec))
     if folder == ROOT and with_lib:
         specs += _pyproject(LIB)["project"]["dependencies"]
-    for extra in extras:
-        specs += project["optional-dependencies"][extra]
-    return [Requirement(s) for s in specs]
+    return [r for r in map(Requirement, specs) if _name(r.name) not in OURS]
 
 
 def test_the_compendium_requires_exactly_this_version_of_the_algorithms():
@@ -55,113 +61,20 @@ def test_the_compendium_requires_exactly_this_version_of_the_algorithms():
     assert "optional-dependencies" not in lib  # the algorithms need no tooling
 
 
-def _makefile_extras():
-    """The extras the Makefile's base install uses: those of ``-e .[...]`` lines, else the lock's."""
-    makefile = (ROOT / "Makefile").read_text()
-    return ["notebooks", "test"] if "-r $(LOCK)" in makefile else []
-
-
-def _locks():
-    """``{python version: lock file}`` of the Makefile: the Pythons it supports and the lock it installs for each."""
-    makefile = (ROOT / "Makefile").read_text()
-    locks = dict(re.findall(r"^LOCK_(3\.\d+) := (\S+)$", makefile, re.M))
-    supported = re.search(r"^SUPPORTED := (.*)$", makefile, re.M).group(1).split()
-    assert list(locks) == supported, "one lock for each supported Python"
-    return locks
-
-
-def test_each_supported_python_has_a_lock_and_the_readme_and_requires_python_name_them():
-    from packaging.specifiers import SpecifierSet
-
-    locks = _locks()
-    assert locks["3.11"] == "requirements.lock"  # the versions that produced the committed outputs
-    assert all((ROOT / lock).is_file() for lock in locks.values())
-    oldest, newest = min(locks, key=lambda v: int(v[2:])), max(locks, key=lambda v: int(v[2:]))
-    for folder in (ROOT, LIB):
-        requires = SpecifierSet(_pyproject(folder)["project"]["requires-python"])
-        assert all(requires.contains(v + ".0") for v in locks), folder
-        below = f"3.{int(oldest[2:]) - 1}.0"
-        assert not requires.contains(below), f"{folder}: requires-python allows an untested Python"
-    readme = (ROOT / "README.md").read_text()
-    assert f"Python {oldest} to {newest}" in readme, "the README names the supported Pythons"
-
-
-# Conda names of the pip distributions whose conda-forge package is named otherwise.
-_CONDA_NAMES = {"build": "python-build"}
-
-
-def _conda_writer():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("conda_writer", ROOT / "requirements" / "conda.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_environment_yml_is_the_whole_compendium_environment_at_the_locked_versions():
-    from dpclust.environment import canonical_name, read_lock
-
-    writer = _conda_writer()
-    assert writer.CONDA_NAMES == _CONDA_NAMES
-    assert (ROOT / "environment.yml").read_text() == writer.environment_yml(), (
-        "environment.yml is not what `python requirements/conda.py > environment.yml` writes from requirements.lock"
-    )
-    env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    conda = [d for d in env["dependencies"] if isinstance(d, str)]
-    conda_deps = {_name(d): d.replace(" ", "") for d in conda if _name(d) not in {"python", "pip"}}
-    pins = read_lock(ROOT / "requirements.lock")
-    wanted = {}
-    for req in _requirements(["notebooks", "test"]):
-        wanted[_CONDA_NAMES.get(req.name, req.name.lower())] = pins[canonical_name(req.name)]
-        for extra in req.extras:  # dask[distributed]: conda-forge packages distributed on its own
-            wanted[extra] = pins[canonical_name(extra)]
-    assert set(conda_deps) == set(wanted)
-    for name, spec in conda_deps.items():
-        assert spec == f"{name}=={wanted[name]}", name
-    python = next(d for d in conda if _name(d) == "python").replace(" ", "")
-    assert _locks()[python.split("=")[-1]] == "requirements.lock", "environment.yml is on requirements.lock's Python"
-    assert "conda-forge" in env["channels"]
-    pip_section = next(d for d in env["dependencies"] if isinstance(d, dict))["pip"]
-    assert pip_section == ["-e ./dpclust_lib", "-e ."]
-
-
-@pytest.mark.parametrize("lock", sorted(set(_locks().values())) + ["requirements/minimum.lock"])
-def test_lock_pins_every_requirement_with_a_version_that_satisfies_it(lock):
-    from dpclust.environment import canonical_name, read_lock
-
-    pins = read_lock(ROOT / lock)
-    requirements = _requirements(_makefile_extras())
-    assert len(requirements) > 8
-    for req in requirements:
-        name = canonical_name(req.name)
-        assert name in pins, f"{req.name} is required by pyproject.toml but not pinned in {lock}"
-        assert req.specifier.contains(pins[name], prereleases=True), f"{req} is not satisfied by {name}=={pins[name]}"
-        for extra in req.extras:
-            assert canonical_name(extra) in pins, f"{req}: {extra} is not pinned"
-
-
 def test_the_minimum_lock_installs_every_lower_bound():
     from packaging.version import Version
 
     from dpclust.environment import canonical_name, read_lock
 
     pins = read_lock(ROOT / "requirements" / "minimum.lock")
-    for req in _requirements(["notebooks", "test"]) + _requirements([], LIB):
+    for req in _requirements(["test"]) + _requirements([], LIB):
+        if req.marker is not None and not req.marker.evaluate({"python_version": "3.10", "extra": ""}):
+            continue
         (lower,) = [s.version for s in req.specifier if s.operator == ">="]
         pinned = pins[canonical_name(req.name)]
         assert Version(pinned) == Version(lower), f"{req}: requirements/minimum.lock has {pinned}"
-
-
-def test_makefile_installs_the_lock_then_the_package_without_dependencies():
-    makefile = (ROOT / "Makefile").read_text()
-    stamp = re.search(r"^\$\(VENV\)/\.installed: (.*)\n((?:\t.*\n)+)", makefile, re.M)
-    assert stamp and "$(LOCK)" in stamp.group(1)
-    recipe = stamp.group(2)
-    assert recipe.index("-r $(LOCK)") < recipe.index("--no-deps -e ./dpclust_lib -e .")
-    assert recipe.rstrip().endswith("touch $@")
-    test = re.search(r"^test:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
-    assert "ruff check" in test and "ruff format --check" in test
+        for extra in req.extras:
+            assert canonical_name(extra) in pins, f"{req}: {extra} is not pinned"
 
 
 def _module_level(body):
@@ -190,7 +103,7 @@ def _imported_top_level_modules(folder, package, anywhere=False):
             elif isinstance(node, ast.ImportFrom) and node.level == 0:
                 names = [node.module]
             found |= {n.split(".")[0] for n in names if n.split(".")[0] not in sys.stdlib_module_names}
-    return found - {package}
+    return found - {package, "tomllib"}  # tomllib: the standard library from Python 3.11 (tomli before)
 
 
 # Import name -> distribution name, where they differ.
@@ -218,25 +131,30 @@ def test_versions_compares_the_lock_with_what_is_installed(tmp_path):
     from dpclust import environment
 
     numpy_version = importlib.metadata.version("numpy")
-    lock = tmp_path / "requirements.lock"
-    lock.write_text(f"# header\nnumpy=={numpy_version}\nPandas==0.0.1  # a comment\n")
+    lock = tmp_path / "uv.lock"
+    package = 'version = 1\n[[package]]\nname = "{}"\nversion = "{}"\n'
+    lock.write_text(package.format("numpy", numpy_version) + package.format("Pandas", "0.0.1").split("\n", 1)[1])
     table = environment.versions(lock, packages=["numpy", "pandas", "surely-not-installed"])
     assert list(table.columns) == ["package", "locked", "installed", "match"]
     assert table["package"].tolist() == ["numpy", "pandas", "surely-not-installed"]
     assert table["locked"].tolist()[:2] == [numpy_version, "0.0.1"] and pd.isna(table["locked"].iloc[2])
     assert table["installed"].iloc[0] == numpy_version and pd.isna(table["installed"].iloc[2])
     assert table["match"].tolist() == [True, False, False]
-    default = environment.versions(ROOT / "requirements.lock")
-    assert {"numpy", "scikit-learn", "pytest", "papermill"} <= set(default["package"])
-    lock.write_text("numpy>=1\n")
+    default = environment.versions(ROOT / "uv.lock")
+    assert {"numpy", "scikit-learn", "papermill"} <= set(default["package"]) and default["locked"].notna().all()
+    assert "pytest" not in set(default["package"]), "the reader's set, not the test tools"
+    requirements = tmp_path / "minimum.lock"
+    requirements.write_text("numpy>=1\n")
     with pytest.raises(ValueError, match="name==version"):
-        environment.read_lock(lock)
+        environment.read_lock(requirements)
 
 
 def test_published_numbers_are_package_data():
     from dpclust import experiments
 
-    for stem in ["01_ldpk_modes", "02_ldp_kmodes_sampling", "03_dpqt_kmeans", "04_idp_kmeans", "05_dp_birch"]:
+    papers = [path.stem for path in discover.paper_notebooks()]
+    assert len(papers) >= 5
+    for stem in papers:
         frame = experiments.load_published(stem)
         assert (ROOT / "dpclust" / "published" / f"{stem}.csv").is_file() and len(frame) > 0
     assert not (ROOT / "data" / "published").exists()
@@ -291,19 +209,25 @@ def test_readme_leads_with_the_two_commands_and_ci_runs_the_test_command():
     commands = [line.split("#")[0].strip() for line in block.strip().splitlines()]
     assert commands == ["make reproduce", "make test"]
     ci = (ROOT / ".ci" / "run").read_text()
-    assert re.search(r"^make test$", ci, re.M)
+    assert re.search(r"^make test$", ci, re.M), "CI runs exactly the README's test command"
     assert "DPCLUST_DATA_DIR" in ci and "CI=true" in ci
+    makefile = (ROOT / "Makefile").read_text()
+    test, full = (re.search(rf"^{t}:.*\n((?:\t.*\n)+)", makefile, re.M).group(1) for t in ("test", "test-full"))
+    # make test leaves the slow tests out but under CI=true, where it is make test-full
+    assert full == test.replace(" $(SLOW)", ""), "make test-full is make test with the slow tests"
+    assert re.search(r'^SLOW = \$\(if \$\(filter true,\$\(CI\)\),,-m "not slow"\)$', makefile, re.M)
 
 
 def test_makefile_has_every_target():
     makefile = (ROOT / "Makefile").read_text()
-    for target in ["reproduce", "test", "sweep", "bench", "data", "lab"]:
+    for target in ["reproduce", "test", "test-full", "sweep", "bench", "data", "lab", "book", "lock"]:
         assert re.search(rf"^{target}:", makefile, re.M), target
-    assert "--nbval-lax" in makefile and "--nbval-current-env" in makefile and "DPCLUST_PROFILE=smoke" in makefile
+    test = re.search(r"^test:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
+    assert "ruff check" in test and "ruff format --check" in test and "-n $(JOBS)" in makefile
 
 
 def test_every_notebook_has_a_parameters_cell_reading_the_profile_from_the_environment():
-    notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    notebooks = discover.notebooks()
     assert notebooks
     for path in notebooks:
         nb = json.loads(path.read_text())
@@ -320,7 +244,7 @@ def test_every_notebook_has_a_parameters_cell_reading_the_profile_from_the_envir
 
 def test_readme_data_table_matches_the_registry():
     readme = (ROOT / "README.md").read_text()
-    for entry in datasets._REGISTRY.values():
+    for entry in datasets._registry._REGISTRY.values():
         for f in entry.files:
             assert f"`{f.key}`" in readme, f.key
             if f.sha256:
@@ -372,3 +296,12 @@ def test_notebook_code_cells_stay_short():
             if cell["cell_type"] == "code" and lines > NOTEBOOK_CELL_LINES:
                 long.append(f"{path.stem} {cell.get('id')} ({lines} lines)")
     assert not long, "split these cells: " + "; ".join(long)
+
+
+def test_every_estimator_module_is_listed_once():
+    from dpclust_lib import cluster
+
+    folder = LIB / "cluster"
+    assert {p.stem for p in folder.glob("*.py") if not p.stem.startswith("_")} == set(cluster.MODULES)
+    exported = [name for module in cluster.MODULES for name in getattr(cluster, module).__all__]
+    assert cluster.__all__ == exported and len(set(exported)) == len(exported), "a name exported by two modules"

@@ -1,6 +1,7 @@
 """Property tests (hypothesis) for every estimator: random shapes, domains, epsilon and K.
 
-For every draw: the fit does not crash (or refuses with a ValueError that names
+Every estimator of ``dpclust_lib.cluster`` has at least one configuration below (a test fails for one
+that has none). For every draw: the fit does not crash (or refuses with a ValueError that names
 the parameter at fault), the centres lie inside the declared domain (all but
 DPBirch's, which the paper releases unclipped), the budget spent is within the
 budget given, and the same seed gives the same result, bit for bit.
@@ -15,6 +16,8 @@ from hypothesis import strategies as st
 
 import dpclust_lib as dp
 from dpclust_lib import PrivacyLeakWarning
+
+from . import discover
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 EPSILON = st.floats(min_value=0.05, max_value=20.0, allow_nan=False, allow_infinity=False)
@@ -184,3 +187,10 @@ def test_numeric_estimator_properties(name, data, eps, seed):
         if budget_multiple is not None:
             assert fitted.epsilon_spent_ <= eps * budget_multiple * (1 + 1e-9)
         _same_seed_same_result(make, X, fitted)
+
+
+def test_every_estimator_has_its_properties_tested():
+    covered = {type(make(2, 1.0, (2, 2), 0)) for make, _ in CATEGORICAL.values()}
+    covered |= {type(make(2, 1.0, 0)) for make, _ in NUMERIC.values()}
+    missing = [cls.__name__ for cls in discover.estimators() if cls not in covered]
+    assert not missing, f"give CATEGORICAL or NUMERIC a configuration of: {missing}"

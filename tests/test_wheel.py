@@ -3,9 +3,9 @@ algorithms, ``dpclust_lib/``, and the compendium's tooling, the root), install t
 a fresh virtual environment, and use them from a folder outside the repository. The algorithms' wheel
 alone must import and fit without the tooling or any of its dependencies.
 
-To stay fast and work offline, the fresh environment borrows the dependencies of the running one
-(a ``.pth`` line pointing at its site-packages) and the wheel is installed with ``--no-deps``; the
-package itself must then come from the wheel, which the test checks.
+uv builds them once for the module (each wheel from its sdist). To stay fast and work offline, the fresh
+environment borrows the dependencies of the running one (a ``.pth`` line pointing at its site-packages) and the
+wheel is installed with ``--no-deps``; the package itself must then come from the wheel, which the test checks.
 """
 
 import os
@@ -19,10 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from . import discover
+
 ROOT = Path(__file__).resolve().parents[1]
-PUBLISHED = ["01_ldpk_modes", "02_ldp_kmodes_sampling", "03_dpqt_kmeans", "04_idp_kmeans", "05_dp_birch"]
+PUBLISHED = [path.stem for path in discover.paper_notebooks()]  # each paper's published numbers: package data
 LIB_SUBPACKAGES = ["dpclust_lib/cluster/__init__.py", "dpclust_lib/audit/__init__.py"]
-TOOLING_SUBPACKAGES = ["dpclust/__init__.py", "dpclust/exercises/__init__.py"]
+TOOLING_SUBPACKAGES = ["dpclust/__init__.py", "dpclust/exercises/__init__.py", "dpclust/datasets/__init__.py"]
 # What the tooling imports and the algorithms must not (joblib comes with scikit-learn): with these blocked,
 # the algorithms' wheel still works.
 TOOLING_ONLY = ["dpclust", "pooch", "tqdm", "papermill", "nbformat", "nbclient", "matplotlib", "seaborn"]
@@ -111,13 +113,18 @@ def _run(cmd, cwd, env, timeout=300):
     return result.stdout
 
 
+def _uv():
+    uv = pytest.importorskip("uv", reason="the wheel check needs the test set (uv)")
+    return uv.find_uv_bin()
+
+
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory):
-    """The sdists and wheels of the working tree (each wheel built from its sdist, as pip does)."""
-    pytest.importorskip("build", reason="the wheel check needs the test extra (build)")
+    """The sdists and wheels of the working tree, built once (each wheel from its sdist, as pip does)."""
     out = tmp_path_factory.mktemp("dist")
     for folder in (ROOT / "dpclust_lib", ROOT):
-        _run([sys.executable, "-m", "build", "--outdir", str(out), str(folder)], cwd=out, env=os.environ.copy())
+        build = [_uv(), "build", "--quiet", "--sdist", "--wheel", "--out-dir", str(out), str(folder)]
+        _run(build, out, os.environ.copy())
     return {name: (*out.glob(f"{name}-*.tar.gz"), *out.glob(f"{name}-*.whl")) for name in ("dpclust_lib", "dpclust")}
 
 
@@ -147,7 +154,7 @@ def test_each_wheel_holds_its_own_package_only(dist):
 def _fresh_venv(tmp_path, wheels):
     """A new environment holding ``wheels`` (not editable), borrowing the running one's third-party packages."""
     venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=tmp_path, env=os.environ.copy())
+    _run([_uv(), "venv", "--quiet", "--python", sys.executable, str(venv)], tmp_path, os.environ.copy())
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     site = Path(
         _run(
@@ -158,22 +165,8 @@ def _fresh_venv(tmp_path, wheels):
     )
     borrowed = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (site / "_borrowed_dependencies.pth").write_text("\n".join(sorted(borrowed)) + "\n")
-    _run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--no-index",
-            *map(str, wheels),
-        ],
-        cwd=tmp_path,
-        env=os.environ.copy(),
-    )
+    install = [_uv(), "pip", "install", "--quiet", "--python", str(python), "--no-deps", "--offline", *map(str, wheels)]
+    _run(install, tmp_path, os.environ.copy())
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "DPCLUST_HOME", "VIRTUAL_ENV"}}

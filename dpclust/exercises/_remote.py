@@ -127,8 +127,10 @@ class GradedRun:
         self._folder = tempfile.TemporaryDirectory(prefix="dpclust-graded-run-")
         env = {"PATH": os.defpath, "HOME": self._folder.name, "TMPDIR": self._folder.name}
         env.update({k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
+        # -B: a module first imported inside the fence must not try to write its bytecode cache (a
+        # fresh install has none), which the fence refuses and would flag as the student's doing
         self._process = subprocess.Popen(
-            [sys.executable, "-I", str(SANDBOX)],
+            [sys.executable, "-I", "-B", str(SANDBOX)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
