@@ -125,6 +125,18 @@ def build_parser(prog="python -m dpclust"):
 
     _add_sweep(sub)
 
+    _add_checks(sub)
+    _add_grade(sub)
+
+    data = sub.add_parser("data", help="show (and fetch) the data files")
+    data.add_argument("--fetch", action="store_true", help="download the missing files")
+
+    _add_assignments(sub)
+    return parser
+
+
+def _add_checks(sub):
+    """The reviewer's subcommands: ``verify``, ``stability`` and ``readme``."""
     ver = sub.add_parser(
         "verify", help="rerun notebooks (paper profile) and compare their tables with the committed ones"
     )
@@ -150,6 +162,9 @@ def build_parser(prog="python -m dpclust"):
 
     sub.add_parser("readme", help="write the README's verdict section from the committed ledgers")
 
+
+def _add_grade(sub):
+    """The ``grade`` subcommand: nbgrader's autograde of submissions in a temporary course."""
     gr = sub.add_parser(
         "grade", help="grade submissions with nbgrader's autograde in a temporary course (needs the [teach] extra)"
     )
@@ -166,12 +181,6 @@ def build_parser(prog="python -m dpclust"):
         metavar="NOTEBOOK",
         help="the teacher notebook (default: the compendium's notebook the submission's header names)",
     )
-
-    data = sub.add_parser("data", help="show (and fetch) the data files")
-    data.add_argument("--fetch", action="store_true", help="download the missing files")
-
-    _add_assignments(sub)
-    return parser
 
 
 def _add_sweep(sub):

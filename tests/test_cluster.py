@@ -60,7 +60,8 @@ def test_points_side_by_side_in_one_worker_threads_give_a_local_runs_tables(comp
             "10", grid, tmp_path / "dask", profile="smoke", scheduler=cluster.scheduler_address
         )
     assert dict(os.environ) == environ  # the runs in this process's threads changed none of its variables
-    assert summary["status"].tolist() == ["ok"] * 3 and summary["attempts"].tolist() == [1] * 3
+    assert summary["status"].tolist() == ["ok"] * 3, summary["error"].tolist()
+    assert summary["attempts"].tolist() == [1] * 3
     pd.testing.assert_frame_equal(tables["draws"], local["draws"])
     assert (tables["draws"]["env"] == "smoke").all()  # the profile travelled with each point
     for label in summary["point"]:
