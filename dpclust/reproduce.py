@@ -1300,7 +1300,7 @@ def absent_data_sets(notebook):
     return sorted({name for _, text in _output_texts(notebook) for name in _ABSENT_DATA.findall(text)})
 
 
-def _claims_lost(new_results, old_results):
+def claims_lost(new_results, old_results):
     """Claims the committed ledger graded and the new run could not (``not run``: its data were absent)."""
     old, new = Path(old_results) / "ledger.csv", Path(new_results) / "ledger.csv"
     if not (old.is_file() and new.is_file()):
@@ -1330,7 +1330,7 @@ def _data_loss(run):
     if not Path(targets["notebook"]).is_file():
         return ""  # a first run: there are no committed results to lose
     lost = sorted(set(absent_data_sets(stage / run["name"])) - set(absent_data_sets(targets["notebook"])))
-    claims = _claims_lost(stage / "results", targets["results"])
+    claims = claims_lost(stage / "results", targets["results"])
     if not lost and not claims:
         return ""
     what = f"the data sets {'; '.join(_data_files(lost))}" if lost else "their data"

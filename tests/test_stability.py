@@ -80,3 +80,33 @@ def test_the_readme_command_writes_the_ledgers_verdicts(compendium, tmp_path, ca
     assert "| [Demo et al.](notebooks/20_demo.ipynb) | 3 | 3 | 0 | 0 | 0 | 0 | 0 | 0 |" in readme.read_text()
     assert "verdict section" in capsys.readouterr().out
     assert main(["readme"]) == 0 and capsys.readouterr().out == ""  # unchanged: nothing to say
+
+
+DATA_LEDGER = """
+import os
+from dpclust import verdicts
+ledger = verdicts.Ledger("Demo et al.", "20_demo", seed=seed, replicates=verdicts.load_replicates("20_demo"))
+here = os.environ.get("DEMO_DATA") == "1"
+if not here:
+    print("not run: the data set 'demo' is not on this machine and could not be downloaded")
+ledger.add("data", "holds on the data", "Fig. 1", "", "reproduced" if here else "not run", artefact="Fig. 1")
+ledger.save(results_dir)
+"""
+
+
+@pytest.mark.parametrize("committed_with_data", [True, False])
+def test_a_replicate_without_the_data_is_written_only_if_the_committed_run_had_none(
+    compendium, tmp_path, monkeypatch, committed_with_data
+):
+    path, committed = compendium
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[1].source = DATA_LEDGER
+    nbformat.write(nb, path)
+    monkeypatch.setenv("DEMO_DATA", "1" if committed_with_data else "0")
+    _commit(path, committed, tmp_path)
+    monkeypatch.setenv("DEMO_DATA", "0")
+    summary, written = stability(["20"], seeds=(1,))
+    if committed_with_data:  # its draw would be "not run" where the committed run graded the claim
+        assert summary["status"].tolist() == ["failed"] and "demo" in summary["note"][0] and not written
+    else:
+        assert summary["status"].tolist() == ["ok"] and written == [committed / "replicates.csv"]
