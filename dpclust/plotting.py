@@ -234,10 +234,17 @@ def finish_legend(fig, ncol=None):
             ax.get_legend().remove()
     for legend in list(fig.legends):  # called again after more lines were drawn: the new legend replaces the old
         legend.remove()
-    ncol = ncol or min(len(entries), 2 if len(fig.axes) == 1 else 3)
-    if fig.get_layout_engine() is not None and "Constrained" in type(fig.get_layout_engine()).__name__:
-        return fig.legend(entries.values(), entries.keys(), loc="outside lower center", ncol=ncol)
-    return fig.legend(entries.values(), entries.keys(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol)
+    constrained = fig.get_layout_engine() is not None and "Constrained" in type(fig.get_layout_engine()).__name__
+    place = {"loc": "outside lower center"} if constrained else {"loc": "upper center", "bbox_to_anchor": (0.5, 0.0)}
+    if ncol:
+        return fig.legend(entries.values(), entries.keys(), ncol=ncol, **place)
+    # as many columns as fit the figure's width (at most 2 under one panel, 3 otherwise): a wider legend would
+    # squeeze the panels of a constrained layout
+    for ncol in range(min(len(entries), 2 if len(fig.axes) == 1 else 3), 0, -1):
+        legend = fig.legend(entries.values(), entries.keys(), ncol=ncol, **place)
+        if ncol == 1 or legend.get_window_extent(fig.canvas.get_renderer()).width <= fig.bbox.width:
+            return legend
+        legend.remove()
 
 
 def _check_frame(frame, columns, reference, logx):
