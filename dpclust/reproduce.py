@@ -1319,7 +1319,9 @@ def _data_files(names):
     described = []
     for name in names:
         rows = table[(table["dataset"] == name) & ~table["present"].astype(bool)]
-        files = ", ".join(f"{r.file} from {r.url}" if r.url else str(r.file) for r in rows.itertuples())
+        files = ", ".join(
+            f"{r.file} from {r.url}" if isinstance(r.url, str) and r.url else str(r.file) for r in rows.itertuples()
+        )
         described.append(f"{name} ({files})" if files else name)
     return described
 
