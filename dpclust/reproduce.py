@@ -25,6 +25,7 @@ carries no hard-wired profile and the test run (smoke) and the main run
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import math
 import numbers
@@ -291,6 +292,29 @@ def _kernel_manager():
     return AsyncKernelManager(kernel_name="python3", kernel_spec_manager=specs)
 
 
+def _in_own_event_loop(func, *args):
+    """``func(*args)`` in a context of its own, on an event loop of its own, closed at the end.
+
+    jupyter_core keeps the event loop that drives a kernel in a context variable, and the threads of a Dask
+    worker may run their tasks in copies of one context: two runs side by side would then drive their kernels
+    on one loop, and the second fails ("This event loop is already running").
+    """
+
+    def body():
+        import asyncio
+
+        from jupyter_core.utils import ensure_event_loop
+
+        loop = ensure_event_loop()  # this context's: a new loop, set for this thread
+        try:
+            return func(*args)
+        finally:
+            loop.close()
+            asyncio.set_event_loop(None)
+
+    return contextvars.Context().run(body)
+
+
 def _execute(notebook, output_path, parameters, timeout, hooks, env, log, on_kernel):
     """papermill on a kernel this process starts and owns, shut down whether the run ends, fails or is
     interrupted. The kernel gets its environment, working folder and stderr at its start, so that
@@ -383,7 +407,7 @@ def run_notebook(
         try:
             if not notebook.is_file():  # before a kernel starts for nothing
                 raise FileNotFoundError(2, "No such file or directory", str(notebook))
-            _execute(notebook, output_path, parameters, timeout, hooks, env, log, on_kernel)
+            _in_own_event_loop(_execute, notebook, output_path, parameters, timeout, hooks, env, log, on_kernel)
         except Exception as exc:  # a failing notebook is reported, not raised: the batch goes on
             status, error = "failed", _describe_failure(exc)
             if getattr(exc, "cell_index", None) is None and _tail(log):

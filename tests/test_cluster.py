@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from jupyter_core.utils import ensure_event_loop
 
 from dpclust import sweep
 from tests.test_sweep import WRITE, _notebook
@@ -53,6 +54,8 @@ def test_points_side_by_side_in_one_worker_threads_give_a_local_runs_tables(comp
     grid = {"epsilons": [0.5, 1.0, 2.0]}
     _, local = sweep.sweep_notebook("10", grid, tmp_path / "local", profile="smoke", jobs=2)
     environ = dict(os.environ)
+    # the event loop an earlier run of this process left in its context, which the worker's threads may copy
+    ensure_event_loop()
     with distributed.LocalCluster(
         n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0", local_directory=tmp_path / "workers"
     ) as cluster:
