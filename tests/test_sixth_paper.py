@@ -21,16 +21,16 @@ ESTIMATOR = "ToyMeans"
 
 NOTEBOOK_CELLS = [
     'import os\n\nprofile = os.environ.get("DPCLUST_PROFILE", "paper")\nresults_dir = None\nfigures_dir = None',
-    "from dpclust import datasets, experiments\nfrom dpclust_lib import ToyMeans\n\n"
+    "from dpclust import datasets, experiments, verdicts\nfrom dpclust_lib import ToyMeans\n\n"
     f'NOTEBOOK = "{STEM}"\n'
     "P = experiments.resolve_profile(profile)\n"
     "RESULTS, FIGURES = experiments.output_dirs(NOTEBOOK, P, results_dir, figures_dir)\n"
     'published = experiments.load_published(NOTEBOOK).set_index("id")',
     'data = datasets.load("toy_points")\n'
     "est = ToyMeans(2, epsilon=1.0, bounds=data.bounds, random_state=0).fit(data.X)\n"
-    'ledger = experiments.Ledger("Toy 2026 (toy means)", NOTEBOOK)\n'
+    'ledger = verdicts.Ledger("Toy 2026 (toy means)", NOTEBOOK)\n'
     '_ = ledger.add("k", "two clusters", published.loc["k", "value"], str(len(est.cluster_centers_)), '
-    '"reproduced")\n'
+    '"reproduced", artefact="Table 1")\n'
     "_ = ledger.save(RESULTS)",
 ]
 DATA_MODULE = '''"""Toy 2026 (toy means), notebook 06: a generated data set (test-only)."""
