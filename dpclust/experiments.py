@@ -130,6 +130,10 @@ OUTPUT_ENV = "DPCLUST_OUTPUT_DIR"
 """Set by ``reproduce`` to its staging folder: a notebook's default outputs go to its ``results/`` and
 ``figures/``."""
 
+JOBS_ENV = "DPCLUST_JOBS"
+"""Set by ``reproduce`` for a run that has the machine to itself (the overview, after the others): the joblib
+workers its sweeps may use, the default of its ``n_jobs`` parameter (its results do not depend on it)."""
+
 SCRATCH = "scratch"
 """The git-ignored sub-folder of a paper-profile run that ``reproduce`` did not start (Jupyter, nbval, papermill)."""
 

@@ -44,7 +44,7 @@ from pathlib import Path
 import pandas as pd
 
 from ._paths import notebook_dir, results_dir
-from .experiments import OUTPUT_ENV, PROFILE_ENV, output_dirs, resolve_profile, target_dirs
+from .experiments import JOBS_ENV, OUTPUT_ENV, PROFILE_ENV, output_dirs, resolve_profile, target_dirs
 from .verdicts import REPLICATES, VERDICTS, read_ledgers, verdict_counts
 
 __all__ = [
@@ -694,10 +694,21 @@ def run_batch(calls, jobs=1, progress=None, finish=None):
     show = _show_progress(progress)
     rows = {}
     for batch in (rest, gatherers):
-        for call, row in zip(batch, _run_many(batch, jobs, show, on_done)):
+        runs = [_alone_with_every_worker(call, jobs) for call in batch] if len(batch) == 1 else batch
+        original = {id(run): call for run, call in zip(runs, batch)}
+        done = _run_many(runs, jobs, show, lambda run, row: on_done(original[id(run)], row))
+        for call, row in zip(batch, done):
             rows[id(call)] = row
     columns = ["notebook", "status", "seconds", *VERDICTS, "error", "note"]
     return pd.DataFrame([rows[id(call)] for call in calls])[columns]
+
+
+def _alone_with_every_worker(call, jobs):
+    """A run that has the machine to itself (the overview, after the others) is told it may use ``jobs`` workers
+    (``$DPCLUST_JOBS``, the default of a notebook's ``n_jobs`` that reads it): its results do not depend on it."""
+    if jobs <= 1:
+        return call
+    return {**call, "environment": {JOBS_ENV: str(jobs), **(call.get("environment") or {})}}
 
 
 # A notebook parameter's declaration opens its comment in the parameters cell, in brackets:

@@ -16,26 +16,38 @@ The compendium's tooling (data, experiments, figures, batch runs, teaching) is t
 package ``dpclust``, which depends on this one and never the other way.
 """
 
-from . import accounting, cluster, frequency, mechanisms, metrics, noise
-from .accounting import BudgetExceededError, PrivacyLedger
-from .cluster import *  # noqa: F401,F403
-from .frequency import GRR, LDPFO, OUE, UnaryEncoding
-from .validation import PrivacyLeakWarning
+import importlib
 
 __version__ = "0.2.0"
 
-__all__ = [
-    "accounting",
-    "cluster",
-    "frequency",
-    "mechanisms",
-    "metrics",
-    "noise",
-    "PrivacyLeakWarning",
-    "GRR",
-    "OUE",
-    "LDPFO",
-    "UnaryEncoding",
-    "BudgetExceededError",
-    "PrivacyLedger",
-] + cluster.__all__
+# The modules and names are loaded on first use (PEP 562), so that ``import dpclust_lib.validation`` or
+# ``dpclust_lib.mechanisms`` does not pay for scikit-learn and scipy.stats, which only the estimators need: every
+# kernel and process that touches one module would otherwise import all of them (about 2 s).
+_MODULES = ("validation", "noise", "mechanisms", "accounting", "frequency", "metrics", "cluster", "audit")
+_NAMES = {
+    "PrivacyLeakWarning": "validation",
+    "BudgetExceededError": "accounting",
+    "PrivacyLedger": "accounting",
+    "GRR": "frequency",
+    "OUE": "frequency",
+    "LDPFO": "frequency",
+    "UnaryEncoding": "frequency",
+}
+_EXPORTED_MODULES = ["accounting", "cluster", "frequency", "mechanisms", "metrics", "noise"]
+
+
+def __getattr__(name):
+    if name in _MODULES:
+        return importlib.import_module(f".{name}", __name__)
+    if name in _NAMES:
+        return getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
+    cluster = importlib.import_module(".cluster", __name__)
+    if name == "__all__":  # the modules, the names above and every estimator the cluster package exports
+        return [*_EXPORTED_MODULES, *_NAMES, *cluster.__all__]
+    if name in cluster.__all__:
+        return getattr(cluster, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *_MODULES, *__getattr__("__all__")})

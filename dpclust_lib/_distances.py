@@ -93,23 +93,32 @@ def _nearest_of_many(X, shift, weights):
 
 
 def _nearest_hamming(X, C, return_distance=True):
-    """Hamming case of :func:`nearest`, one attribute at a time into a (K, rows) count array.
+    """Hamming case of :func:`nearest`: one attribute at a time into a (K, rows) count array.
 
-    Adding d comparisons of length n is several times faster than summing an
-    (n, K, d) block over its short last axis.
+    Adding d comparisons of length n is several times faster than summing an (n, K, d) block over
+    its short last axis. The records are read as attribute rows (one contiguous copy per block), the
+    counts are small integers (int8 below 128 attributes), and the nearest centre is kept by comparing
+    each centre's row with the best so far (the lowest index on a tie), which beats ``argmin`` down the
+    short first axis.
     """
     n, d = X.shape
+    k = C.shape[0]
     labels = np.empty(n, dtype=np.int64)
     dist = np.empty(n)
-    step = max(1, _CHUNK_ELEMENTS // max(1, C.shape[0]))
+    count_type = np.int8 if d < 128 else np.int32
+    step = max(1, _CHUNK_ELEMENTS // max(1, k))
     for start in range(0, n, step):
-        block = X[start : start + step]
-        D = np.zeros((C.shape[0], block.shape[0]), dtype=np.int32)
+        block = np.ascontiguousarray(X[start : start + step].T)
+        m = block.shape[1]
+        D = np.zeros((k, m), dtype=count_type)
         for j in range(d):
-            D += block[:, j] != C[:, j, None]
-        lab = D.argmin(axis=0)
-        labels[start : start + step] = lab
-        dist[start : start + step] = D[lab, np.arange(block.shape[0])]
+            D += block[j] != C[:, j, None]
+        lab, low = np.zeros(m, dtype=np.int64), D[0].copy()
+        for g in range(1, k):
+            np.copyto(lab, g, where=D[g] < low)
+            np.minimum(low, D[g], out=low)
+        labels[start : start + m] = lab
+        dist[start : start + m] = low
     return labels, dist if return_distance else None
 
 

@@ -219,6 +219,9 @@ def test_table_columns_claims_and_verdicts():
     assert table["epsilon_guaranteed"].iloc[0] == math.inf
     assert list(table["verdict"]) == ["violates", "consistent"]
     np.testing.assert_allclose(table["ratio"], table["epsilon_lower_bound"] / table["claim"])
+    # audited side by side in two worker processes, the cases give the same table (their CPU times apart)
+    parallel = blackbox_table([CASES["DPBirch"], CASES["EUGKMeans"]], n_fits=30, n_jobs=2)
+    assert parallel.drop(columns="cpu_seconds").equals(table.drop(columns="cpu_seconds"))
 
 
 # ---------------------------------------------------------------------------
