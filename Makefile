@@ -43,6 +43,8 @@ UV_VERSION := 0.13.9
 UV_BOOT := .uv/$(SCRIPTS)/uv$(EXE)
 UV     ?= $(UV_BOOT)
 export UV_PYTHON_DOWNLOADS := never
+# Byte-compiled at install, not by the first processes of a test run (each of which would compile them again).
+export UV_COMPILE_BYTECODE := 1
 # uv keeps .venv on $(PYTHON): made with another Python version, it is made again.
 SYNC    = $(UV) sync --locked --python "$(PY_EXE)" --quiet
 JOBS   ?= 2
