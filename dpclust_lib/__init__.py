@@ -12,6 +12,9 @@ Modules, in import order (each imports only from those above it):
                  exported here too
 ``audit``        audits of the privacy accounting (imported on demand)
 
+Each module, and each name exported here, is imported on first use: ``import dpclust_lib`` alone loads none
+of them.
+
 The compendium's tooling (data, experiments, figures, batch runs, teaching) is the separate
 package ``dpclust``, which depends on this one and never the other way.
 """

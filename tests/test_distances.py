@@ -65,11 +65,12 @@ def test_labels_only(rng):
 
 
 @pytest.mark.parametrize("chunk", [2_000_000, 7])
-def test_nearest_hamming_matches_direct_computation_with_ties(monkeypatch, chunk):
+@pytest.mark.parametrize("d", [4, 130])  # the counts in int8 below 128 attributes, in int32 from there
+def test_nearest_hamming_matches_direct_computation_with_ties(monkeypatch, chunk, d):
     monkeypatch.setattr(_distances, "_CHUNK_ELEMENTS", chunk)
     rng = np.random.default_rng(0)
-    X = rng.integers(0, 3, size=(500, 4))
-    C = np.vstack([rng.integers(0, 3, size=(5, 4)), [[0, 0, 0, 0], [0, 0, 0, 0]]])  # duplicate centres: ties
+    X = rng.integers(0, 3, size=(500, d))
+    C = np.vstack([rng.integers(0, 3, size=(5, d)), np.zeros((2, d), dtype=int)])  # duplicate centres: ties
     D = (X[:, None, :] != C[None, :, :]).sum(axis=2)
     labels, dist = _distances.nearest(X, C, "hamming")
     np.testing.assert_array_equal(labels, D.argmin(axis=1))  # argmin: ties go to the lowest index

@@ -4,6 +4,8 @@ follow the conventions, and the README's data table matches the registry."""
 import ast
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -305,3 +307,19 @@ def test_every_estimator_module_is_listed_once():
     assert {p.stem for p in folder.glob("*.py") if not p.stem.startswith("_")} == set(cluster.MODULES)
     exported = [name for module in cluster.MODULES for name in getattr(cluster, module).__all__]
     assert cluster.__all__ == exported and len(set(exported)) == len(exported), "a name exported by two modules"
+
+
+def test_the_algorithms_load_on_first_use_and_export_every_name():
+    # a kernel that needs one module (the noise, the mechanisms) does not pay for scikit-learn and scipy.stats
+    probe = (
+        "import sys, dpclust_lib, dpclust_lib.mechanisms, dpclust_lib.validation\n"
+        "assert not {'sklearn', 'scipy.stats', 'pandas'} & set(sys.modules), sorted(sys.modules)\n"
+        "from dpclust_lib import *\n"
+        "import dpclust_lib as lib\n"
+        "assert all(hasattr(lib, name) for name in lib.__all__) and set(lib.__all__) <= set(dir(lib))\n"
+        "assert DPKMeans is lib.cluster.DPKMeans and lib.audit.__name__ == 'dpclust_lib.audit'\n"
+        "try:\n    lib.NoSuchEstimator\nexcept AttributeError as exc:\n    print(exc)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "module 'dpclust_lib' has no attribute 'NoSuchEstimator'"
