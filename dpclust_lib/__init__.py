@@ -26,7 +26,8 @@ __version__ = "0.2.0"
 # The modules and names are loaded on first use (PEP 562), so that ``import dpclust_lib.validation`` or
 # ``dpclust_lib.mechanisms`` does not pay for scikit-learn and scipy.stats, which only the estimators need: every
 # kernel and process that touches one module would otherwise import all of them (about 2 s).
-_MODULES = ("validation", "noise", "mechanisms", "accounting", "frequency", "metrics", "cluster", "audit")
+_EXPORTED_MODULES = ["accounting", "cluster", "frequency", "mechanisms", "metrics", "noise"]  # in __all__
+_MODULES = (*_EXPORTED_MODULES, "validation", "audit")
 _NAMES = {
     "PrivacyLeakWarning": "validation",
     "BudgetExceededError": "accounting",
@@ -36,7 +37,6 @@ _NAMES = {
     "LDPFO": "frequency",
     "UnaryEncoding": "frequency",
 }
-_EXPORTED_MODULES = ["accounting", "cluster", "frequency", "mechanisms", "metrics", "noise"]
 
 
 def __getattr__(name):

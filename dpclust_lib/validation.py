@@ -572,6 +572,23 @@ def check_bounds(bounds, n_features, X=None, name="bounds"):
     return lower, upper
 
 
+def column_min_max(X):
+    """Each column's smallest and largest value of a 2-D array with at least one row: (lower, upper), shape (d,).
+
+    Column by column: numpy reduces a tall array (many records, few attributes) along axis 0 several times
+    slower than each column alone (some 40x at (100000, 2), 3x at (19020, 10)).
+
+    Examples
+    --------
+    >>> column_min_max(np.array([[1.0, 5.0], [3.0, 2.0]]))
+    (array([1., 2.]), array([3., 5.]))
+    """
+    X = np.asarray(X)
+    lower = np.array([X[:, j].min() for j in range(X.shape[1])], dtype=X.dtype)
+    upper = np.array([X[:, j].max() for j in range(X.shape[1])], dtype=X.dtype)
+    return lower, upper
+
+
 def _bounds_from_data(X, name):
     """bounds="data": the records' own range (warns: it is not covered by the privacy guarantee)."""
     if X is None:
@@ -584,9 +601,7 @@ def _bounds_from_data(X, name):
         PrivacyLeakWarning,
         stacklevel=4,  # one frame deeper than before this step was split out: the warning names the same line
     )
-    # column by column: numpy reduces a tall (n, 2) array along axis 0 some 40x slower than each column alone
-    lower = np.array([X[:, j].min() for j in range(X.shape[1])], dtype=float)
-    upper = np.array([X[:, j].max() for j in range(X.shape[1])], dtype=float)
+    lower, upper = (side.astype(float) for side in column_min_max(X))
     same = upper <= lower
     upper = np.where(same, lower + 1.0, upper)  # a constant column still needs a cell of positive width
     return lower, upper

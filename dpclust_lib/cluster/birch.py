@@ -60,6 +60,7 @@ from ..validation import (
     check_int,
     check_n_clusters,
     check_random_state,
+    column_min_max,
     validate_params,
 )
 from ._numeric import nearest_centre, numeric_input, predict_input, weighted_means
@@ -1029,7 +1030,8 @@ def _nearest_among_reachable(X, centers, n_candidates=256):
     sq_norms = np.einsum("ij,ij->i", centers, centers)
     if centers.shape[0] <= 2 * n_candidates or X.shape[0] == 0:
         return nearest_centre(X, centers, sq_norms)
-    outside = np.maximum(X.min(axis=0) - centers, 0.0) + np.maximum(centers - X.max(axis=0), 0.0)
+    lower, upper = column_min_max(X)
+    outside = np.maximum(lower - centers, 0.0) + np.maximum(centers - upper, 0.0)
     sq_to_box = np.einsum("ij,ij->i", outside, outside)
     candidates = np.sort(np.argpartition(sq_to_box, n_candidates)[:n_candidates])
     sq_x = np.einsum("ij,ij->i", X, X)
