@@ -351,13 +351,17 @@ def run_points(client, points, on_done, progress=False):
 
 
 def _cancel_and_stop(client, futures, sweep):
-    """Cancel the futures and stop the sweep's kernels on every worker (a second Ctrl-C waits); say what was done."""
+    """Stop the sweep's kernels on every worker, then cancel the futures (a second Ctrl-C waits); say what was done.
+
+    The stop comes first: from then on a point that a worker starts stops at once, so no kernel starts in the
+    moment between the cancel and the stop (a worker can start a queued point when its running one is cancelled).
+    """
     from .reproduce import _ignoring_sigint
 
     with _ignoring_sigint():
         try:
-            client.cancel(futures, force=True)
             stopped = client.run(_stop_sweep, sweep, on_error="ignore")
+            client.cancel(futures, force=True)
         except Exception as exc:  # the scheduler is gone too: the workers' kernels end with their workers
             return f"cancelled the points, but could not reach the workers to stop their kernels ({type(exc).__name__})"
     kernels = sum(n for n in stopped.values() if isinstance(n, int))
