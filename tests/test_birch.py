@@ -104,6 +104,34 @@ def test_birch_builds_the_same_tree_as_scikit_learn(rng, threshold, branching_fa
     np.testing.assert_array_equal(ours.predict(X[:100]), sk.predict(X[:100]))
 
 
+def _cf_rows(ours_node, sk_node):
+    """Both trees' CFs, node by node in the same order: (ours, scikit-learn's) rows of n, LS and SS."""
+    mine, theirs = [], []
+    stack = [(ours_node, sk_node)]
+    while stack:
+        a, b = stack.pop()
+        assert a.size == len(b.subclusters_) and a.is_leaf == b.is_leaf
+        for i, sub in enumerate(b.subclusters_):
+            mine.append(np.concatenate([[a.n[i]], a.ls[i], [a.ss[i]]]))
+            theirs.append(np.concatenate([[sub.n_samples_], sub.linear_sum_, [sub.squared_sum_]]))
+            if not a.is_leaf:
+                stack.append((a.children[i], sub.child_))
+    return np.array(mine), np.array(theirs)
+
+
+def test_every_cf_of_the_tree_is_scikit_learns_bit_for_bit_signed_zeros_included(rng):
+    # The non-leaf CFs a split forms are sums in entry order from 0, as scikit-learn's: a column of -0.0
+    # sums to +0.0 there. Many splits (B = 3), every CF compared, the sign of every zero too.
+    X = _blobs(rng)[:600]
+    X[:, 1] = -0.0
+    ours = Birch(None, threshold=0.002, branching_factor=3).fit(X)
+    sk = SkBirch(threshold=0.002, branching_factor=3, n_clusters=None).fit(X)
+    mine, theirs = _cf_rows(ours.tree_.root, sk.root_)
+    assert ours.n_splits_ > 100 and ours.height_ > 4
+    np.testing.assert_array_equal(mine, theirs)
+    np.testing.assert_array_equal(np.signbit(mine), np.signbit(theirs))
+
+
 def test_birch_duplicates_split_like_scikit_learn():
     X = np.repeat(np.array([[0.1, 0.1], [0.9, 0.9], [0.5, 0.2]]), 30, axis=0)
     ours = Birch(threshold=1e-9, branching_factor=2, n_clusters=None).fit(X)

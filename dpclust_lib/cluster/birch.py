@@ -312,6 +312,16 @@ class _Node:
         self.live_centroids = self.centroids[:0]  # views of the used rows, kept for the distance computation
         self.live_sq_norms = self.sq_norms[:0]
 
+    def fill(self, other, picked):
+        """Take entries ``picked`` (increasing indices) of node ``other``, in that order (a split's half)."""
+        m = picked.size
+        self.n[:m], self.ls[:m], self.ss[:m] = other.n[picked], other.ls[picked], other.ss[picked]
+        self.centroids[:m], self.sq_norms[:m] = other.centroids[picked], other.sq_norms[picked]
+        self.children = [other.children[j] for j in picked]
+        self.size = m
+        self.live_centroids = self.centroids[:m]
+        self.live_sq_norms = self.sq_norms[:m]
+
     def append(self, n, ls, ss, centroid, sq_norm, child=None):
         i = self.size
         self.n[i], self.ls[i], self.ss[i] = n, ls, ss
@@ -516,13 +526,15 @@ class CFTree:
         to_first[far[0]] = True  # all-equal distances (duplicate centroids): keep the pair apart
         halves = []
         for side in (True, False):
+            picked = np.flatnonzero(to_first == side)
             new = _Node(node.is_leaf, self.branching_factor + 1, self.n_features)
-            n, ls, ss = 0, 0, 0.0
-            for j in np.flatnonzero(to_first == side):
-                new.append(node.n[j], node.ls[j], node.ss[j], node.centroids[j], node.sq_norms[j], node.children[j])
-                n += node.n[j]
-                ls = ls + node.ls[j]  # sequential sums, in entry order, as scikit-learn adds them
-                ss += node.ss[j]
+            new.fill(node, picked)
+            k = picked.size
+            n = new.n[:k].sum()  # whole numbers: exact in any order
+            # Sequential sums in entry order, as scikit-learn adds them from 0 (the + 0.0 turns a sum of -0.0s
+            # into 0.0, as starting from 0 does).
+            ls = new.ls[:k].cumsum(axis=0)[-1] + 0.0
+            ss = new.ss[:k].cumsum()[-1] + 0.0
             centroid = ls / n
             halves.append((new, (n, ls, ss, centroid, np.dot(centroid, centroid))))
         (a, _), (b, _) = halves
