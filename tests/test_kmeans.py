@@ -276,6 +276,28 @@ def test_eug_grid_size_and_histogram(rng):
         grid_histogram(rng.random((3, 8)), np.zeros(8), np.ones(8), 10)
 
 
+def test_grid_histogram_is_numpys_histogramdd_with_the_cells_midpoints(rng):
+    lower, upper, m = np.array([-1.0, 0.0, 10.0]), np.array([2.0, 0.3, 13.5]), 5
+    X = lower + rng.random((2_000, 3)) * (upper - lower)
+    X[:3] = upper  # the upper edge belongs to the last cell
+    centres, counts = grid_histogram(X, lower, upper, m)
+    edges = [np.linspace(lo, hi, m + 1) for lo, hi in zip(lower, upper)]
+    expected, _ = np.histogramdd(X, bins=edges)
+    np.testing.assert_array_equal(counts, expected.ravel())  # C order of the cell indices
+    midpoints = [(e[:-1] + e[1:]) / 2 for e in edges]
+    np.testing.assert_allclose(centres, list(itertools.product(*midpoints)), rtol=1e-12)
+
+
+def test_kmeans_plusplus_sees_a_far_record_beyond_the_first_block_of_rows(rng):
+    # More rows than one block of the distance computation; the far record sits in the second block and
+    # carries nearly all of the second draw's mass (unless it is drawn first, then a near one follows).
+    X = rng.random((70_000, 10)) * 1e-3
+    X[69_000] = 1_000.0
+    for seed in range(5):
+        C = kmeans_plusplus(X, 2, seed)
+        assert (C == 1_000.0).all(axis=1).sum() == 1
+
+
 def test_eug_without_noise_is_weighted_kmeans_on_the_grid(rng):
     X = _blobs(rng)
     est = EUGKMeans(3, epsilon=1e6, bounds=UNIT, grid_size=20, random_state=2).fit(X)
