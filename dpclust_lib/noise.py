@@ -134,14 +134,18 @@ def _bernoulli_exp_fraction(num, den, rng, start=1):
     never forms den*k (no int64 overflow). ``start`` > 1 continues chains whose steps 1..start-1 all
     succeeded (drawn by :func:`_candidates_in_few_calls`).
     """
-    out = np.zeros(num.size, dtype=bool)
-    idx = np.arange(num.size)
-    k = start
+    if not num.size:
+        return np.zeros(0, dtype=bool)
+    # Step ``start`` runs on every entry: its draws need no gather and its failures no scatter.
+    a = rng.integers(0, den, num.size) < num
+    if start > 1:  # Bernoulli(1/1) is always 1
+        a &= rng.integers(0, start, num.size) == 0
+    out = ~a if start % 2 == 1 else np.zeros(num.size, dtype=bool)  # the first failure at step k: accept iff k odd
+    idx = np.flatnonzero(a)
+    k = start + 1
     while idx.size:
-        a = rng.integers(0, den, idx.size) < num[idx]
-        if k > 1:  # Bernoulli(1/1) is always 1
-            a &= rng.integers(0, k, idx.size) == 0
-        out[idx[~a]] = k % 2 == 1  # the first failure at step k: accept iff k is odd
+        a = (rng.integers(0, den, idx.size) < num[idx]) & (rng.integers(0, k, idx.size) == 0)
+        out[idx[~a]] = k % 2 == 1
         idx = idx[a]
         k += 1
     return out
@@ -150,9 +154,12 @@ def _bernoulli_exp_fraction(num, den, rng, start=1):
 def _bernoulli_exp1(n, rng, start=2):
     """n draws of Bernoulli(e^-1): CKS20 Algorithm 1 with gamma = 1 (A_k ~ Bernoulli(1/k), A_1 = 1), from step
     ``start`` on (every earlier step succeeded)."""
-    out = np.zeros(n, dtype=bool)
-    idx = np.arange(n)
-    k = start
+    if not n:
+        return np.zeros(0, dtype=bool)
+    a = rng.integers(0, start, n) == 0  # step ``start`` on every entry, as in :func:`_bernoulli_exp_fraction`
+    out = ~a if start % 2 == 1 else np.zeros(n, dtype=bool)
+    idx = np.flatnonzero(a)
+    k = start + 1
     while idx.size:
         a = rng.integers(0, k, idx.size) == 0
         out[idx[~a]] = k % 2 == 1
@@ -163,8 +170,9 @@ def _bernoulli_exp1(n, rng, start=2):
 
 def _geometric_exp1(n, rng):
     """V with Pr[V = v] = (1 - e^-1) e^-v: the number of Bernoulli(e^-1) successes before a failure."""
-    v = np.zeros(n, dtype=np.int64)
-    idx = np.arange(n)
+    success = _bernoulli_exp1(n, rng)  # the first trial of every entry
+    v = success.astype(np.int64)
+    idx = np.flatnonzero(success)
     while idx.size:
         success = _bernoulli_exp1(idx.size, rng)
         idx = idx[success]
