@@ -115,7 +115,9 @@ def build_parser(prog="python -m dpclust"):
         "--out",
         default=None,
         metavar="DIR",
-        help="where the executed notebooks go (default: in place for paper, data/results/smoke/notebooks for smoke)",
+        help="where the executed notebooks go (default: in place for paper, data/results/smoke/notebooks for smoke); "
+        "the tables and figures still go to the profile's folders, the committed ones for paper "
+        "(verify reruns without touching them)",
     )
     rep.add_argument(
         "--allow-missing-data",
