@@ -203,7 +203,10 @@ def _run_point(point, sweep, topic):
     if sweep in _stopped:
         return {"notebook": Path(point["name"]).stem, "status": "failed", "seconds": 0.0, "error": "stopped"}, {}
 
+    started = []
+
     def keep(pid):
+        started.append(pid)
         with _lock:
             _kernels.setdefault(sweep, set()).add(pid)
             stopped = sweep in _stopped
@@ -215,17 +218,21 @@ def _run_point(point, sweep, topic):
         notebook = tmp / point["name"]
         notebook.write_text(point["source"])
         parameters = {**point["parameters"], "results_dir": str(tmp / "results"), "figures_dir": str(tmp / "figures")}
-        row = run_notebook(
-            notebook,
-            parameters=parameters,
-            profile=point["profile"],
-            timeout=point["timeout"],
-            single_thread=worker.state.nthreads > 1,
-            events=_Events(worker, topic),
-            label=label,
-            environment=_worker_environment(point["environment"]),
-            on_kernel=keep,
-        )
+        try:
+            row = run_notebook(
+                notebook,
+                parameters=parameters,
+                profile=point["profile"],
+                timeout=point["timeout"],
+                single_thread=worker.state.nthreads > 1,
+                events=_Events(worker, topic),
+                label=label,
+                environment=_worker_environment(point["environment"]),
+                on_kernel=keep,
+            )
+        finally:
+            with _lock:  # its kernel has ended: a stop counts (and kills) the running ones only
+                _kernels.get(sweep, set()).difference_update(started)
         files = {"notebook": notebook.read_bytes() if notebook.is_file() else None}
         files.update(results=_files(tmp / "results"), figures=_files(tmp / "figures"))
     return row, files

@@ -117,8 +117,11 @@ def test_a_sweep_of_eight_points_survives_a_killed_worker_with_a_local_runs_tabl
 
 
 @pytest.mark.slow
-def test_ctrl_c_cancels_every_point_and_stops_the_kernels_on_the_workers(compendium, tmp_path):
-    env = {**os.environ, "TEST_SLEEP": "120"}
+def test_ctrl_c_cancels_every_point_and_stops_the_kernels_on_the_workers(compendium, tmp_path, monkeypatch):
+    # The workers' kernels work for two minutes (the workers take the variable from this process), so the two
+    # points that have started are both running when Ctrl-C comes, and the other two have not started.
+    monkeypatch.setenv("TEST_SLEEP", "120")
+    env = dict(os.environ)
     with (
         distributed.LocalCluster(
             n_workers=2,
