@@ -52,6 +52,20 @@ def _nearest_sqeuclidean(X, C, return_distance=True):
     return labels, dist
 
 
+def sq_distances_to(X, centre, out):
+    """``out[i] = ||X[i] - centre||^2``, ``_DISTANCE_ROWS`` rows at a time; returns ``out``.
+
+    The values are one ``einsum`` over all rows, bit for bit (each row's sum does not depend on the
+    others), without its n x d temporary: k-means++ seeding on a grid of 5^10 cells in 10-D (DPk-means++
+    on MAGIC at large epsilon) scores 10^7 rows per centre, where a 780 MB temporary costs more in page
+    faults than in arithmetic.
+    """
+    for start in range(0, X.shape[0], _DISTANCE_ROWS):
+        diff = X[start : start + _DISTANCE_ROWS] - centre
+        np.einsum("nd,nd->n", diff, diff, out=out[start : start + _DISTANCE_ROWS])
+    return out
+
+
 def _nearest_of_few(X, shift, weights, sq_norms):
     """Labels from (K, rows) scores: each centre's row compared with the best so far (ties keep the lowest)."""
     n, d = X.shape

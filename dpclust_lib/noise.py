@@ -125,6 +125,26 @@ def _limit_up(ratio, bound=_MAX_PART):
 # ---------------------------------------------------------------------------
 
 
+def _algorithm_1(step, n, start):
+    """CKS20 Algorithm 1's n chains from step ``start`` on: accept iff the first failing step is odd.
+
+    ``step(rows, k)`` draws A_k for the chains ``rows`` still going (an index array; None at step ``start``,
+    where every chain is: its draws need no gather and its failures no scatter).
+    """
+    if not n:
+        return np.zeros(0, dtype=bool)
+    a = step(None, start)
+    out = ~a if start % 2 == 1 else np.zeros(n, dtype=bool)  # the chains whose first failure is at step start
+    idx = np.flatnonzero(a)
+    k = start + 1
+    while idx.size:
+        a = step(idx, k)
+        out[idx[~a]] = k % 2 == 1
+        idx = idx[a]
+        k += 1
+    return out
+
+
 def _bernoulli_exp_fraction(num, den, rng, start=1):
     """Bernoulli(exp(-num/den)) for every entry of ``num`` (1-D int64 array, 0 <= num <= den), exactly.
 
@@ -134,38 +154,21 @@ def _bernoulli_exp_fraction(num, den, rng, start=1):
     never forms den*k (no int64 overflow). ``start`` > 1 continues chains whose steps 1..start-1 all
     succeeded (drawn by :func:`_candidates_in_few_calls`).
     """
-    if not num.size:
-        return np.zeros(0, dtype=bool)
-    # Step ``start`` runs on every entry: its draws need no gather and its failures no scatter.
-    a = rng.integers(0, den, num.size) < num
-    if start > 1:  # Bernoulli(1/1) is always 1
-        a &= rng.integers(0, start, num.size) == 0
-    out = ~a if start % 2 == 1 else np.zeros(num.size, dtype=bool)  # the first failure at step k: accept iff k odd
-    idx = np.flatnonzero(a)
-    k = start + 1
-    while idx.size:
-        a = (rng.integers(0, den, idx.size) < num[idx]) & (rng.integers(0, k, idx.size) == 0)
-        out[idx[~a]] = k % 2 == 1
-        idx = idx[a]
-        k += 1
-    return out
+
+    def step(rows, k):
+        size = num.size if rows is None else rows.size
+        a = rng.integers(0, den, size) < (num if rows is None else num[rows])
+        if k > 1:  # Bernoulli(1/1) is always 1
+            a &= rng.integers(0, k, size) == 0
+        return a
+
+    return _algorithm_1(step, num.size, start)
 
 
 def _bernoulli_exp1(n, rng, start=2):
     """n draws of Bernoulli(e^-1): CKS20 Algorithm 1 with gamma = 1 (A_k ~ Bernoulli(1/k), A_1 = 1), from step
     ``start`` on (every earlier step succeeded)."""
-    if not n:
-        return np.zeros(0, dtype=bool)
-    a = rng.integers(0, start, n) == 0  # step ``start`` on every entry, as in :func:`_bernoulli_exp_fraction`
-    out = ~a if start % 2 == 1 else np.zeros(n, dtype=bool)
-    idx = np.flatnonzero(a)
-    k = start + 1
-    while idx.size:
-        a = rng.integers(0, k, idx.size) == 0
-        out[idx[~a]] = k % 2 == 1
-        idx = idx[a]
-        k += 1
-    return out
+    return _algorithm_1(lambda rows, k: rng.integers(0, k, n if rows is None else rows.size) == 0, n, start)
 
 
 def _geometric_exp1(n, rng):

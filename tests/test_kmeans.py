@@ -13,6 +13,7 @@ from scipy import stats
 from sklearn.cluster import KMeans as SkKMeans
 
 from dpclust_lib import DPKMeans, DPKMeansPP, EUGKMeans, IDPKMeans, KMeans, PrivacyLeakWarning
+from dpclust_lib._distances import _DISTANCE_ROWS
 from dpclust_lib.cluster.eug_kmeans import eug_grid_size
 from dpclust_lib.cluster.kmeans import (
     budget_shares,
@@ -293,6 +294,7 @@ def test_kmeans_plusplus_sees_a_far_record_beyond_the_first_block_of_rows(rng):
     # carries nearly all of the second draw's mass (unless it is drawn first, then a near one follows).
     X = rng.random((70_000, 10)) * 1e-3
     X[69_000] = 1_000.0
+    assert _DISTANCE_ROWS < 69_000
     for seed in range(5):
         C = kmeans_plusplus(X, 2, seed)
         assert (C == 1_000.0).all(axis=1).sum() == 1

@@ -300,7 +300,6 @@ class _Node:
 
     def __init__(self, is_leaf, capacity, n_features):
         self.is_leaf = is_leaf
-        self.size = 0
         self.n = np.zeros(capacity)
         self.ls = np.zeros((capacity, n_features))
         self.ss = np.zeros(capacity)
@@ -309,8 +308,12 @@ class _Node:
         self.children = []
         self.prev_leaf = None
         self.next_leaf = None
-        self.live_centroids = self.centroids[:0]  # views of the used rows, kept for the distance computation
-        self.live_sq_norms = self.sq_norms[:0]
+        self._set_size(0)
+
+    def _set_size(self, m):
+        self.size = m
+        self.live_centroids = self.centroids[:m]  # views of the used rows, kept for the distance computation
+        self.live_sq_norms = self.sq_norms[:m]
 
     def fill(self, other, picked):
         """Take entries ``picked`` (increasing indices) of node ``other``, in that order (a split's half)."""
@@ -318,18 +321,14 @@ class _Node:
         self.n[:m], self.ls[:m], self.ss[:m] = other.n[picked], other.ls[picked], other.ss[picked]
         self.centroids[:m], self.sq_norms[:m] = other.centroids[picked], other.sq_norms[picked]
         self.children = [other.children[j] for j in picked]
-        self.size = m
-        self.live_centroids = self.centroids[:m]
-        self.live_sq_norms = self.sq_norms[:m]
+        self._set_size(m)
 
     def append(self, n, ls, ss, centroid, sq_norm, child=None):
         i = self.size
         self.n[i], self.ls[i], self.ss[i] = n, ls, ss
         self.centroids[i], self.sq_norms[i] = centroid, sq_norm
         self.children.append(child)
-        self.size = i + 1
-        self.live_centroids = self.centroids[: i + 1]
-        self.live_sq_norms = self.sq_norms[: i + 1]
+        self._set_size(i + 1)
 
 
 class CFTree:

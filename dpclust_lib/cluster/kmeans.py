@@ -29,6 +29,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
+from .._distances import sq_distances_to
 from ..accounting import PrivacyLedger
 from ..mechanisms import laplace_mechanism, laplace_scale
 from ..noise import NOISE_KINDS
@@ -173,27 +174,11 @@ def kmeans_plusplus(X, n_clusters, random_state=None, weights=None):
 
     chosen = [draw(w)]
     d2, latest, score = np.empty(n), np.empty(n), np.empty(n)
-    _sq_distances_to(X, X[chosen[0]], d2)
+    sq_distances_to(X, X[chosen[0]], d2)
     for _ in range(1, n_clusters):
         chosen.append(draw(np.multiply(w, d2, out=score)))
-        np.minimum(d2, _sq_distances_to(X, X[chosen[-1]], latest), out=d2)
+        np.minimum(d2, sq_distances_to(X, X[chosen[-1]], latest), out=d2)
     return X[chosen].copy()
-
-
-_SEEDING_ROWS = 65_536  # rows per block of :func:`_sq_distances_to`
-
-
-def _sq_distances_to(X, centre, out):
-    """``out[i] = ||X[i] - centre||^2``, a block of rows at a time; returns ``out``.
-
-    The values are one ``einsum`` over all rows, bit for bit (each row's sum does not depend on the
-    others), without its n x d temporary: a grid of 5^10 cells in 10-D (DPk-means++ on MAGIC at large
-    epsilon) has 10^7 rows, and a 780 MB temporary per centre costs more in page faults than in arithmetic.
-    """
-    for start in range(0, X.shape[0], _SEEDING_ROWS):
-        diff = X[start : start + _SEEDING_ROWS] - centre
-        np.einsum("nd,nd->n", diff, diff, out=out[start : start + _SEEDING_ROWS])
-    return out
 
 
 class KMeans(NearestCentrePredict, ClusterMixin, BaseEstimator):
