@@ -67,7 +67,7 @@ def sq_distances_to(X, centre, out):
 
 
 def _nearest_of_few(X, shift, weights, sq_norms):
-    """Labels from (K, rows) scores: each centre's row compared with the best so far (ties keep the lowest)."""
+    """Labels from (K, rows) scores, each centre's row compared with the best so far (:func:`_lowest_rows`)."""
     n, d = X.shape
     k = weights.shape[0]
     labels = np.empty(n, dtype=np.int64)
@@ -80,14 +80,20 @@ def _nearest_of_few(X, shift, weights, sq_norms):
         s = scores[:, :m]
         np.matmul(weights, shifted[:, :m], out=s)
         s += sq_norms[:, None]
-        lab, low = labels[start : start + m], best[:m]
-        lab.fill(0)
-        np.copyto(low, s[0])
-        for j in range(1, k):
-            np.less(s[j], low, out=closer[:m])
-            np.minimum(low, s[j], out=low)
-            np.copyto(lab, j, where=closer[:m])
+        _lowest_rows(s, labels[start : start + m], best[:m], closer[:m])
     return labels
+
+
+def _lowest_rows(scores, labels, low, closer):
+    """In place: ``labels[i]`` the row of the lowest ``scores[:, i]`` (the first on a tie, as ``argmin``), ``low[i]``
+    that score; ``closer`` is scratch. Each row is compared with the best so far, which beats ``argmin`` down a short
+    first axis."""
+    labels.fill(0)
+    np.copyto(low, scores[0])
+    for j in range(1, scores.shape[0]):
+        np.less(scores[j], low, out=closer)
+        np.minimum(low, scores[j], out=low)
+        np.copyto(labels, j, where=closer)
 
 
 def _nearest_of_many(X, shift, weights):
@@ -111,9 +117,8 @@ def _nearest_hamming(X, C, return_distance=True):
 
     Adding d comparisons of length n is several times faster than summing an (n, K, d) block over
     its short last axis. The records are read as attribute rows (one contiguous copy per block), the
-    counts are small integers (int8 below 128 attributes), and the nearest centre is kept by comparing
-    each centre's row with the best so far (the lowest index on a tie), which beats ``argmin`` down the
-    short first axis.
+    counts are small integers (int8 below 128 attributes), and the nearest centre is kept as in
+    :func:`_lowest_rows`.
     """
     n, d = X.shape
     k = C.shape[0]
@@ -127,11 +132,8 @@ def _nearest_hamming(X, C, return_distance=True):
         D = np.zeros((k, m), dtype=count_type)
         for j in range(d):
             D += block[j] != C[:, j, None]
-        lab, low = np.zeros(m, dtype=np.int64), D[0].copy()
-        for g in range(1, k):
-            np.copyto(lab, g, where=D[g] < low)
-            np.minimum(low, D[g], out=low)
-        labels[start : start + m] = lab
+        low = np.empty(m, dtype=count_type)
+        _lowest_rows(D, labels[start : start + m], low, np.empty(m, dtype=bool))
         dist[start : start + m] = low
     return labels, dist if return_distance else None
 
