@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .experiments import is_timing_column, read_manifest
+from .verdicts import REPLICATES
 
 __all__ = ["compare_tables", "compare_folders", "verify", "stability"]
 
@@ -128,7 +129,8 @@ def _read_table(path):
 def compare_folders(notebook, committed_dir, new_dir):
     """Every difference between the result CSVs of two folders, as a DataFrame (DIFF_COLUMNS).
 
-    The committed folder's ``tables.json`` says how each table is compared.
+    The committed folder's ``tables.json`` says how each table is compared. Its ``replicates.csv`` (the
+    stability run's draws, which no rerun writes) is not a table of the run.
 
     Parameters
     ----------
@@ -156,7 +158,7 @@ def compare_folders(notebook, committed_dir, new_dir):
     """
     committed_dir, new_dir = Path(committed_dir), Path(new_dir)
     manifest = read_manifest(committed_dir)
-    old = {p.stem: p for p in committed_dir.glob("*.csv")} if committed_dir.is_dir() else {}
+    old = {p.stem: p for p in committed_dir.glob("*.csv") if p.name != REPLICATES} if committed_dir.is_dir() else {}
     new = {p.stem: p for p in new_dir.glob("*.csv")} if new_dir.is_dir() else {}
     rows = []
     for table in sorted(old.keys() | new.keys()):
@@ -292,7 +294,7 @@ def stability(notebooks=None, seeds=(1, 2, 3, 4), jobs=1, timeout=None, progress
     ValueError: seeds must name at least one root seed, got seeds=()
     """
     from . import reproduce as rep
-    from .verdicts import REPLICATES, replicate_table
+    from .verdicts import replicate_table
 
     seeds = [int(s) for s in seeds]
     if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 1:

@@ -52,6 +52,7 @@ def test_verify_matches_a_rerun_and_reports_changed_cells_and_missing_tables(com
     nb, committed = compendium
     manifest = json.loads((committed / "tables.json").read_text())
     assert manifest["runs"] == {"key": ["run"], "timing": ["fit_seconds"], "rtol": 0.0, "atol": 0.0}
+    (committed / "replicates.csv").write_text("claim_id,seed,verdict\nx,1,reproduced\n")  # the stability run's
     summary, diffs = verify([str(nb)])
     assert summary["status"].tolist() == ["ok"] and diffs.empty  # the timings differ and are ignored
 
