@@ -5,7 +5,7 @@ Modules, in import order (each imports only from those above it):
 ``validation``   parameter checks shared by every estimator (clear errors that name the parameter)
 ``noise``        exact discrete Laplace noise on a grid (the default) and Mironov's floating-point attack
 ``mechanisms``   the Laplace mechanism, GRR, unary encoding, Hamming-distance RR
-``accounting``   the privacy budget ledger
+``accounting``   the privacy budget: exact sequential composition, an accountant shared across fits
 ``frequency``    local frequency oracles (GRR, OUE, LDPFO) with a user / server split
 ``metrics``      NICV, the papers' F-measures, AC, E, RI, ARI, RCP
 ``cluster``      the estimators, one module per paper's algorithm and per shared baseline,
@@ -32,6 +32,7 @@ _NAMES = {
     "PrivacyLeakWarning": "validation",
     "BudgetExceededError": "accounting",
     "PrivacyLedger": "accounting",
+    "BudgetAccountant": "accounting",
     "GRR": "frequency",
     "OUE": "frequency",
     "LDPFO": "frequency",

@@ -60,6 +60,7 @@ from .noise import (
     double_at_most,
     exp_interval,
     sample_bernoulli,
+    saturate,
 )
 from .validation import (
     check_categorical,
@@ -214,7 +215,7 @@ def laplace_mechanism(value, sensitivity, epsilon, random_state=None, *, noise="
         L1 sensitivity, > 0.
     epsilon : float
         Privacy parameter, > 0.
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
         The only source of randomness; a seed gives the same release bit for bit.
     noise : {"exact", "float"}, default="exact"
         ``"exact"``: the answer rounded to a power-of-two grid plus exact discrete Laplace noise
@@ -241,7 +242,7 @@ def laplace_mechanism(value, sensitivity, epsilon, random_state=None, *, noise="
     observer = _LAPLACE_OBSERVER.get()
     if observer is not None:
         # The audit couples the noise, which is added to the answer as rounded to the grid.
-        centre = arr if gamma is None else np.rint(arr / gamma) * gamma
+        centre = arr if gamma is None else saturate(arr, gamma)
         noisy = np.asarray(observer(centre, scale, noisy), dtype=float)
     return float(noisy) if noisy.ndim == 0 else noisy
 
@@ -375,7 +376,7 @@ def grr_perturb(values, k, epsilon, random_state=None):
         Domain size, >= 2.
     epsilon : float
         Privacy parameter (the range of :func:`grr_probabilities`).
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
         The source of randomness.
 
     Returns
@@ -527,6 +528,11 @@ def oue_pq(epsilon):
         _check_probabilities("optimised unary encoding", eps, largest, {"q": 0.0})
     lower, _ = exp_interval(eps)
     q = double_at_least(1 / (1 + lower))
+    if not q < 0.5:  # e^epsilon is 1 in doubles: the report would carry nothing
+        raise ValueError(
+            f"epsilon={eps!r} is too small for optimised unary encoding: q = 1 / (1 + e^epsilon) rounds to 1/2 "
+            "in double precision; epsilon must be at least about 1e-15"
+        )
     _check_probabilities("optimised unary encoding", eps, largest, {"q": q})
     return 0.5, q
 
@@ -583,7 +589,7 @@ def ue_perturb(bits, p, q, random_state=None):
     p, q : float
         Bit probabilities, each in [2^-40, 1 - 2^-40], with p > q (e.g. from :func:`sue_pq`
         or :func:`oue_pq`).
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
         The source of randomness.
 
     Returns
@@ -729,7 +735,7 @@ def hamming_rr_perturb(X, domain_sizes, epsilon, random_state=None):
     epsilon : float
         The per-unit-distance privacy parameter (a whole record gets m * epsilon);
         numerically safe up to ln(2^40 - max(domain_sizes) + 1) (see :func:`grr_probabilities`).
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
         The source of randomness.
 
     Returns

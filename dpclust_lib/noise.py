@@ -38,11 +38,12 @@ import decimal
 import functools
 import math
 import numbers
+import sys
 from fractions import Fraction
 
 import numpy as np
 
-from .validation import check_finite_values, check_positive
+from .validation import check_finite_values, check_positive, is_os_generator
 
 __all__ = [
     "NOISE_KINDS",
@@ -50,6 +51,8 @@ __all__ = [
     "laplace_noise_grid",
     "sample_discrete_laplace",
     "laplace_release",
+    "saturation_bound",
+    "saturate",
     "exp_interval",
     "double_at_most",
     "double_at_least",
@@ -317,7 +320,10 @@ def sample_discrete_laplace(scale, size, rng):
     if ratio > MAX_DISCRETE_SCALE:
         raise ValueError("scale must be <= 2^52 for the exact discrete Laplace sampler")
     ratio = _limit_up(ratio)
-    shape = (int(size),) if isinstance(size, numbers.Integral) else tuple(int(s) for s in size)
+    shape = (size,) if isinstance(size, numbers.Integral) else tuple(size)
+    if not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 0 for s in shape):
+        raise ValueError(f"size must be a non-negative integer or a tuple of them, got size={size!r}")
+    shape = tuple(int(s) for s in shape)
     n = math.prod(shape)
     return _discrete_laplace_flat(n, ratio.numerator, ratio.denominator, rng).reshape(shape)
 
@@ -386,6 +392,8 @@ def _release_rng(rng):
     from a child keeps the caller's stream at a position that depends on the number of releases
     only, as with textbook noise (the coupling audit relies on that, see dpclust_lib.audit.coupling).
     """
+    if is_os_generator(rng):  # a 64-bit seed would stand in for the 256-bit key: draw from the stream itself
+        return rng
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(rng.bit_generator.random_raw()))))
 
 
@@ -397,31 +405,62 @@ def _release_grid(sensitivity, epsilon, dim):
     exact rational arithmetic costs more than a small release's noise: it is computed once.
     """
     gamma = laplace_noise_grid(sensitivity, epsilon, dim)
+    if saturation_bound(gamma) < sensitivity:  # public inputs only: one record's contribution would saturate
+        raise ValueError(
+            "epsilon is too large for the exact release: its grid (gamma <= sensitivity 2^-20 / epsilon) saturates "
+            "below one sensitivity (2^52 grid steps); lower epsilon or rescale the query"
+        )
     ratio = _grid_scale(sensitivity, epsilon, gamma, dim)
     return gamma, ratio, float(ratio * Fraction(gamma))
 
 
+def saturation_bound(gamma):
+    """The largest |value| the exact release keeps: 2^52 gamma, or the largest grid point below the largest double.
+
+    A public function of gamma (so of the sensitivity, epsilon and the number of entries, never of the data).
+    Below it the grid index |value / gamma| < 2^52 is exact in a double and in int64; a value beyond it is
+    clamped to it (:func:`saturate`).
+
+    Examples
+    --------
+    >>> saturation_bound(2.0**-30) == 2.0**22
+    True
+    """
+    if gamma < _NO_OVERFLOW_GAMMA:
+        return MAX_GRID_INDEX * gamma
+    return math.floor(sys.float_info.max / gamma) * gamma  # exact: a whole multiple of a power of two
+
+
+def saturate(arr, gamma):
+    """``arr`` clamped to [-B, B], B = :func:`saturation_bound`, and rounded to the grid gamma*Z: the centre that the
+    exact release adds its noise to.
+
+    Clamping each entry to a public interval is 1-Lipschitz in every coordinate, so the clamped answer's L1
+    sensitivity is at most the answer's: the release of the clamped answer is epsilon-DP exactly as accounted, and
+    no value, however large, makes the release refuse (an exception that depended on the answer would itself be an
+    unaccounted release). ±inf saturate like any large value.
+
+    Examples
+    --------
+    >>> saturate(np.array([0.3, 5e6, -np.inf]), 2.0**-30).tolist() == [round(0.3 * 2**30) / 2**30, 2.0**22, -(2.0**22)]
+    True
+    """
+    bound = saturation_bound(gamma)
+    return np.rint(np.clip(arr, -bound, bound) / gamma) * gamma  # exact division: gamma is a power of two
+
+
 def _exact_release(arr, sensitivity, epsilon, rng):
     gamma, ratio, scale = _release_grid(sensitivity, epsilon, max(arr.size, 1))
-    # |value| < 2^52 gamma keeps the grid index exact in a double and in int64; the bound is a power of two
-    # times gamma, so comparing before dividing cannot overflow.
-    if not np.all(np.abs(arr) < MAX_GRID_INDEX * gamma):
-        raise ValueError(
-            "value is too large for the noise grid at this epsilon: |value| / gamma must stay below 2^52, or it "
-            "overflows the grid's integers (gamma <= sensitivity 2^-20 / epsilon: lower epsilon or rescale the query)"
-        )
-    base = np.rint(arr / gamma).astype(np.int64)  # exact division (gamma is a power of two); error <= gamma / 2
+    base = (saturate(arr, gamma) / gamma).astype(np.int64)  # |base| <= 2^52: exact
     noise = _discrete_laplace_flat(arr.size, ratio.numerator, ratio.denominator, _release_rng(rng))
     k = base + noise.reshape(arr.shape)
     # The DP release is the integer k; the double is a deterministic function of it (post-processing), exact for
     # |k| <= 2^53 and otherwise the nearest double, still on the grid. Nothing below can leak like Mironov's attack.
     if gamma < _NO_OVERFLOW_GAMMA:  # |k| < 2^63, so |k| gamma < 2^1023: finite
         return k.astype(float) * gamma, scale, gamma
-    with np.errstate(over="ignore"):  # checked just below
-        noisy = k.astype(float) * gamma
-    if not np.all(np.isfinite(noisy)):
-        raise ValueError("value + noise overflows to inf: value is too close to the largest float")
-    return noisy, scale, gamma
+    # A huge grid: k gamma may pass the largest double. The release saturates there too (post-processing of k).
+    top = saturation_bound(gamma)
+    return np.clip(k.astype(float), -top / gamma, top / gamma) * gamma, scale, gamma
 
 
 def laplace_release(value, sensitivity, epsilon, rng, noise="exact"):
@@ -430,7 +469,9 @@ def laplace_release(value, sensitivity, epsilon, rng, noise="exact"):
     Parameters
     ----------
     value : float or array_like
-        The exact answer(s); finite.
+        The exact answer(s); finite. With ``"exact"``, an entry beyond :func:`saturation_bound` (2^52 grid
+        steps) is clamped to it before the noise is added (:func:`saturate`): the release never refuses a
+        value, and the accounting holds as stated.
     sensitivity : float
         L1 sensitivity of the whole answer (all entries together), > 0.
     epsilon : float

@@ -9,6 +9,7 @@ breaks, never the record's value (error text is an output too).
 from __future__ import annotations
 
 import numbers
+import secrets
 import warnings
 
 import numpy as np
@@ -274,14 +275,46 @@ def check_choice(value, name, choices):
     return value
 
 
+OS_RANDOM = "os"
+"""The ``random_state`` that asks for a cryptographically secure generator keyed by the operating system."""
+
+
+def os_generator():
+    """A Generator on ChaCha20 keyed with 256 bits from the operating system's cryptographic source.
+
+    ``secrets.token_bytes`` reads the operating system's CSPRNG (getrandom on Linux, BCryptGenRandom on
+    Windows); ChaCha20 (20 rounds, the stream cipher of RFC 8439, from the ``randomgen`` package) expands that
+    key into the stream every draw reads. An observer of the releases who does not know the key cannot predict
+    or reproduce the noise, which a seeded generator (numpy's PCG64, predictable from its seed or its outputs)
+    does not promise. Nothing of the key is kept beyond the generator's state in this process's memory, and no
+    run can be repeated: use it for a real release, a seed for a reproducible notebook.
+    """
+    try:
+        from randomgen import ChaCha
+    except ImportError as exc:
+        raise ImportError(
+            "random_state='os' needs the randomgen package (ChaCha20): pip install 'dpclust_lib[secure]'"
+        ) from exc
+    return np.random.Generator(ChaCha(key=int.from_bytes(secrets.token_bytes(32), "little"), rounds=20))
+
+
+def is_os_generator(rng):
+    """Whether ``rng`` draws from a ChaCha stream (:func:`os_generator`): then no seeded child may stand in for it."""
+    bit_generator = type(rng.bit_generator)
+    return bit_generator.__name__ == "ChaCha" and bit_generator.__module__.startswith("randomgen")
+
+
 def check_random_state(random_state, name="random_state"):
-    """Turn ``None``, an int, a SeedSequence or a Generator into a ``np.random.Generator``.
+    """Turn ``None``, an int, a SeedSequence, a Generator or ``"os"`` into a ``np.random.Generator``.
 
     A Generator is used as given (shared state), so that a caller can thread
     one stream through several calls; an int always gives the same stream.
+    ``"os"`` gives a cryptographically secure generator keyed by the operating
+    system (:func:`os_generator`): the choice for a real release.
+
     Parameters
     ----------
-    random_state : None, int, SeedSequence or numpy Generator
+    random_state : None, int, SeedSequence, numpy Generator or "os"
     name : str, default="random_state"
 
     Returns
@@ -298,17 +331,21 @@ def check_random_state(random_state, name="random_state"):
     """
     if random_state is None or isinstance(random_state, np.random.SeedSequence):
         return np.random.default_rng(random_state)
+    if isinstance(random_state, str) and random_state == OS_RANDOM:
+        return os_generator()
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, (bool, np.bool_)):
-        raise TypeError(f"{name} must be None, an int, a SeedSequence or a numpy Generator, got {random_state!r}")
+        raise TypeError(f"{name} must be None, an int, a SeedSequence, a numpy Generator or 'os', got {random_state!r}")
     if isinstance(random_state, numbers.Integral):
         if int(random_state) < 0:
             raise ValueError(f"{name} must be a non-negative integer, got {name}={int(random_state)}")
         return np.random.default_rng(int(random_state))
     if isinstance(random_state, np.random.RandomState):
         raise TypeError(f"{name} is a legacy numpy RandomState; pass an int or np.random.default_rng(...) instead")
-    raise TypeError(f"{name} must be None, an int, a SeedSequence or a numpy Generator, got {_short(random_state)}")
+    raise TypeError(
+        f"{name} must be None, an int, a SeedSequence, a numpy Generator or 'os', got {_short(random_state)}"
+    )
 
 
 def _as_array(X, name, allow_object=False):
@@ -343,7 +380,7 @@ def _object_to_float(X, name):
     return arr.astype(float)
 
 
-def check_array(X, name="X", ndim=2, allow_empty=False):
+def check_array(X, name="X", ndim=2, allow_empty=False, finite=True):
     """A finite numeric array of the given number of dimensions (not copied if possible).
 
     Parameters
@@ -353,6 +390,9 @@ def check_array(X, name="X", ndim=2, allow_empty=False):
     name : str, default="X"
     ndim : int, default=2
     allow_empty : bool, default=False
+    finite : bool, default=True
+        Refuse NaN and inf (naming the first index). False leaves them to the caller: a private
+        estimator's records get the declared treatment of :func:`clamp_records` instead of a refusal.
 
     Returns
     -------
@@ -386,7 +426,7 @@ def check_array(X, name="X", ndim=2, allow_empty=False):
         raise ValueError(f"{name} must be real: Complex data not supported")
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+    if finite and arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(f"{name} contains NaN or inf (first at index {tuple(int(i) for i in bad)})")
     return arr
@@ -428,7 +468,7 @@ def check_domain_sizes(domain_sizes, name="domain_sizes"):
     return tuple(int(s) for s in sizes)
 
 
-def check_categorical(X, domain_sizes, name="X", allow_empty=False):
+def check_categorical(X, domain_sizes, name="X", allow_empty=False, outside="raise"):
     """Integer-coded categorical records: shape (n, m), X[:, j] in {0, ..., k_j - 1}.
 
     Parameters
@@ -438,6 +478,10 @@ def check_categorical(X, domain_sizes, name="X", allow_empty=False):
     name : str, default="X"
     allow_empty : bool, default=False
         Accept n = 0 records (a central private estimator must: see ``DPKModes``).
+    outside : {"raise", "clamp"}, default="raise"
+        A code outside its attribute's domain: refused, naming its row and column (public inputs:
+        centres, reports, records to predict), or clamped into 0..k_j - 1 (a private estimator's records:
+        the declared treatment, see :func:`clamp_codes`; no message depends on a record).
 
     Returns
     -------
@@ -451,6 +495,8 @@ def check_categorical(X, domain_sizes, name="X", allow_empty=False):
     Traceback (most recent call last):
     ...
     ValueError: X[1, 1] is outside the declared domain of attribute 1 (codes 0..1, domain_sizes[1]=2)
+    >>> check_categorical([[0, 1], [2, 5]], (3, 2), outside="clamp").tolist()
+    [[0, 1], [2, 1]]
     """
     sizes = check_domain_sizes(domain_sizes)
     arr = _as_array(X, name)
@@ -467,22 +513,111 @@ def check_categorical(X, domain_sizes, name="X", allow_empty=False):
     if arr.shape[0] == 0 and arr.dtype.kind in "biuf":  # no record: no code to check, whatever the dtype
         return np.zeros(arr.shape, dtype=np.int64)
     if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)):
+        if outside == "raise" and not np.all(np.isfinite(arr)):
             bad = np.argwhere(~np.isfinite(arr))[0]
             raise ValueError(f"{name} contains NaN or inf (first at index {tuple(int(i) for i in bad)})")
+        # The dtype is public; the values are not looked at.
         raise TypeError(f"{name} must hold integer category codes, got dtype {arr.dtype}")
     if arr.dtype.kind not in "iub":
         raise TypeError(f"{name} must hold integer category codes, got dtype {arr.dtype}")
+    if outside == "clamp":
+        return clamp_codes(arr, sizes)
+    if outside != "raise":
+        raise ValueError(f"outside must be 'raise' or 'clamp', got outside={_short(outside)}")
     arr = arr.astype(np.int64, copy=False)
     upper = np.asarray(sizes)
-    outside = (arr < 0) | (arr >= upper)
-    if outside.any():
-        i, j = (int(v) for v in np.argwhere(outside)[0])
+    outside_domain = (arr < 0) | (arr >= upper)
+    if outside_domain.any():
+        i, j = (int(v) for v in np.argwhere(outside_domain)[0])
         raise ValueError(
             f"{name}[{i}, {j}] is outside the declared domain of attribute {j} "
             f"(codes 0..{sizes[j] - 1}, domain_sizes[{j}]={sizes[j]})"
         )
     return arr
+
+
+def clamp_codes(X, domain_sizes):
+    """Integer codes clamped into each attribute's declared domain 0..k_j - 1: a private record's declared treatment.
+
+    A record holding a code outside the schema is mapped to the nearest code of the schema (negative codes to 0,
+    codes >= k_j to k_j - 1), as OpenDP clamps a value into its declared domain. The map is applied to each
+    record alone, so a data set and its neighbour stay neighbours and the estimator's guarantee is unchanged;
+    nothing is refused or reported, so nothing observable depends on which record was outside. A caller who
+    wants such a record refused asks for it by name: :func:`refuse_outside_domain`.
+
+    Examples
+    --------
+    >>> clamp_codes(np.array([[-1, 1], [7, 0]]), (3, 2)).tolist()
+    [[0, 1], [2, 0]]
+    """
+    return np.clip(np.asarray(X).astype(np.int64), 0, np.asarray(domain_sizes, dtype=np.int64) - 1)
+
+
+def clamp_records(X, lower, upper):
+    """Numeric records clamped into the declared box [lower, upper], NaN at the box's centre: the declared treatment.
+
+    A coordinate below its lower bound (-inf included) becomes the lower bound, one above its upper bound (+inf
+    included) the upper bound, as diffprivlib clips and OpenDP clamps; a NaN coordinate becomes the centre of
+    its interval, (lower + upper) / 2. Each record is mapped alone, so the map keeps neighbours neighbours and
+    the estimator's guarantee holds for the records as given; nothing is refused or reported, so nothing
+    observable depends on which record was outside. A caller who wants such a record refused asks for it by
+    name: :func:`refuse_outside`.
+
+    Examples
+    --------
+    >>> clamp_records(np.array([[-5.0, 0.5], [np.nan, np.inf]]), np.zeros(2), np.ones(2)).tolist()
+    [[0.0, 0.5], [0.5, 1.0]]
+    """
+    X = np.asarray(X, dtype=float)
+    inside = (X >= lower) & (X <= upper)  # False for NaN
+    if inside.all():
+        return X
+    return np.where(np.isnan(X), (lower + upper) / 2, np.clip(X, lower, upper))
+
+
+def refuse_outside(X, bounds, name="X"):
+    """Refuse records outside ``bounds`` (or NaN), naming the first one's row and column: a leaky check, by name.
+
+    The estimators clamp such records (:func:`clamp_records`). Whether this raises depends on the private
+    records, and its message says which record, so calling it is a release that no epsilon covers: it warns
+    with :class:`PrivacyLeakWarning` every time.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     refuse_outside([[0.5, 2.0]], (0, 1))
+    Traceback (most recent call last):
+    ...
+    ValueError: X[0, 1] lies outside the declared bounds [0.0, 1.0] of dimension 1
+    """
+    warnings.warn(
+        "refuse_outside reads the private records and its outcome names one: not covered by any epsilon",
+        PrivacyLeakWarning,
+        stacklevel=2,
+    )
+    arr = check_array(X, name=name, finite=False).astype(float)
+    lower, upper = _declared_bounds(bounds, arr.shape[1], "bounds")
+    outside = ~((arr >= lower) & (arr <= upper))
+    if outside.any():
+        i, j = (int(v) for v in np.argwhere(outside)[0])
+        raise ValueError(f"{name}[{i}, {j}] lies outside the declared bounds [{lower[j]}, {upper[j]}] of dimension {j}")
+    return arr
+
+
+def refuse_outside_domain(X, domain_sizes, name="X"):
+    """Refuse codes outside the declared domain, naming the first one's row and column: a leaky check, by name.
+
+    The estimators clamp such codes (:func:`clamp_codes`); like :func:`refuse_outside`, this warns with
+    :class:`PrivacyLeakWarning` every time.
+    """
+    warnings.warn(
+        "refuse_outside_domain reads the private records and its outcome names one: not covered by any epsilon",
+        PrivacyLeakWarning,
+        stacklevel=2,
+    )
+    return check_categorical(X, domain_sizes, name=name)
 
 
 def check_sample_weight(sample_weight, n_samples, name="sample_weight"):
@@ -524,9 +659,8 @@ def check_bounds(bounds, n_features, X=None, name="bounds"):
     ``bounds`` is a pair of scalars or a pair of length-d arrays, or the string
     ``"data"``, which reads the domain off ``X`` (leaky: a
     :class:`PrivacyLeakWarning` says so). ``None`` is refused: the domain is a
-    public input the caller must declare. Data outside declared bounds is an
-    error, never clipped; the message names the row, the column and the bound,
-    never the value.
+    public input the caller must declare. Records outside declared bounds are
+    not looked at here: a private estimator clamps them (:func:`clamp_records`).
 
     Parameters
     ----------
@@ -535,7 +669,7 @@ def check_bounds(bounds, n_features, X=None, name="bounds"):
     n_features : int
         d, the number of features.
     X : ndarray of shape (n, d) or None
-        The records: checked to lie inside the bounds, or read with ``"data"``.
+        The records, read only with ``"data"``.
     name : str, default "bounds"
         The parameter's name, for the messages.
 
@@ -548,10 +682,6 @@ def check_bounds(bounds, n_features, X=None, name="bounds"):
     >>> lower, upper = check_bounds((0, 1), 2)
     >>> lower.tolist(), upper.tolist()
     ([0.0, 0.0], [1.0, 1.0])
-    >>> check_bounds((0, 1), 2, np.array([[0.5, 2.0]]))
-    Traceback (most recent call last):
-    ...
-    ValueError: X[0, 1] lies outside the declared bounds [0.0, 1.0] of dimension 1
     """
     if bounds is None:
         raise ValueError(
@@ -563,13 +693,7 @@ def check_bounds(bounds, n_features, X=None, name="bounds"):
         if bounds != FROM_DATA:
             raise ValueError(f"{name} must be a pair (lower, upper) or 'data', got {name}={_short(bounds)}")
         return _bounds_from_data(X, name)
-    lower, upper = _declared_bounds(bounds, n_features, name)
-    if X is not None:
-        outside = (X < lower) | (X > upper)
-        if outside.any():
-            i, j = (int(v) for v in np.argwhere(outside)[0])
-            raise ValueError(f"X[{i}, {j}] lies outside the declared {name} [{lower[j]}, {upper[j]}] of dimension {j}")
-    return lower, upper
+    return _declared_bounds(bounds, n_features, name)
 
 
 def column_min_max(X):
@@ -601,7 +725,15 @@ def _bounds_from_data(X, name):
         PrivacyLeakWarning,
         stacklevel=4,  # one frame deeper than before this step was split out: the warning names the same line
     )
-    lower, upper = (side.astype(float) for side in column_min_max(X))
+    finite = np.isfinite(X)
+    if not finite.all():  # the range of the finite coordinates; a column without one gets [0, 1]
+        X = np.where(finite, X, np.nan)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns, handled below
+            lower, upper = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+        lower, upper = np.where(np.isnan(lower), 0.0, lower), np.where(np.isnan(upper), 1.0, upper)
+    else:
+        lower, upper = (side.astype(float) for side in column_min_max(X))
     same = upper <= lower
     upper = np.where(same, lower + 1.0, upper)  # a constant column still needs a cell of positive width
     return lower, upper
@@ -828,7 +960,8 @@ class RandomState(Constraint):
     """
 
     def check(self, value, name):
-        check_random_state(value, name)
+        if not (isinstance(value, str) and value == OS_RANDOM):  # no key drawn just to check it
+            check_random_state(value, name)
         return value
 
 

@@ -6,6 +6,8 @@ value is never echoed: the cases put a distinctive code (77 or -77) into a
 record and check it does not appear in the message (an error message is an output too).
 """
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -49,13 +51,12 @@ def case(id_, call, exc, words, secret=None):
     CASES.append((id_, call, exc, words, secret))
 
 
+# The private estimators clamp a record's code into the domain (test_private_codes_are_clamped): only KModes refuses.
+case("KModes X out of domain", lambda: ALL["KModes"]().fit(OUT), ValueError, ["X[5, 2]", "domain_sizes[2]=4"], "77")
+case("KModes X negative", lambda: ALL["KModes"]().fit(NEG), ValueError, ["X[4, 1]"], "77")
+case("KModes X NaN", lambda: ALL["KModes"]().fit(np.where(X == 3, np.nan, X)), ValueError, ["X", "NaN"])
 for name, make in ALL.items():
-    case(
-        f"{name} X out of domain", lambda make=make: make().fit(OUT), ValueError, ["X[5, 2]", "domain_sizes[2]=4"], "77"
-    )
-    case(f"{name} X negative", lambda make=make: make().fit(NEG), ValueError, ["X[4, 1]"], "77")
     case(f"{name} X floats", lambda make=make: make().fit(X.astype(float)), TypeError, ["X", "integer"])
-    case(f"{name} X NaN", lambda make=make: make().fit(np.where(X == 3, np.nan, X)), ValueError, ["X", "NaN"])
     case(f"{name} X strings", lambda make=make: make().fit(X.astype(str)), TypeError, ["X"])
     case(f"{name} X object", lambda make=make: make().fit(X.astype(object)), TypeError, ["X", "object"])
     case(f"{name} X 1-D", lambda make=make: make().fit(X[:, 0]), ValueError, ["X", "2-D", "Reshape"])
@@ -308,4 +309,22 @@ def test_catalogue_size():
 def test_dataframe_records_get_the_same_checks():
     frame = pd.DataFrame(OUT, columns=["a", "b", "c"])
     with pytest.raises(ValueError, match=r"X\[5, 2\]"):
-        PRIVATE["DPKModes"]().fit(frame)
+        ALL["KModes"]().fit(frame)
+
+
+@pytest.mark.parametrize("name", sorted(PRIVATE))
+def test_private_codes_are_clamped(name):
+    """A private estimator's record outside the schema is clamped into it (77 to k - 1, -77 to 0), with no
+    exception and no warning: the fit equals the fit on the clamped records, seed for seed. A NaN code is a float
+    array, refused on its dtype alone (public), whatever the values."""
+    clamped = X.copy()
+    clamped[5, 2], clamped[4, 1] = 3, 0
+    bad = OUT.copy()
+    bad[4, 1] = -77
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = PRIVATE[name]().fit(bad)
+    b = PRIVATE[name]().fit(clamped)
+    np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+    with pytest.raises(TypeError, match="integer category codes"):
+        PRIVATE[name]().fit(np.where(X == 3, np.nan, X))

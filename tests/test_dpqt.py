@@ -289,8 +289,6 @@ GOOD = np.random.default_rng(0).uniform(-1, 1, size=(50, 2))
         (dict(max_iter=0), GOOD, ValueError, "max_iter"),
         (dict(level_budget="literal"), GOOD, ValueError, "level_budget"),
         (dict(n_public=0), GOOD, ValueError, "n_public"),
-        (dict(bounds=(-0.5, 0.5)), GOOD, ValueError, "outside the declared bounds"),
-        (dict(), np.array([[0.0, np.nan], [0.1, 0.2]]), ValueError, "NaN"),
     ],
 )
 def test_bad_input(kwargs, X, exc, needle):

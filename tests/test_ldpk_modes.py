@@ -6,6 +6,7 @@ here the user-side function is checked to be that mechanism, bit for bit.
 """
 
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,8 @@ def _data(rng, n=600):
 
 
 def _fit(X, seed=0, **kw):
-    params = dict(n_clusters=3, epsilon=1.0, max_iter=5, domain_sizes=SIZES, random_state=seed) | kw
+    params = dict(n_clusters=3, epsilon=1.0, budget="per_attribute", max_iter=5, domain_sizes=SIZES, random_state=seed)
+    params |= kw
     return LDPKModes(**params).fit(X)
 
 
@@ -72,7 +74,8 @@ def test_fitted_attributes(rng):
 def test_fit_predict_and_unfitted_predict(rng):
     X = _data(rng)
     np.testing.assert_array_equal(
-        LDPKModes(3, domain_sizes=SIZES, random_state=1).fit_predict(X), _fit(X, seed=1).predict(X)
+        LDPKModes(3, budget="per_attribute", domain_sizes=SIZES, random_state=1).fit_predict(X),
+        _fit(X, seed=1).predict(X),
     )
     with pytest.raises(AttributeError, match="not fitted"):
         LDPKModes(3).predict(X)
@@ -100,12 +103,20 @@ def test_same_seed_same_result_bit_for_bit(rng):
 
 @pytest.mark.parametrize("eps", [0.1, 1.0, 3.0])
 def test_epsilon_spent_and_the_plain_ldp_level(rng, eps):
-    est = _fit(_data(rng), epsilon=eps)
-    assert est.epsilon_spent_ == pytest.approx(eps) and est.epsilon_spent_ <= eps
-    assert est.ldp_epsilon_ == pytest.approx(len(SIZES) * eps)
-    assert est.epsilon_guaranteed_ == pytest.approx(len(SIZES) * eps)
-    assert est.neighbouring_ == "any two records of one user"
-    assert len(est.ledger_.entries) == 1 and est.ledger_.spent == est.epsilon_spent_
+    """budget="total" (the default): epsilon is the whole guarantee, the d-privacy unit epsilon / m rounded down;
+    budget="per_attribute" (the paper's): epsilon is the unit and m epsilon, rounded up, the guarantee."""
+    m = len(SIZES)
+    total = _fit(_data(rng), epsilon=eps, budget="total")
+    assert Fraction(total.d_epsilon_) * m <= Fraction(eps) and total.d_epsilon_ == pytest.approx(eps / m)
+    assert Fraction(total.epsilon_spent_) <= Fraction(total.epsilon_guaranteed_) <= Fraction(eps)
+    paper = _fit(_data(rng), epsilon=eps)
+    assert paper.d_epsilon_ == eps
+    assert Fraction(paper.epsilon_guaranteed_) >= m * Fraction(eps) and paper.epsilon_guaranteed_ == pytest.approx(
+        m * eps
+    )
+    assert paper.epsilon_spent_ == paper.epsilon_guaranteed_ == paper.ldp_epsilon_
+    assert paper.neighbouring_ == "any two records of one user"
+    assert len(paper.ledger_.entries) == 1 and paper.ledger_.spent == paper.epsilon_spent_
 
 
 def test_the_ldp_level_is_the_worst_probability_ratio_of_a_report():
@@ -113,7 +124,7 @@ def test_the_ldp_level_is_the_worst_probability_ratio_of_a_report():
     eps = 0.7
     P = mechanisms.hamming_rr_matrix(SIZES, eps)
     worst = np.log((P[:, None, :] / P[None, :, :]).max())
-    est = LDPKModes(3, epsilon=eps, domain_sizes=SIZES, random_state=0).fit(_all_cells())
+    est = LDPKModes(3, epsilon=eps, budget="per_attribute", domain_sizes=SIZES, random_state=0).fit(_all_cells())
     assert est.ldp_epsilon_ == pytest.approx(worst)
     assert est.epsilon_guaranteed_ == pytest.approx(worst)
 
@@ -295,15 +306,12 @@ GOOD = np.array([[0, 0, 0], [2, 1, 2], [1, 0, 1], [0, 1, 2]] * 5)
         (dict(n_clusters=2.0), GOOD, TypeError, "n_clusters"),
         (dict(n_clusters=21), GOOD, ValueError, "larger than the number of records"),
         (
-            dict(n_clusters=3, epsilon=25.0),
+            dict(n_clusters=3, epsilon=25.0, budget="per_attribute"),
             np.array([[0, 0, 0], [2, 1, 2]] * 5),
             ValueError,
             "larger than the number of distinct synthetic records",
         ),
-        (dict(), np.vstack([GOOD, [[3, 0, 0]]]), ValueError, "outside the declared domain"),
-        (dict(), np.vstack([GOOD, [[0, 2, 0]]]), ValueError, "outside the declared domain"),
-        (dict(), np.vstack([GOOD, [[0, -1, 0]]]), ValueError, "outside the declared domain"),
-        (dict(), np.vstack([GOOD, [[0, np.nan, 0]]]), ValueError, "NaN"),
+        (dict(), np.vstack([GOOD, [[0, np.nan, 0]]]), TypeError, "integer category codes"),
         (dict(), GOOD.astype(float), TypeError, "integer category codes"),
         (dict(), GOOD[:, :2], ValueError, "attributes"),
         (dict(), GOOD[:, 0], ValueError, "2-D"),

@@ -21,6 +21,8 @@ from dpclust_lib.noise import (
     laplace_noise_grid,
     laplace_release,
     sample_discrete_laplace,
+    saturate,
+    saturation_bound,
 )
 
 from .conftest import bonferroni
@@ -276,8 +278,8 @@ def test_errors_name_the_parameter_and_never_echo_the_value():
     rng = np.random.default_rng(0)
     assert "value" in _message(ValueError, laplace_release, [1.0, np.inf, SECRET], 1.0, 1.0, rng)
     assert "value" in _message(ValueError, laplace_release, [1.0, np.nan, SECRET], 1.0, 1.0, rng)
-    text = _message(ValueError, laplace_release, [SECRET], 1.0, 1.0, rng)
-    assert "value" in text and "grid" in text
+    text = _message(ValueError, laplace_release, [1.0], 1.0, 1e30, rng)  # a public refusal: epsilon, not the value
+    assert "epsilon" in text and "grid" in text
     text = _message(ValueError, laplace_release, [1.0], 1.0, 1.0, rng, noise="secret-kind-7.123456789")
     assert "noise" in text and all(kind in text for kind in NOISE_KINDS) and "secret" not in text
     assert "sensitivity" in _message(ValueError, laplace_release, [1.0], -SECRET, 1.0, rng)
@@ -312,3 +314,32 @@ def test_mironov_attack_finds_nothing_against_the_exact_release():
 
 def test_docstring_examples():
     assert doctest.testmod(noise, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+# --------------------------------------------------------------------------- saturation (the release never refuses)
+
+
+def test_a_value_past_the_grid_saturates_at_a_public_bound():
+    """A value beyond 2^52 grid steps is released as the bound plus noise: no exception, and the noise is centred on
+    the bound, exactly as for a value equal to the bound (the same draws from the same seed)."""
+    gamma = laplace_noise_grid(1.0, 1.0)
+    bound = saturation_bound(gamma)
+    assert bound == 2.0**52 * gamma == 2.0**32
+    for value in (bound * 1.5, 1e300):  # a non-finite answer is refused: the query, not the data, is at fault
+        above = laplace_release([value, -value], 1.0, 1.0, np.random.default_rng(5))[0]
+        at = laplace_release([bound, -bound], 1.0, 1.0, np.random.default_rng(5))[0]
+        np.testing.assert_array_equal(above, at)
+
+
+def test_saturation_keeps_the_accounted_ratio_exactly():
+    """The clamped release of two neighbouring answers, one past the bound: its probability ratio is the discrete
+    Laplace one of the clamped answers, whose distance is at most the answers' (clamping is 1-Lipschitz)."""
+    gamma = laplace_noise_grid(1.0, 1.0)
+    bound = saturation_bound(gamma)
+    a, b = np.array([bound - 0.5]), np.array([bound + 0.5])
+    assert abs(float(saturate(b, gamma)[0] - saturate(a, gamma)[0])) <= 1.0
+
+
+def test_the_huge_grid_saturates_the_output_too():
+    noisy, _, gamma = laplace_release(np.full(1000, 1.7e308), 1e307, 1.0, np.random.default_rng(0))
+    assert gamma >= 2.0**960 and np.all(np.isfinite(noisy)) and np.all(np.abs(noisy) <= saturation_bound(gamma))

@@ -376,8 +376,7 @@ _X = np.array([[0, 1, 0], [2, 3, 1], [1, 0, 1]])
         (dict(init="random"), _X, ValueError, "init"),
         (dict(init=np.zeros((3, 3), dtype=int)), _X, ValueError, "init array"),
         (dict(init=np.array([[0, 0, 0], [3, 0, 0]])), _X, ValueError, "outside the declared domain"),
-        (dict(), np.array([[0, 4, 0]]), ValueError, "outside the declared domain"),
-        (dict(), np.array([[0.0, np.nan, 0.0]]), ValueError, "NaN"),
+        (dict(), np.array([[0.0, np.nan, 0.0]]), TypeError, "integer category codes"),
         (dict(), np.zeros((0, 3), dtype=int), ValueError, "empty"),
         (dict(), np.array([[0, 1]]), ValueError, "2 attributes but domain_sizes has 3"),
         (

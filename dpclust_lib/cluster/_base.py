@@ -8,10 +8,11 @@ estimator then reports ``epsilon_guaranteed_ = inf``.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 from ..noise import NOISE_KINDS
-from ..validation import FROM_DATA, PrivacyLeakWarning, check_choice, missing_public_message
+from ..validation import FROM_DATA, Custom, PrivacyLeakWarning, check_choice, missing_public_message
 
 CENTRAL = "add/remove one record"
 """Central DP: neighbouring data sets differ by one added or removed record (replace-one costs up to 2 epsilon)."""
@@ -60,3 +61,56 @@ def resolve_noise(noise, stacklevel=3):
         stacklevel=stacklevel,
     )
     return noise, True
+
+
+# The parameter values with which a fit reads the records outside its budget (each warns when fitted): a fit so
+# configured guarantees nothing, and an accountant refuses it before it starts. Any parameter set to "data" (a
+# public quantity read off the records) does too.
+LEAKY_SETTINGS = {
+    "noise": ("float",),
+    "init": ("records", "kmeans-on-data"),
+    "split": ("order",),
+    "protect_cluster_index": (False,),
+}
+
+
+def declared_leaky(estimator):
+    """Whether the configuration reads the records outside its budget, decided from the parameters alone.
+
+    Conservative: a parameter set to ``"data"`` counts even where another parameter makes it unused. The tests
+    check the other direction, that every fit whose ``epsilon_guaranteed_`` is inf is declared leaky here.
+    """
+    if getattr(estimator, "_guarantees_nothing", False):
+        return True
+    for name, value in estimator.get_params(deep=False).items():
+        if is_from_data(value):
+            return True
+        if isinstance(value, (str, bool)) and value in LEAKY_SETTINGS.get(name, ()):
+            return True
+    return False
+
+
+def check_accountant(value, name="accountant"):
+    """None, or a :class:`~dpclust_lib.accounting.BudgetAccountant` (any PrivacyLedger) shared by several fits."""
+    from ..accounting import PrivacyLedger
+
+    if value is not None and not isinstance(value, PrivacyLedger):
+        raise TypeError(f"{name} must be None or a BudgetAccountant, got a {type(value).__name__}")
+    return value
+
+
+def charge_accountant(estimator, epsilon_total):
+    """Charge the estimator's accountant (if any) the fit's whole ex-ante guarantee, before any record is read.
+
+    ``epsilon_total`` is the fit's total epsilon from its public parameters; a leaky configuration
+    (:func:`declared_leaky`) is charged inf, which every budget refuses. Raises
+    :class:`~dpclust_lib.accounting.BudgetExceededError` and records nothing when the budget would be passed.
+    """
+    accountant = check_accountant(getattr(estimator, "accountant", None))
+    if accountant is not None:
+        total = math.inf if declared_leaky(estimator) else float(epsilon_total)
+        accountant.spend(total, f"{type(estimator).__name__}.fit")
+
+
+ACCOUNTANT = Custom(check_accountant)
+"""The constraint on every private estimator's ``accountant``."""

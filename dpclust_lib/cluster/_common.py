@@ -66,10 +66,14 @@ def domain_from_data(X, name="X"):
     return check_categorical(arr, sizes, name=name), sizes
 
 
-def categorical_input(X, domain_sizes, name="X", allow_empty=False):
-    """Check integer-coded records against a declared domain; return (X int64, domain sizes)."""
+def categorical_input(X, domain_sizes, name="X", allow_empty=False, outside="raise"):
+    """Check integer-coded records against a declared domain; return (X int64, domain sizes).
+
+    ``outside="clamp"``: a private estimator's records, whose codes outside the domain are clamped into it
+    (:func:`~dpclust_lib.validation.clamp_codes`) rather than refused.
+    """
     sizes = check_domain_sizes(domain_sizes)
-    return check_categorical(X, sizes, name=name, allow_empty=allow_empty), sizes
+    return check_categorical(X, sizes, name=name, allow_empty=allow_empty, outside=outside), sizes
 
 
 def unique_rows(X):
@@ -226,7 +230,9 @@ class CategoricalClusterer(ClusterMixin, BaseEstimator):
                 )
             X, sizes = domain_from_data(X)
             return X, sizes, self._private
-        X, sizes = categorical_input(X, self.domain_sizes, allow_empty=allow_no_records)
+        # A private estimator's records outside the declared domain are clamped into it: no refusal can depend on them.
+        outside = "clamp" if self._private else "raise"
+        X, sizes = categorical_input(X, self.domain_sizes, allow_empty=allow_no_records, outside=outside)
         return X, sizes, False
 
     def _input(self, X):

@@ -18,7 +18,7 @@ from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._distances import nearest
-from ..validation import PrivacyLeakWarning, check_array, check_bounds, check_int, check_n_clusters
+from ..validation import PrivacyLeakWarning, check_array, check_bounds, check_int, check_n_clusters, clamp_records
 from ._base import CENTRAL, is_from_data, require_public
 
 BOUNDS_WHAT = "bounds=(lower, upper), the public domain of the data (scalars or one value per feature)"
@@ -37,7 +37,7 @@ def check_init_shape(init, n_clusters, n_features):
     return init
 
 
-def numeric_input(est, X, *, reset=True, allow_no_records=False):
+def numeric_input(est, X, *, reset=True, allow_no_records=False, finite=True):
     """X as a C-contiguous float array, checked with our messages; records n_features_in_ (reset) or checks it.
 
     Our :func:`check_array` runs first (its messages name the parameter and
@@ -50,7 +50,7 @@ def numeric_input(est, X, *, reset=True, allow_no_records=False):
     be an observable difference that depends on the private number of records; its release is
     noise alone. A shape without a feature (d = 0) is still refused: d is public.
     """
-    arr = check_array(X, allow_empty=allow_no_records)
+    arr = check_array(X, allow_empty=allow_no_records, finite=finite)
     if arr.ndim == 2 and arr.shape[1] == 0:
         raise ValueError(f"X is empty: 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
     arr = np.ascontiguousarray(arr, dtype=float)  # row blocks are read in the distance loops
@@ -70,6 +70,19 @@ def resolve_bounds(bounds, X):
     return lower, upper, is_from_data(bounds)
 
 
+def private_records(est, X, *, reset=True):
+    """(X, lower, upper, leaky) of a private estimator's fit: the records checked for their public shape and dtype,
+    then clamped into the bounds (:func:`~dpclust_lib.validation.clamp_records`: NaN to the box's centre).
+
+    Only public properties of X (its shape, its dtype) can make this refuse; a record outside the bounds, inf or
+    NaN gets the declared treatment, so no exception or message depends on a record's value. X of shape (0, d)
+    is accepted: the empty data set is a neighbour of every one-record data set.
+    """
+    X = numeric_input(est, X, reset=reset, allow_no_records=True, finite=False)
+    lower, upper, leaky = resolve_bounds(est.bounds, X)
+    return clamp_records(X, lower, upper), lower, upper, leaky
+
+
 def resolve_n(n_public, X, needed_for="to size the grid or tree"):
     """(N, leaky): the public record count, or the true one with ``n_public="data"`` (leaky, warns)."""
     require_public(n_public, "n_public", n_public_what(needed_for))
@@ -77,7 +90,7 @@ def resolve_n(n_public, X, needed_for="to size the grid or tree"):
         if X.shape[0] == 0:
             raise ValueError("n_public='data' needs at least one record to count: X is empty; pass n_public=<int>")
         warnings.warn(
-            f"n_public='data': the grid/tree is sized from the true number of records N={X.shape[0]}, "
+            "n_public='data': the grid/tree is sized from the true number of records, "
             "which is not covered by the privacy guarantee (epsilon_guaranteed_ = inf; the papers "
             "treat N as public). Pass n_public=<int> to declare it.",
             PrivacyLeakWarning,

@@ -28,6 +28,7 @@ Neighbours differ by one added or removed record (``neighbouring_``); replacing 
 
 from __future__ import annotations
 
+import fractions
 import math
 import warnings
 
@@ -35,7 +36,7 @@ import numpy as np
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
-from ..accounting import PrivacyLedger
+from ..accounting import PrivacyLedger, share_at_most
 from ..mechanisms import laplace_mechanism, laplace_scale
 from ..noise import NOISE_KINDS
 from ..validation import (
@@ -56,8 +57,8 @@ from ..validation import (
     check_positive,
     check_random_state,
 )
-from ._base import resolve_noise
-from ._numeric import BOUNDS_WHAT, numeric_input, record_privacy, resolve_bounds
+from ._base import ACCOUNTANT, charge_accountant, resolve_noise
+from ._numeric import BOUNDS_WHAT, numeric_input, private_records, record_privacy
 from .birch import MAX_BRANCHING, BirchBase, LaplaceRows, NegativeRadiusWarning, cf_sensitivities, grow_tree, sum_cfs
 
 __all__ = ["DPBirch", "DPBirchPublicTree"]
@@ -139,6 +140,9 @@ class DPBirch(_PrivateBirch):
         The Laplace sampler (:func:`~dpclust_lib.mechanisms.laplace_mechanism`);
         "float" warns (PrivacyLeakWarning). The release is never DP either way.
 
+    accountant : BudgetAccountant or None, default=None
+        A budget shared with other fits (:class:`~dpclust_lib.accounting.BudgetAccountant`): charged this fit's
+        whole guarantee before any record is read; a fit that would pass its budget is refused.
     Attributes
     ----------
     as :class:`~dpclust_lib.cluster.birch.Birch` without labels_, nearest_subcluster_ and subcluster_n_;
@@ -161,6 +165,8 @@ class DPBirch(_PrivateBirch):
     (2.0, inf, (300,))
     """
 
+    _guarantees_nothing = True  # an accountant refuses it (declared_leaky)
+
     _parameter_constraints = {
         "n_clusters": Optional(NClusters()),
         "epsilon": Epsilon(),
@@ -169,6 +175,7 @@ class DPBirch(_PrivateBirch):
         "bounds": PublicInput(BOUNDS_WHAT),  # checked against X's features in fit (resolve_bounds)
         "random_state": RandomState(),
         "noise": Choice(*NOISE_KINDS),
+        "accountant": ACCOUNTANT,
     }
 
     def __init__(
@@ -181,6 +188,7 @@ class DPBirch(_PrivateBirch):
         bounds=None,
         random_state=None,
         noise="exact",
+        accountant=None,
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -189,14 +197,22 @@ class DPBirch(_PrivateBirch):
         self.bounds = bounds
         self.random_state = random_state
         self.noise = noise
+        self.accountant = accountant
 
     def fit(self, X, y=None):
         """Build the noisy CF tree of X (n, d) (the paper's steps 1-2) and cluster its leaves."""
         eps = check_epsilon(self.epsilon)
+        charge_accountant(self, eps)  # inf: every budget refuses it, before any record is read
         threshold, branching_factor = self._check_tree_params()
         noise_kind, _ = resolve_noise(self.noise)
-        X = numeric_input(self, X)
-        lower, upper, _ = resolve_bounds(self.bounds, X)
+        warnings.warn(
+            "DPBirch is the paper's algorithm: the tree's shape and its number of records are released without "
+            "noise, so no epsilon covers it (epsilon_guaranteed_ = inf; epsilon_spent_ is the paper's 2 epsilon). "
+            "DPBirchPublicTree is the private variant.",
+            PrivacyLeakWarning,
+            stacklevel=2,
+        )
+        X, lower, upper, _ = private_records(self, X)
         rng = check_random_state(self.random_state)
         delta = float(np.maximum(np.abs(lower), np.abs(upper)).max())  # the paper's Delta q: 1 on [0, 1]
         scale = laplace_scale(delta, eps)
@@ -293,6 +309,9 @@ class DPBirchPublicTree(_PrivateBirch):
         The Laplace sampler (:func:`~dpclust_lib.mechanisms.laplace_mechanism`);
         "float" warns (PrivacyLeakWarning) and makes epsilon_guaranteed_ inf.
 
+    accountant : BudgetAccountant or None, default=None
+        A budget shared with other fits (:class:`~dpclust_lib.accounting.BudgetAccountant`): charged this fit's
+        whole guarantee before any record is read; a fit that would pass its budget is refused.
     Attributes
     ----------
     subcluster_centers_, subcluster_labels_, cluster_centers_, n_subclusters_,
@@ -326,6 +345,7 @@ class DPBirchPublicTree(_PrivateBirch):
         "bounds": PublicInput(BOUNDS_WHAT),  # checked against X's features in fit (resolve_bounds)
         "random_state": RandomState(),
         "noise": Choice(*NOISE_KINDS),
+        "accountant": ACCOUNTANT,
     }
 
     def __init__(
@@ -342,6 +362,7 @@ class DPBirchPublicTree(_PrivateBirch):
         bounds=None,
         random_state=None,
         noise="exact",
+        accountant=None,
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -354,6 +375,7 @@ class DPBirchPublicTree(_PrivateBirch):
         self.min_count = min_count
         self.bounds = bounds
         self.random_state = random_state
+        self.accountant = accountant
 
     def _skeleton_points(self, X, lower, upper, rng):
         if isinstance(self.skeleton, str):
@@ -382,13 +404,13 @@ class DPBirchPublicTree(_PrivateBirch):
     def fit(self, X, y=None):
         """Route X (n, d) through the skeleton, release the noisy leaf CFs, cluster the kept leaves."""
         eps = check_epsilon(self.epsilon)
+        charge_accountant(self, eps)  # before any record is read
         threshold, branching_factor = self._check_tree_params()
-        shares = self._shares()
+        self._shares()  # budget_split checked before any record is read
         if self.min_count is not None:
             check_positive(self.min_count, "min_count")
         noise_kind, leaky_noise = resolve_noise(self.noise)
-        X = numeric_input(self, X, allow_no_records=True)
-        lower, upper, leaky = resolve_bounds(self.bounds, X)
+        X, lower, upper, leaky = private_records(self, X)
         rng = check_random_state(self.random_state)
         points, public = self._skeleton_points(X, lower, upper, rng)
         tree = grow_tree(points, threshold, branching_factor)
@@ -400,8 +422,10 @@ class DPBirchPublicTree(_PrivateBirch):
             cfs = tree.leaf_cfs()[:3]  # the exact tree's own leaf CFs
         ledger = PrivacyLedger(eps)
         scales, noisy = [], []
-        for what, share, delta, exact in zip(("N", "LS", "SS"), shares, cf_sensitivities(lower, upper), cfs):
-            part = eps * share
+        # Each part rounded down from the exact share of the split given: the three sum to at most eps exactly.
+        given = [fractions.Fraction(float(v)) for v in self.budget_split]
+        parts = [share_at_most(eps, v / sum(given)) for v in given]
+        for what, part, delta, exact in zip(("N", "LS", "SS"), parts, cf_sensitivities(lower, upper), cfs):
             scales.append(laplace_scale(delta, part))
             ledger.spend(
                 part, f"Laplace noise on {what} of every leaf (L1 sensitivity {delta:g}, scale {scales[-1]:.4g})"

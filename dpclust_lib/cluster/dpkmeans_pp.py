@@ -6,9 +6,13 @@ budget split and seeding details are not published; this is our reading.
 
 from __future__ import annotations
 
+import fractions
+
 import numpy as np
 
+from ..accounting import share_at_most
 from ..mechanisms import laplace_mechanism, laplace_scale
+from ..noise import double_at_most
 from ..validation import Fraction, Int, PublicInput
 from ._numeric import n_public_what, resolve_n
 from .eug_kmeans import check_grid_cells, eug_grid_size
@@ -54,7 +58,7 @@ class DPKMeansPP(DPLloyd):
         The number of SuLQ iterations after the seeding (>= 1).
     schedule : {"fixed", "halving"}, default="fixed"
         The budgets of the releases (:func:`~dpclust_lib.cluster.kmeans.budget_shares`), as :class:`DPKMeans`.
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
         The randomness of the noise and of the draws; an int gives the same release every time.
     bounds : (lower, upper) or "data", required
         The public data domain (scalars or length-d arrays). "data" reads it
@@ -69,6 +73,9 @@ class DPKMeansPP(DPLloyd):
         floating-point Laplace (leaks through its low bits: PrivacyLeakWarning,
         epsilon_guaranteed_ = inf).
 
+    accountant : BudgetAccountant or None, default=None
+        A budget shared with other fits (:class:`~dpclust_lib.accounting.BudgetAccountant`): charged this fit's
+        whole guarantee before any record is read; a fit that would pass its budget is refused.
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
@@ -132,6 +139,7 @@ class DPKMeansPP(DPLloyd):
         seeding_share=0.5,
         n_public=None,
         noise="exact",
+        accountant=None,
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -142,9 +150,10 @@ class DPKMeansPP(DPLloyd):
         self.seeding_share = seeding_share
         self.n_public = n_public
         self.noise = noise
+        self.accountant = accountant
 
     def _start(self, X, k, lower, upper, eps, rng, ledger, noise):
-        eps_seed = float(self.seeding_share) * eps  # checked by the table
+        eps_seed = share_at_most(eps, fractions.Fraction(float(self.seeding_share)))  # rounded down, checked
         n, leaky = resolve_n(self.n_public, X)
         m = check_grid_cells(eug_grid_size(n, eps_seed, X.shape[1]), X.shape[1], "n_public, epsilon and seeding_share")
         cells, counts = grid_histogram(X, lower, upper, m)
@@ -156,4 +165,5 @@ class DPKMeansPP(DPLloyd):
         noisy = laplace_mechanism(counts, 1.0, eps_seed, rng, noise=noise)
         self.grid_size_ = m
         centres = kmeans_plusplus(cells, k, rng, np.maximum(noisy, 0.0))
-        return centres, budget_shares(self.schedule, eps - eps_seed, self.max_iter), leaky
+        rest = double_at_most(fractions.Fraction(eps) - fractions.Fraction(eps_seed))  # seeding + Lloyd <= eps
+        return centres, budget_shares(self.schedule, rest, self.max_iter), leaky

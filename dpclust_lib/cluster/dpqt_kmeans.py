@@ -51,6 +51,7 @@ reaches; ``epsilon_spent_`` counts only the levels this run released.
 
 from __future__ import annotations
 
+import fractions
 import math
 import warnings
 from dataclasses import dataclass, replace
@@ -58,9 +59,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ..accounting import PrivacyLedger
+from ..accounting import PrivacyLedger, compose, share_at_most
 from ..mechanisms import laplace_mechanism, laplace_scale
-from ..noise import NOISE_KINDS
+from ..noise import NOISE_KINDS, double_at_most
 from ..validation import (
     Choice,
     ChoiceOrArray,
@@ -78,16 +79,15 @@ from ..validation import (
     check_random_state,
     validate_params,
 )
-from ._base import resolve_noise
+from ._base import ACCOUNTANT, charge_accountant, resolve_noise
 from ._numeric import (
     BOUNDS_WHAT,
     PrivateCentroidMixin,
     check_init_shape,
     check_n_clusters_public,
     n_public_what,
-    numeric_input,
+    private_records,
     record_privacy,
-    resolve_bounds,
     resolve_n,
 )
 from .kmeans import KMeans, fit_buckets, kmeans_plusplus
@@ -271,7 +271,9 @@ def level_budgets(epsilon_tree, max_height, level_budget="uniform"):
     max_height = check_int(max_height, "max_height", minimum=1, maximum=MAX_HEIGHT)
     if level_budget not in LEVEL_BUDGETS:
         raise ValueError(f"level_budget must be one of {LEVEL_BUDGETS}, got level_budget={level_budget!r}")
-    shrink = 1.0 - 1.0 / max_height if level_budget == "remaining" else 1.0
+    if level_budget == "uniform":  # epsilon_tree / H rounded down: the H levels sum to at most epsilon_tree exactly
+        return np.full(max_height, share_at_most(eps_tree, fractions.Fraction(1, max_height)))
+    shrink = 1.0 - 1.0 / max_height  # a geometric sum of 1 - shrink^H < 1 of epsilon_tree: far from the budget
     return eps_tree / max_height * shrink ** np.arange(max_height)
 
 
@@ -528,7 +530,7 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         maxH, in [1, MAX_HEIGHT]; None: floor(ln(N) / d) (the paper's ln(N)/d, made an integer).
     threshold : float or None, default=None
         T >= 0, the split threshold; None: N / 1000.
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
         The randomness of the noise and of the draws; an int gives the same release every time.
     bounds : (lower, upper) or "data", required
         The public domain. "data" reads it off the records, as Alg. 1 line 2
@@ -554,6 +556,9 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         epsilon_1 / maxH each, as the text's prose says, or Alg. 2 line 17 read
         literally, 1/maxH of what the levels above left (spends less than epsilon_1).
 
+    accountant : BudgetAccountant or None, default=None
+        A budget shared with other fits (:class:`~dpclust_lib.accounting.BudgetAccountant`): charged this fit's
+        whole guarantee before any record is read; a fit that would pass its budget is refused.
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
@@ -620,6 +625,7 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         "max_iter": Int(minimum=1),
         "noise": Choice(*NOISE_KINDS),
         "level_budget": Choice(*LEVEL_BUDGETS),
+        "accountant": ACCOUNTANT,
     }
 
     def __init__(
@@ -637,6 +643,7 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         max_iter=300,
         noise="exact",
         level_budget="uniform",
+        accountant=None,
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -650,6 +657,7 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         self.max_iter = max_iter
         self.noise = noise
         self.level_budget = level_budget
+        self.accountant = accountant
 
     def fit(self, X, y=None):
         """Fit to X (n, d): build the noisy tree, release its leaf counts, fit k-means to the buckets.
@@ -664,16 +672,17 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         self
         """
         params = validate_params(self)
-        X = numeric_input(self, X, allow_no_records=True)
+        charge_accountant(self, params["epsilon"])  # before any record is read
+        X, lower, upper, leaky = private_records(self, X)
         noise, leaky_noise = resolve_noise(self.noise)
-        lower, upper, leaky = resolve_bounds(self.bounds, X)
         k = check_n_clusters_public(params["n_clusters"], self.n_public)
         given_init = None if isinstance(params["init"], str) else check_init_shape(params["init"], k, X.shape[1])
         max_height, threshold, leaky_n = self._tree_parameters(params, X)
         rng = check_random_state(self.random_state)
         eps = params["epsilon"]
         ledger = PrivacyLedger(eps)
-        eps_tree, eps_leaves = params["gamma"] * eps, (1.0 - params["gamma"]) * eps
+        eps_tree = share_at_most(eps, fractions.Fraction(params["gamma"]))  # the parts sum to at most eps exactly
+        eps_leaves = double_at_most(fractions.Fraction(eps) - fractions.Fraction(eps_tree))
         tree, buckets, noisy = _release(
             X, lower, upper, eps_tree, eps_leaves, max_height, threshold, rng, noise, ledger, params["level_budget"]
         )
@@ -687,7 +696,7 @@ class DPQTKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         self.bounds_ = (lower, upper)
         # The guarantee is the budget of every level the tree may release and of the leaves, whether or
         # not this run's tree stopped early: a function of the configuration alone.
-        guaranteed = math.fsum([eps_tree / max_height] * max_height + [eps_leaves])
+        guaranteed = compose([*level_budgets(eps_tree, max_height, params["level_budget"]), eps_leaves])
         leaky_any = leaky or leaky_noise or leaky_n or leaky_init
         record_privacy(self, ledger.spent, leaky_any, epsilon_guaranteed=guaranteed)
         return self

@@ -29,15 +29,14 @@ from ..validation import (
     check_random_state,
     validate_params,
 )
-from ._base import resolve_noise
+from ._base import ACCOUNTANT, charge_accountant, resolve_noise
 from ._numeric import (
     BOUNDS_WHAT,
     PrivateCentroidMixin,
     check_n_clusters_public,
     n_public_what,
-    numeric_input,
+    private_records,
     record_privacy,
-    resolve_bounds,
     resolve_n,
 )
 from .kmeans import (
@@ -126,7 +125,7 @@ class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         The total privacy budget (> 0).
     max_iter : int, default=300
         The most Lloyd updates on the grid (>= 1; post-processing).
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
         The randomness of the noise and of the draws; an int gives the same release every time.
     bounds : (lower, upper) or "data", required
         The public data domain (scalars or length-d arrays). "data" reads it
@@ -140,6 +139,9 @@ class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         floating-point Laplace (leaks through its low bits: PrivacyLeakWarning,
         epsilon_guaranteed_ = inf).
 
+    accountant : BudgetAccountant or None, default=None
+        A budget shared with other fits (:class:`~dpclust_lib.accounting.BudgetAccountant`): charged this fit's
+        whole guarantee before any record is read; a fit that would pass its budget is refused.
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
@@ -194,6 +196,7 @@ class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         "n_public": PublicInput(n_public_what(NEEDED_FOR), Int(minimum=1), unless=("grid_size",)),
         "grid_size": Optional(Int(minimum=1)),
         "noise": Choice(*NOISE_KINDS),
+        "accountant": ACCOUNTANT,
     }
 
     def __init__(
@@ -207,6 +210,7 @@ class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         n_public=None,
         grid_size=None,
         noise="exact",
+        accountant=None,
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -216,6 +220,7 @@ class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         self.n_public = n_public
         self.grid_size = grid_size
         self.noise = noise
+        self.accountant = accountant
 
     def fit(self, X, y=None):
         """Fit to X (n, d); the release is the noisy grid and the centres fitted to it.
@@ -230,10 +235,10 @@ class EUGKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         self
         """
         params = validate_params(self)
+        charge_accountant(self, params["epsilon"])  # before any record is read
         eps, max_iter = params["epsilon"], params["max_iter"]
-        X = numeric_input(self, X, allow_no_records=True)
+        X, lower, upper, leaky = private_records(self, X)
         noise, leaky_noise = resolve_noise(self.noise)
-        lower, upper, leaky = resolve_bounds(self.bounds, X)
         k = check_n_clusters_public(self.n_clusters, self.n_public)
         if params["grid_size"] is not None:
             m = check_grid_cells(params["grid_size"], X.shape[1], "grid_size")

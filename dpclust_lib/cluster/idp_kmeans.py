@@ -70,7 +70,7 @@ class IDPKMeans(DPLloyd):
         N, the number of releases (>= 1), the initial one included (1 = the initial step only).
     schedule : {"fixed", "halving"}, default="fixed"
         The budgets of the releases (:func:`~dpclust_lib.cluster.kmeans.budget_shares`), as :class:`DPKMeans`.
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
         The randomness of the noise and of the draws; an int gives the same release every time.
     bounds : (lower, upper) or "data", required
         The public data domain (scalars or length-d arrays). "data" reads it
@@ -82,6 +82,9 @@ class IDPKMeans(DPLloyd):
         floating-point Laplace (leaks through its low bits: PrivacyLeakWarning,
         epsilon_guaranteed_ = inf).
 
+    accountant : BudgetAccountant or None, default=None
+        A budget shared with other fits (:class:`~dpclust_lib.accounting.BudgetAccountant`): charged this fit's
+        whole guarantee before any record is read; a fit that would pass its budget is refused.
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
@@ -143,6 +146,7 @@ class IDPKMeans(DPLloyd):
         bounds=None,
         split="random",
         noise="exact",
+        accountant=None,
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -152,6 +156,7 @@ class IDPKMeans(DPLloyd):
         self.bounds = bounds
         self.split = split
         self.noise = noise
+        self.accountant = accountant
 
     def _start(self, X, k, lower, upper, eps, rng, ledger, noise):
         n, d = X.shape

@@ -23,6 +23,7 @@ evaluation from ``exact_diagnostics(X)``, which is not private.
 
 from __future__ import annotations
 
+import fractions
 import math
 import warnings
 
@@ -30,7 +31,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._distances import sq_distances_to
-from ..accounting import PrivacyLedger
+from ..accounting import PrivacyLedger, share_at_most
 from ..mechanisms import laplace_mechanism, laplace_scale
 from ..noise import NOISE_KINDS
 from ..validation import (
@@ -51,7 +52,7 @@ from ..validation import (
     check_sample_weight,
     validate_params,
 )
-from ._base import resolve_noise
+from ._base import ACCOUNTANT, charge_accountant, resolve_noise
 from ._numeric import (
     BOUNDS_WHAT,
     NearestCentrePredict,
@@ -60,8 +61,8 @@ from ._numeric import (
     check_init_shape,
     check_n_clusters_public,
     numeric_input,
+    private_records,
     record_privacy,
-    resolve_bounds,
     weighted_means,
 )
 
@@ -145,7 +146,7 @@ def kmeans_plusplus(X, n_clusters, random_state=None, weights=None):
     X : array_like of shape (n_samples, n_features)
     n_clusters : int
         K, the number of centres to draw.
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
     weights : None or array_like of shape (n_samples,), default=None
         Record weights (None: all ones).
 
@@ -194,7 +195,7 @@ class KMeans(NearestCentrePredict, ClusterMixin, BaseEstimator):
         Runs from different seedings (>= 1); the lowest inertia wins. An init array runs once.
     max_iter : int, default=300
         The most centre updates per run (>= 1); a run stops when the assignment repeats.
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
         The seeding's randomness; an int gives the same run every time.
 
     Attributes
@@ -303,14 +304,16 @@ def budget_shares(schedule, epsilon, n_releases):
     --------
     >>> budget_shares("fixed", 1.0, 4)
     [0.25, 0.25, 0.25, 0.25]
+    >>> budget_shares("fixed", 1.0, 5)  # 0.2 is a little above 1/5; its neighbour below is not
+    [0.19999999999999998, 0.19999999999999998, 0.19999999999999998, 0.19999999999999998, 0.19999999999999998]
     >>> budget_shares("halving", 1.0, 3)
     [0.5, 0.25, 0.125]
     """
     check_choice(schedule, "schedule", set(SCHEDULES))
     eps = check_epsilon(epsilon)
     n = check_int(n_releases, "n_releases", minimum=0)
-    if schedule == "fixed":
-        return [eps / n] * n if n else []
+    if schedule == "fixed":  # epsilon / N rounded down: the N shares sum to at most epsilon exactly
+        return [share_at_most(eps, fractions.Fraction(1, n))] * n if n else []
     # Refuse before running: a share this small gives a Laplace scale of 1e150 and more (pure noise), and
     # further halvings underflow to 0, an infinite scale. ldexp halves without overflow.
     if n and math.ldexp(eps, -n) < MIN_SHARE:
@@ -404,7 +407,7 @@ def noisy_centres(X, labels, n_clusters, lower, upper, epsilon, previous, random
         The budget of this release (> 0).
     previous : array_like of shape (n_clusters, n_features)
         The centres kept by clusters whose noisy count is below 1.
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
     noise : {"exact", "float"}, default="exact"
         The Laplace noise drawn (see :mod:`dpclust_lib.noise`).
 
@@ -445,6 +448,7 @@ LLOYD_CONSTRAINTS = {
     "random_state": RandomState(),
     "bounds": PublicInput(BOUNDS_WHAT),
     "noise": Choice(*NOISE_KINDS),
+    "accountant": ACCOUNTANT,
 }
 """The parameters every interactive method shares (:class:`DPLloyd` subclasses add theirs)."""
 
@@ -471,9 +475,9 @@ class DPLloyd(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         self
         """
         eps = validate_params(self)["epsilon"]
-        X = numeric_input(self, X, allow_no_records=True)
+        charge_accountant(self, eps)  # before any record is read
+        X, lower, upper, leaky = private_records(self, X)
         noise, leaky_noise = resolve_noise(self.noise)
-        lower, upper, leaky = resolve_bounds(self.bounds, X)
         k = check_n_clusters_public(self.n_clusters, getattr(self, "n_public", None))
         rng = check_random_state(self.random_state)
         ledger = PrivacyLedger(eps)
@@ -531,7 +535,7 @@ class DPKMeans(DPLloyd):
     schedule : {"fixed", "halving"}, default="fixed"
         "fixed": epsilon / N per iteration, total epsilon. "halving": epsilon/2,
         epsilon/4, ..., total epsilon (1 - 2^-N).
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
         The noise's and the initial centres' randomness.
     bounds : (lower, upper) or "data", required
         The public data domain (scalars or length-d arrays). "data" reads it
@@ -547,6 +551,9 @@ class DPKMeans(DPLloyd):
         floating-point Laplace (leaks through its low bits: PrivacyLeakWarning,
         epsilon_guaranteed_ = inf).
 
+    accountant : BudgetAccountant or None, default=None
+        A budget shared with other fits (:class:`~dpclust_lib.accounting.BudgetAccountant`): charged this fit's
+        whole guarantee before any record is read; a fit that would pass its budget is refused.
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
@@ -608,6 +615,7 @@ class DPKMeans(DPLloyd):
         bounds=None,
         init="domain",
         noise="exact",
+        accountant=None,
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -617,6 +625,7 @@ class DPKMeans(DPLloyd):
         self.bounds = bounds
         self.init = init
         self.noise = noise
+        self.accountant = accountant
 
     def _start(self, X, k, lower, upper, eps, rng, ledger, noise):
         centres, leaky = _initial_centres(self.init, X, k, lower, upper, rng)

@@ -13,12 +13,12 @@ Records are integer codes, ``X[:, j]`` in ``0 .. k_j - 1``.
 
 from __future__ import annotations
 
-import math
+import fractions
 
 import numpy as np
 
 from .._distances import nearest
-from ..accounting import PrivacyLedger
+from ..accounting import PrivacyLedger, compose, share_at_most
 from ..mechanisms import laplace_mechanism, laplace_scale
 from ..noise import NOISE_KINDS
 from ..validation import (
@@ -38,7 +38,7 @@ from ..validation import (
     check_sample_weight,
     validate_params,
 )
-from ._base import CENTRAL, resolve_noise
+from ._base import ACCOUNTANT, CENTRAL, charge_accountant, resolve_noise
 from ._common import (
     DOMAIN_SIZES_WHAT,
     PRIVATE_DOMAIN_SIZES,
@@ -121,7 +121,7 @@ class KModes(CategoricalClusterer):
         Runs from different initial centres (>= 1); the lowest cost wins.
     domain_sizes : sequence of m ints, "data" or None, default=None
         The attribute domains; None or "data" takes them from the data.
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
         The randomness of the noise and of the draws; an int gives the same release every time.
 
     Attributes
@@ -278,13 +278,16 @@ class DPKModes(PrivateCategoricalClusterer):
     domain_sizes : sequence of m ints or "data", required
         The public schema, k_j >= 2 categories of attribute j. "data" reads it
         off the records (not private: PrivacyLeakWarning, epsilon_guaranteed_ = inf).
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
         The randomness of the noise and of the draws; an int gives the same release every time.
     noise : {"exact", "float"}, default="exact"
         The Laplace noise drawn: exact discrete Laplace on a grid, or textbook
         floating-point Laplace (leaks through its low bits: PrivacyLeakWarning,
         epsilon_guaranteed_ = inf).
 
+    accountant : BudgetAccountant or None, default=None
+        A budget shared with other fits (:class:`~dpclust_lib.accounting.BudgetAccountant`): charged this fit's
+        whole guarantee before any record is read; a fit that would pass its budget is refused.
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (n_clusters, m), int64
@@ -338,6 +341,7 @@ class DPKModes(PrivateCategoricalClusterer):
         "domain_sizes": PRIVATE_DOMAIN_SIZES,
         "random_state": RandomState(),
         "noise": Choice(*NOISE_KINDS),
+        "accountant": ACCOUNTANT,
     }
 
     def __init__(
@@ -350,6 +354,7 @@ class DPKModes(PrivateCategoricalClusterer):
         domain_sizes=None,
         random_state=None,
         noise="exact",
+        accountant=None,
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -358,6 +363,7 @@ class DPKModes(PrivateCategoricalClusterer):
         self.domain_sizes = domain_sizes
         self.random_state = random_state
         self.noise = noise
+        self.accountant = accountant
 
     def fit(self, X, y=None):
         """Run DP-modes-Lloyd on integer-coded records.
@@ -373,6 +379,7 @@ class DPKModes(PrivateCategoricalClusterer):
         """
         params = validate_params(self)
         eps = params["epsilon"]
+        charge_accountant(self, eps)  # before any record is read
         noise, leaky_noise = resolve_noise(self.noise)
         X, sizes, leaky = self._fit_input(X, allow_no_records=True)
         leaky = leaky or leaky_noise
@@ -380,7 +387,7 @@ class DPKModes(PrivateCategoricalClusterer):
         T = params["max_iter"]
         rng = check_random_state(self.random_state)
         m = len(sizes)
-        eps_iter = eps / T
+        eps_iter = share_at_most(eps, fractions.Fraction(1, T))  # rounded down: T iterations spend <= eps
         ledger = PrivacyLedger(eps)
         # The value counts only depend on how many records are equal: work on the
         # distinct records with their multiplicities (same counts, far fewer distances).
@@ -401,7 +408,7 @@ class DPKModes(PrivateCategoricalClusterer):
         self.ledger_ = ledger
         self.epsilon_spent_ = ledger.spent
         # Ex ante: the T iterations the configuration allows, however many this run needed.
-        self.epsilon_guaranteed_ = float("inf") if leaky else math.fsum([eps_iter] * T)
+        self.epsilon_guaranteed_ = float("inf") if leaky else compose([eps_iter] * T)
         self.neighbouring_ = CENTRAL
         self.noise_scale_ = laplace_scale(m, eps_iter)
         self.domain_sizes_ = sizes

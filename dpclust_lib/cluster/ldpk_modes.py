@@ -22,10 +22,12 @@ Records are integer codes, ``X[:, j]`` in ``0 .. k_j - 1``.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pandas as pd
 
-from ..accounting import PrivacyLedger
+from ..accounting import PrivacyLedger, compose, share_at_most
 from ..frequency import LDPFO, clip_and_normalise, joint_records
 from ..validation import (
     Bool,
@@ -44,7 +46,7 @@ from ..validation import (
     check_random_state,
     validate_params,
 )
-from ._base import LOCAL
+from ._base import ACCOUNTANT, LOCAL, charge_accountant, is_from_data
 from ._common import PRIVATE_DOMAIN_SIZES, PrivateCategoricalClusterer, frequent_value_draw, lloyd, unique_rows
 
 __all__ = ["LDPKModes", "user_perturb", "server_aggregate", "server_synthetic_data", "server_cluster", "materialise"]
@@ -66,7 +68,7 @@ def user_perturb(X, domain_sizes, epsilon, random_state=None):
         The public schema.
     epsilon : float
         Privacy per unit of Hamming distance (> 0).
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
 
     Returns
     -------
@@ -214,7 +216,7 @@ def server_cluster(records, weights, domain_sizes, n_clusters, max_iter, random_
         K.
     max_iter : int
         T, the most update steps.
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
 
     Returns
     -------
@@ -256,12 +258,14 @@ class LDPKModes(PrivateCategoricalClusterer):
     server touches the users once, so the number of k-modes iterations costs no
     privacy.
 
-    Privacy: each report satisfies epsilon-local d-privacy with the Hamming
-    distance, Pr[y | x] <= e^{epsilon d(x, x')} Pr[y | x']. Two records that differ
-    in all m attributes are m * epsilon apart, so the plain LDP level of a
-    report, for any two records of one user, is m * epsilon
-    (``epsilon_guaranteed_``). For an epsilon-LDP comparison with other
-    mechanisms, fit with ``epsilon / m``. The neighbouring relation is local
+    Privacy: each report satisfies epsilon_d-local d-privacy with the Hamming
+    distance, Pr[y | x] <= e^{epsilon_d d(x, x')} Pr[y | x']. Two records that differ
+    in all m attributes are m * epsilon_d apart, so the plain LDP level of a
+    report, for any two records of one user, is m * epsilon_d
+    (``epsilon_guaranteed_``). With ``budget="total"`` (the default) ``epsilon`` is
+    that plain LDP level, and epsilon_d = epsilon / m (rounded down); with
+    ``budget="per_attribute"`` (the paper's parameter, asked for by name)
+    ``epsilon`` is epsilon_d and the guarantee is m * epsilon. The neighbouring relation is local
     (``neighbouring_``): any two records of one user. The number of users is
     public in the local model (the server receives a report from each), so K is
     checked against it; nothing else observable depends on the records but the
@@ -272,7 +276,11 @@ class LDPKModes(PrivateCategoricalClusterer):
     n_clusters : int, default=8
         K, the number of clusters (>= 1, at most the number of users, which is public in the local model).
     epsilon : float, default=1.0
-        Privacy per unit of Hamming distance (> 0; the paper's epsilon).
+        The total LDP guarantee of a user's report (> 0), or with ``budget="per_attribute"`` the paper's
+        epsilon, per unit of Hamming distance.
+    budget : {"total", "per_attribute"}, default="total"
+        What ``epsilon`` is: the whole guarantee (``epsilon_guaranteed_ <= epsilon``), or the paper's
+        per-unit d-privacy parameter (``epsilon_guaranteed_ = m * epsilon``, rounded up).
     max_iter : int, default=5
         T, the most k-modes update steps (>= 1).
     projection : bool, default=True
@@ -288,9 +296,12 @@ class LDPKModes(PrivateCategoricalClusterer):
     domain_sizes : sequence of m ints or "data", required
         The public schema, k_j >= 2 categories of attribute j. "data" reads it
         off the records (not private: PrivacyLeakWarning, epsilon_guaranteed_ = inf).
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
         Used for the users' noise, then the initial centres.
 
+    accountant : BudgetAccountant or None, default=None
+        A budget shared with other fits (:class:`~dpclust_lib.accounting.BudgetAccountant`): charged this fit's
+        whole guarantee before any record is read; a fit that would pass its budget is refused.
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (n_clusters, m), int64
@@ -300,12 +311,14 @@ class LDPKModes(PrivateCategoricalClusterer):
     n_iter_ : int
         k-modes update steps run (<= max_iter).
     epsilon_spent_ : float
-        epsilon (one report per user; the clustering is post-processing).
+        m * epsilon_d rounded up (one report per user; the clustering is post-processing): equal to the guarantee.
     epsilon_guaranteed_ : float
-        m * epsilon, the plain LDP level of a report for any two records of one user, the same for
-        every data set and every run (inf with domain_sizes="data"). The figure to publish.
+        m * epsilon_d rounded up, the plain LDP level of a report for any two records of one user, the same
+        for every data set and every run (inf with domain_sizes="data"). The figure to publish.
+    d_epsilon_ : float
+        epsilon_d, the d-privacy parameter per unit of Hamming distance the users' reports were drawn with.
     ldp_epsilon_ : float
-        m * epsilon (the d-privacy arithmetic alone).
+        m * epsilon_d (the d-privacy arithmetic alone).
     neighbouring_ : str
         "any two records of one user".
     ledger_ : PrivacyLedger
@@ -331,9 +344,11 @@ class LDPKModes(PrivateCategoricalClusterer):
     Examples
     --------
     >>> X = np.random.default_rng(0).integers(0, 3, size=(300, 2))
-    >>> est = LDPKModes(2, epsilon=2.0, domain_sizes=(3, 3), random_state=0).fit(X)
-    >>> est.cluster_centers_.shape, est.epsilon_spent_, est.epsilon_guaranteed_
-    ((2, 2), 2.0, 4.0)
+    >>> est = LDPKModes(2, epsilon=2.0, budget="per_attribute", domain_sizes=(3, 3), random_state=0).fit(X)
+    >>> est.cluster_centers_.shape, est.d_epsilon_, est.epsilon_spent_, est.epsilon_guaranteed_
+    ((2, 2), 2.0, 4.0, 4.0)
+    >>> LDPKModes(2, epsilon=4.0, domain_sizes=(3, 3), random_state=0).fit(X).d_epsilon_  # the same reports
+    2.0
     >>> list(est.synthetic_data_.columns)
     ['x0', 'x1', 'count']
     """
@@ -343,11 +358,13 @@ class LDPKModes(PrivateCategoricalClusterer):
     _parameter_constraints = {
         "n_clusters": NClusters(),
         "epsilon": Epsilon(),
+        "budget": Choice("total", "per_attribute"),
         "max_iter": Int(minimum=1),
         "projection": Bool(),
         "rounding": Choice(*ROUNDINGS),
         "domain_sizes": PRIVATE_DOMAIN_SIZES,
         "random_state": RandomState(),
+        "accountant": ACCOUNTANT,
     }
 
     def __init__(
@@ -355,19 +372,23 @@ class LDPKModes(PrivateCategoricalClusterer):
         n_clusters=8,
         *,
         epsilon=1.0,
+        budget="total",
         max_iter=5,
         projection=True,
         rounding="ceil",
         domain_sizes=None,
         random_state=None,
+        accountant=None,
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
+        self.budget = budget
         self.max_iter = max_iter
         self.projection = projection
         self.rounding = rounding
         self.domain_sizes = domain_sizes
         self.random_state = random_state
+        self.accountant = accountant
 
     def fit(self, X, y=None):
         """Simulate the protocol on the users' records.
@@ -382,22 +403,33 @@ class LDPKModes(PrivateCategoricalClusterer):
         self
         """
         params = validate_params(self)
-        eps, projection, T = params["epsilon"], params["projection"], params["max_iter"]
+        total, projection, T = params["epsilon"], params["projection"], params["max_iter"]
+        declared = params["domain_sizes"]
+        if params["budget"] == "total":
+            # epsilon_d = epsilon / m rounded down, so that m epsilon_d <= epsilon exactly (m is public: the schema)
+            eps = total if is_from_data(declared) else share_at_most(total, Fraction(1, len(declared)))
+        else:
+            eps = total
+        per_attribute = params["budget"] == "per_attribute" and not is_from_data(declared)
+        charge_accountant(self, compose([eps] * len(declared)) if per_attribute else total)  # before any record
         X, sizes, leaky = self._fit_input(X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
         rng = check_random_state(self.random_state)
         m = len(sizes)
+        if params["budget"] == "total" and is_from_data(declared):
+            eps = share_at_most(total, Fraction(1, m))
 
         reports = user_perturb(X, sizes, eps, rng)  # what leaves the users' devices
         raw, counts = server_aggregate(reports, sizes, eps, projection, self.rounding)
         records, weights = server_synthetic_data(counts, sizes)
         centres, initial, n_iter = server_cluster(records, weights, sizes, k, T, rng)
 
-        ledger = PrivacyLedger(eps)
+        ldp_epsilon = compose([eps] * m)
+        ledger = PrivacyLedger(ldp_epsilon)
         ledger.spend(
-            eps,
+            ldp_epsilon,
             f"one report per user (Alg. 1): {eps:g} per unit of Hamming distance, "
-            f"{m * eps:g}-LDP; aggregation and clustering are post-processing",
+            f"{ldp_epsilon:g}-LDP; aggregation and clustering are post-processing",
         )
         names = [str(c) for c in getattr(self, "feature_names_in_", [f"x{j}" for j in range(m)])]
         synthetic = pd.DataFrame(records, columns=names)
@@ -408,8 +440,9 @@ class LDPKModes(PrivateCategoricalClusterer):
         self.n_iter_ = n_iter
         self.ledger_ = ledger
         self.epsilon_spent_ = ledger.spent
-        self.ldp_epsilon_ = m * eps
-        self.epsilon_guaranteed_ = float("inf") if leaky else m * eps
+        self.d_epsilon_ = eps
+        self.ldp_epsilon_ = ldp_epsilon
+        self.epsilon_guaranteed_ = float("inf") if leaky else ldp_epsilon
         self.neighbouring_ = LOCAL
         self.raw_estimate_ = raw
         self.estimate_ = counts

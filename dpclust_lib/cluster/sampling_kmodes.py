@@ -30,14 +30,15 @@ budget explicitly (``budget="per_round"`` or ``"split"``).
 
 from __future__ import annotations
 
-import math
+import fractions
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._distances import nearest
-from ..accounting import PrivacyLedger
+from ..accounting import PrivacyLedger, compose, share_at_most
 from ..mechanisms import grr_perturb, grr_probabilities, oue_pq, ue_perturb, unary_encode
+from ..noise import double_at_most
 from ..validation import (
     MAX_RELEASES,
     Bool,
@@ -55,7 +56,7 @@ from ..validation import (
     check_random_state,
     validate_params,
 )
-from ._base import LOCAL
+from ._base import ACCOUNTANT, LOCAL, charge_accountant
 from ._common import (
     PRIVATE_DOMAIN_SIZES,
     PrivateCategoricalClusterer,
@@ -426,10 +427,11 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
     centres no longer change, or after T = ``max_iter`` rounds.
 
     Privacy accounting. Users report in every round, so the rounds compose.
-    ``budget="per_round"``: each round's report is epsilon-LDP, and T rounds
-    cost up to T * epsilon (what the paper appears to do; it does not discuss
-    rounds). ``budget="split"``: each round spends epsilon / T, so the whole run
-    is epsilon-LDP. Within a round, the bit vector gets the share
+    ``budget="split"`` (the default): each round spends epsilon / T (rounded down),
+    so the whole run is epsilon-LDP: ``epsilon`` is the total guarantee.
+    ``budget="per_round"`` (asked for by name): each round's report is epsilon-LDP,
+    and T rounds cost up to T * epsilon (what the paper appears to do; it does not
+    discuss rounds). Within a round, the bit vector gets the share
     ``1 - index_share`` of the round budget and the cluster index the share
     ``index_share``, through K-ary randomized response (sequential composition
     within the report). ``epsilon_guaranteed_`` is what all T rounds compose to,
@@ -456,11 +458,11 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
         K, the number of clusters (>= 1; >= 2 with ``protect_cluster_index``; at most the number
         of users, which is public in the local model).
     epsilon : float, default=1.0
-        The budget (> 0), per round or in total (see ``budget``).
+        The budget (> 0): the total of one fit, or per round with ``budget="per_round"``.
     max_iter : int, default=5
         T, the most rounds (>= 1).
-    budget : {"per_round", "split"}, default="per_round"
-        "per_round": epsilon per round, up to T * epsilon in all; "split": epsilon / T per round.
+    budget : {"split", "per_round"}, default="split"
+        "split": epsilon / T per round, epsilon in all; "per_round": epsilon per round, up to T * epsilon in all.
     protect_cluster_index : bool, default=True
         Randomise the cluster index r (GRR); False sends it in the clear as the paper does (leaky).
     index_share : float, default=0.5
@@ -473,9 +475,12 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
     domain_sizes : sequence of m ints or "data", required
         The public schema, k_j >= 2 categories of attribute j. "data" reads it
         off the records (not private: PrivacyLeakWarning, epsilon_guaranteed_ = inf).
-    random_state : None, int, SeedSequence or numpy Generator, default=None
+    random_state : None, int, SeedSequence, numpy Generator or "os", default=None
         The randomness of the noise and of the draws; an int gives the same release every time.
 
+    accountant : BudgetAccountant or None, default=None
+        A budget shared with other fits (:class:`~dpclust_lib.accounting.BudgetAccountant`): charged this fit's
+        whole guarantee before any record is read; a fit that would pass its budget is refused.
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (n_clusters, d), int64
@@ -529,12 +534,13 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
         "n_clusters": NClusters(),
         "epsilon": Epsilon(),
         "max_iter": Int(minimum=1, maximum=MAX_RELEASES),
-        "budget": Choice("per_round", "split"),
+        "budget": Choice("split", "per_round"),
         "protect_cluster_index": Bool(),
         "index_share": Fraction(),
         "init": ChoiceOrArray("domain", "records", numeric=False),
         "domain_sizes": PRIVATE_DOMAIN_SIZES,
         "random_state": RandomState(),
+        "accountant": ACCOUNTANT,
     }
 
     def __init__(
@@ -543,12 +549,13 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
         *,
         epsilon=1.0,
         max_iter=5,
-        budget="per_round",
+        budget="split",
         protect_cluster_index=True,
         index_share=0.5,
         init="domain",
         domain_sizes=None,
         random_state=None,
+        accountant=None,
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -559,6 +566,7 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
         self.init = init
         self.domain_sizes = domain_sizes
         self.random_state = random_state
+        self.accountant = accountant
 
     def _initial_centres(self, X, sizes, k, rng):
         """(centres, leaky): the initial centres and whether they were read off the records."""
@@ -590,6 +598,7 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
         params = validate_params(self)
         eps, share = params["epsilon"], params["index_share"]
         T, protect = params["max_iter"], params["protect_cluster_index"]
+        charge_accountant(self, compose([eps] * T) if params["budget"] == "per_round" else eps)  # before any record
         X, sizes, leaky = self._fit_input(X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
         if protect and k < 2:
@@ -601,10 +610,13 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
             )
             leaky = True
         rng = check_random_state(self.random_state)
-        round_eps = eps if self.budget == "per_round" else eps / T
-        index_eps = share * round_eps if protect else None
-        bit_eps = round_eps - index_eps if protect else round_eps
-        ledger = PrivacyLedger(T * eps if self.budget == "per_round" else eps)
+        # Each part rounded down, so that the parts of a round, and the T rounds, sum to at most their budget exactly.
+        round_eps = eps if self.budget == "per_round" else share_at_most(eps, fractions.Fraction(1, T))
+        index_eps = share_at_most(round_eps, fractions.Fraction(share)) if protect else None
+        bit_eps = (
+            double_at_most(fractions.Fraction(round_eps) - fractions.Fraction(index_eps)) if protect else round_eps
+        )
+        ledger = PrivacyLedger(compose([eps] * T) if self.budget == "per_round" else eps)
         centres, from_records = self._initial_centres(X, sizes, k, rng)
         leaky = leaky or from_records
         self.initial_centers_ = centres
@@ -617,7 +629,7 @@ class SamplingLDPKModes(PrivateCategoricalClusterer):
         # of rounds run is decided on released centres, so the guarantee, fixed before the data is seen,
         # is that of all T rounds the configuration allows: the same for every run.
         per_round = [bit_eps] if index_eps is None else [bit_eps, index_eps]
-        self.epsilon_guaranteed_ = float("inf") if leaky else math.fsum(per_round * T)
+        self.epsilon_guaranteed_ = float("inf") if leaky else compose(per_round * T)
         self.neighbouring_ = LOCAL
         self.round_epsilon_ = round_eps
         self.bit_epsilon_ = bit_eps
