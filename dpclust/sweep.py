@@ -10,8 +10,8 @@ status, seconds, attempts, tables, error).
 
 A grid is ``{name: [values]}``: on the command line ``--grid NAME=V1,V2,...`` (commas inside
 brackets or quotes do not split: ``epsilons=[0.5, 1],[2]`` is two lists), or a JSON or YAML file
-(:func:`read_grid_file`). A parameter declared ``floats`` (a number or a list) that is given one
-number receives it as a one-element list, so ``--grid epsilons=0.5,1,2`` is one run per ε.
+(:func:`read_grid_file`). A parameter declared a list (``PositiveFloats``) that is given one number receives it
+as a one-element list, so ``--grid epsilons=0.5,1,2`` is one run per ε.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import parameters
 from ._optional import require
 from .experiments import resolve_profile
 from .reproduce import (
@@ -35,7 +36,6 @@ from .reproduce import (
     _run_many,
     _show_progress,
     check_parameters,
-    declared_parameters,
     recover_interrupted_commits,
     resolve_notebook,
 )
@@ -176,19 +176,11 @@ def point_label(point):
     return re.sub(r"[^A-Za-z0-9_.=,-]", "_", text)
 
 
-def _as_passed(value, declaration):
-    """The value papermill passes: a ``floats`` parameter given one number gets a one-element list."""
-    if declaration is not None and declaration["type"] == "floats" and isinstance(value, (int, float)):
-        if not isinstance(value, bool):
-            return [value]
-    return value
-
-
 def _checked(path, grid, fixed):
     """The grid and fixed values as the notebook gets them, each checked against its declaration first."""
     if not grid:
         raise ValueError("grid is empty: give at least one parameter with its values")
-    declared = declared_parameters(path)
+    declared = parameters.declared(path)
     for name in SET_BY_SWEEP:
         if name not in declared:
             raise ValueError(f"{path.name} does not declare {name!r}, so a sweep cannot collect its results")
@@ -200,12 +192,11 @@ def _checked(path, grid, fixed):
     for name, values in grid.items():
         if len({json.dumps(v, sort_keys=True, default=str) for v in values}) < len(values):
             raise ValueError(f"grid {name} repeats a value: {values!r}")
-    passed = lambda name, value: _as_passed(value, declared.get(name))  # noqa: E731
-    fixed = {name: passed(name, value) for name, value in fixed.items()}
-    check_parameters(path, fixed)
+    fixed = check_parameters(path, fixed)
     for name, values in grid.items():
         for value in values:
-            check_parameters(path, {name: passed(name, value)})
+            check_parameters(path, {name: value})
+    passed = lambda name, value: parameters.convert(name, value, declared[name])  # noqa: E731
     return fixed, passed
 
 
@@ -405,7 +396,8 @@ def sweep_notebook(
     The whole grid is checked before the first run:
 
     >>> import nbformat, pathlib, tempfile
-    >>> cell = nbformat.v4.new_code_cell("max_iter = 5  # [int ≥ 1] N, the number of noisy releases")
+    >>> source = "from dpclust.parameters import PositiveInt\\n\\nmax_iter: PositiveInt = 5  # noisy releases"
+    >>> cell = nbformat.v4.new_code_cell(source)
     >>> cell.metadata["tags"] = ["parameters"]
     >>> kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
     >>> tmp = tempfile.TemporaryDirectory()
