@@ -625,6 +625,20 @@ def _show_progress(progress):
     return sys.stdout.isatty() if progress is None else bool(progress)
 
 
+def finished_lines(progress, total):
+    """``say(label, row)``, one line per finished run as it ends, off a terminal (a log, a pipe) when no live
+    status line was asked for: `make reproduce > log` would otherwise print nothing until its summary."""
+    if progress is not None or sys.stdout.isatty():
+        return lambda label, row: None
+    start, done = time.perf_counter(), iter(range(1, total + 1))
+
+    def say(label, row):
+        took = f"{row['status']} in {_clock(row.get('seconds') or 0)}"
+        print(f"[{next(done, total)}/{total} done, {_clock(time.perf_counter() - start)}] {label}: {took}", flush=True)
+
+    return say
+
+
 def _written_results(call, row):
     """The folder a finished run wrote its tables to: its ``results_dir`` parameter, else its profile's default."""
     folder = (call.get("parameters") or {}).get("results_dir")
@@ -679,8 +693,10 @@ def run_batch(calls, jobs=1, progress=None, finish=None):
     for call in calls:  # in place: a caller may know its calls by identity (reproduce's finish)
         call["parameters"] = check_parameters(call["notebook"], call.get("parameters") or {})
     finish = finish or _written_results
+    say = finished_lines(progress, len(calls))
 
     def on_done(call, row):
+        say(Path(call["notebook"]).stem, row)
         folder = finish(call, row)
         counts = ledger_counts(folder) if folder is not None else dict.fromkeys(VERDICTS, 0)
         return {"note": "", **row, **counts}

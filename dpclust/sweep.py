@@ -36,6 +36,7 @@ from .reproduce import (
     _run_many,
     _show_progress,
     check_parameters,
+    finished_lines,
     recover_interrupted_commits,
     resolve_notebook,
 )
@@ -259,7 +260,7 @@ def _write_files(dirs, files):
             target.write_bytes(data)
 
 
-def _run_here(path, points, labels, out_dir, fixed, passed, profile, jobs, timeout, show):
+def _run_here(path, points, labels, out_dir, fixed, passed, profile, jobs, timeout, show, say):
     calls = []
     for point, label in zip(points, labels):
         dirs = _point_dirs(out_dir, label, path.name)
@@ -276,11 +277,16 @@ def _run_here(path, points, labels, out_dir, fixed, passed, profile, jobs, timeo
                 label=label,
             )
         )
-    on_done = lambda call, row: _tables_check({**row, "attempts": 1}, call["parameters"]["results_dir"])  # noqa: E731
+
+    def on_done(call, row):
+        row = _tables_check({**row, "attempts": 1}, call["parameters"]["results_dir"])
+        say(call["label"], row)
+        return row
+
     return _run_many(calls, jobs, show, on_done)
 
 
-def _run_on_cluster(client, path, points, labels, out_dir, fixed, passed, profile, timeout, show):
+def _run_on_cluster(client, path, points, labels, out_dir, fixed, passed, profile, timeout, show, say):
     from .cluster import kernel_environment, run_points
 
     source, environment = path.read_text(), kernel_environment(profile)
@@ -301,6 +307,7 @@ def _run_on_cluster(client, path, points, labels, out_dir, fixed, passed, profil
         dirs = _point_dirs(out_dir, labels[i], path.name)
         _write_files(dirs, files)
         _tables_check(row, dirs["results"])
+        say(labels[i], row)
 
     return run_points(client, sent, on_done, show)
 
@@ -460,12 +467,12 @@ def _sweep(client, path, grid, points, labels, out_dir, fixed, passed, profile, 
 
 
 def _run_and_gather(client, path, grid, points, labels, out_dir, fixed, passed, profile, jobs, timeout, progress):
-    show = _show_progress(progress)
+    show, say = _show_progress(progress), finished_lines(progress, len(points))
     try:
         if client is not None:
-            rows = _run_on_cluster(client, path, points, labels, out_dir, fixed, passed, profile, timeout, show)
+            rows = _run_on_cluster(client, path, points, labels, out_dir, fixed, passed, profile, timeout, show, say)
         else:
-            rows = _run_here(path, points, labels, out_dir, fixed, passed, profile, jobs, timeout, show)
+            rows = _run_here(path, points, labels, out_dir, fixed, passed, profile, jobs, timeout, show, say)
     except KeyboardInterrupt as exc:
         how = f"{exc}; " if str(exc) else ""
         raise Interrupted(f"{how}the points that had finished are in their folders under {out_dir}") from None

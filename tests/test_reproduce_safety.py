@@ -128,6 +128,7 @@ def test_a_successful_run_replaces_notebook_tables_and_figures_together(tmp_path
     after = _sha(files)
     assert all(after[f] != before[f] for f in before), "every target is replaced"
     assert files[1].read_text() == "x\nfresh\n" and files[2].read_bytes() == b"new figure"
+    assert "[1/1 done, " in out and f"] {STEM}: ok in " in out, "no line for the finished run off a terminal"
     assert not list(root.rglob(f"*{reproduce.TMP_SUFFIX}"))
 
 

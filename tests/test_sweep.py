@@ -75,6 +75,9 @@ def test_a_relative_out_gathers_every_table_figure_and_notebook_whatever_the_wor
     args = ["10", "--grid", "epsilons=0.5,2", "--profile", "smoke", "--jobs", "2", "--out", "runs/eps"]
     result = _cli(*args, cwd=elsewhere)
     assert result.returncode == 0, result.stdout + result.stderr
+    # not on a terminal: one line per point as it ends, not a silent run
+    finished = sorted(line.split("] ")[1] for line in result.stdout.splitlines() if " done, " in line)
+    assert [f.split(" in ")[0] for f in finished] == ["epsilons=0.5: ok", "epsilons=2: ok"], result.stdout
     out = elsewhere / "runs" / "eps"  # relative to where the command ran, not to the kernel's folder
     draws = pd.read_csv(out / "draws.csv")
     assert draws["param_epsilons"].tolist() == [0.5, 2.0] and draws["epsilon"].tolist() == [0.5, 2.0]
