@@ -29,6 +29,7 @@ import pandas as pd
 
 from . import parameters
 from ._optional import require
+from ._paths import HOME_ENV, project_dir
 from .experiments import resolve_profile
 from .reproduce import (
     DEFAULT_CELL_TIMEOUT,
@@ -289,7 +290,9 @@ def _run_here(path, points, labels, out_dir, fixed, passed, profile, jobs, timeo
 def _run_on_cluster(client, path, points, labels, out_dir, fixed, passed, profile, timeout, show, say):
     from .cluster import kernel_environment, run_points
 
-    source, environment = path.read_text(), kernel_environment(profile)
+    # The compendium this client found (from its folder, or $DPCLUST_HOME) goes along, for workers that can reach it
+    source = path.read_text()
+    environment = kernel_environment(profile, {**os.environ, HOME_ENV: str(project_dir())})
     sent = [
         dict(
             label=label,
