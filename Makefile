@@ -14,6 +14,7 @@
 #   make sweep       a papermill parameter sweep, by default 04_idp_kmeans at epsilons 0.5, 1 and 2 (one run each):
 #                    NOTEBOOK=..., GRID='name=v1,v2,...' or GRID_FILE=grid.yaml, PARAMS='name=value ...', PROFILE=smoke,
 #                    JOBS=2, TIMEOUT=1800, OUT=...; SCHEDULER=tcp://host:8786 or SCHEDULER_FILE=... on a Dask cluster
+#                    (make install-dask installs Dask: .venv/bin/dask scheduler, .venv/bin/dask worker)
 #   make bench       benchmarks
 #   make data        fetch missing data files and report what is present
 #   make lab         JupyterLab on the notebooks, with the reader's set only (no teaching extensions)
@@ -61,12 +62,13 @@ SCHEDULER_FILE ?=
 
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: install install-test install-lab install-teach install-book install-bench unsupported-python reproduce \
+.PHONY: install install-test install-lab install-teach install-book install-dask install-bench unsupported-python reproduce \
 	verify stability test test-full test-minimum sweep bench data lab assignments book lock clean-venv
 
 # Installs by purpose, each a set of extras of pyproject.toml, exactly as uv.lock pins them (with hashes):
 #   reading and reproducing  notebooks         make reproduce, verify, sweep, data
 #   reading in JupyterLab    lab               make lab
+#   sweeps on a Dask cluster notebooks, dask   make install-dask
 #   teaching                 teach             make assignments
 #   building the book        book              make book
 #   testing                  test (all above)  make test, test-full
@@ -106,6 +108,11 @@ install-teach: $(INSTALL_DEPS)
 
 install-book: $(INSTALL_DEPS)
 	$(call sync,--inexact --extra book)
+
+# The reader's set and Dask (dask scheduler, dask worker): sweeps on a cluster (docs/cluster.md).
+install-dask: $(INSTALL_DEPS)
+	$(call sync,--inexact --extra notebooks --extra dask)
+	touch $(VENV)/.installed
 
 install-bench: $(INSTALL_DEPS)
 	$(call sync,--inexact --extra test --extra bench)

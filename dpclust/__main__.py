@@ -192,7 +192,7 @@ def _add_sweep(sub):
         help="one papermill run per point of a parameter grid, here or on a Dask cluster",
         description="One papermill run of NOTEBOOK per point of the grid; every point's notebook, tables and "
         "figures under DIR/<point>/, each table over the points in DIR/<table>.csv, one row per point in "
-        "DIR/sweep_points.csv. A parameter declared 'floats' that is given one number gets a one-element list "
+        "DIR/sweep_points.csv. A parameter declared a list (PositiveFloats) given one number gets a list of one "
         "(--grid epsilons=0.5,1,2 is one run per value); lists go in brackets (--grid 'epsilons=[0.5,1],[2]').",
     )
     sw.add_argument("notebook", metavar="NOTEBOOK")

@@ -10,8 +10,8 @@ A failed or interrupted run leaves them byte for byte as they were and keeps its
 in ``data/results/failed/``; two runs of one notebook cannot overlap (:func:`notebook_locks`),
 and a commit cut short by SIGKILL is completed by the next command of any kind
 (:func:`recover_interrupted_commits`). A run that lacked data the committed results had is not
-committed. Parameter values are checked first against the types and ranges declared in the
-notebook's parameters cell (:func:`check_parameters`). Sweeps (:mod:`dpclust.sweep`) and
+committed. Parameter values are checked first against the types declared in the notebook's
+parameters cell (:func:`check_parameters`). Sweeps (:mod:`dpclust.sweep`) and
 ``verify`` run their notebooks with :func:`run_notebook` too; ``python -m dpclust`` is the
 command line of all three.
 
@@ -27,8 +27,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
-import math
-import numbers
 import os
 import queue
 import re
@@ -43,6 +41,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import parameters
 from ._paths import notebook_dir, results_dir
 from .experiments import JOBS_ENV, OUTPUT_ENV, PROFILE_ENV, output_dirs, resolve_profile, target_dirs
 from .verdicts import REPLICATES, VERDICTS, read_ledgers, verdict_counts
@@ -58,9 +57,6 @@ __all__ = [
     "output_findings",
     "absent_data_sets",
     "ledger_counts",
-    "parse_declaration",
-    "violates",
-    "declared_parameters",
     "check_parameters",
     "notebook_locks",
     "commit_run",
@@ -629,6 +625,20 @@ def _show_progress(progress):
     return sys.stdout.isatty() if progress is None else bool(progress)
 
 
+def finished_lines(progress, total):
+    """``say(label, row)``, one line per finished run as it ends, off a terminal (a log, a pipe) when no live
+    status line was asked for: `make reproduce > log` would otherwise print nothing until its summary."""
+    if progress is not None or sys.stdout.isatty():
+        return lambda label, row: None
+    start, done = time.perf_counter(), iter(range(1, total + 1))
+
+    def say(label, row):
+        took = f"{row['status']} in {_clock(row.get('seconds') or 0)}"
+        print(f"[{next(done, total)}/{total} done, {_clock(time.perf_counter() - start)}] {label}: {took}", flush=True)
+
+    return say
+
+
 def _written_results(call, row):
     """The folder a finished run wrote its tables to: its ``results_dir`` parameter, else its profile's default."""
     folder = (call.get("parameters") or {}).get("results_dir")
@@ -666,7 +676,8 @@ def run_batch(calls, jobs=1, progress=None, finish=None):
     The batch is checked before anything runs:
 
     >>> import nbformat, pathlib, tempfile
-    >>> cell = nbformat.v4.new_code_cell("max_iter = 5  # [int ≥ 1] N, the number of noisy releases")
+    >>> source = "from dpclust.parameters import PositiveInt\\n\\nmax_iter: PositiveInt = 5  # noisy releases"
+    >>> cell = nbformat.v4.new_code_cell(source)
     >>> cell.metadata["tags"] = ["parameters"]
     >>> kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -676,15 +687,16 @@ def run_batch(calls, jobs=1, progress=None, finish=None):
     ...                 {"notebook": path, "parameters": {"max_iter": 0}}])
     Traceback (most recent call last):
     ...
-    ValueError: notebook parameter max_iter=0 of 01_toy.ipynb must be int ≥ 1 (declared in its parameters cell):
-    fails ≥ 1
+    ValueError: 01_toy.ipynb: notebook parameter max_iter=0 must be an integer ≥ 1 (PositiveInt): not ≥ 1
     """
     calls = list(calls)
-    for call in calls:
-        check_parameters(call["notebook"], call.get("parameters") or {})
+    for call in calls:  # in place: a caller may know its calls by identity (reproduce's finish)
+        call["parameters"] = check_parameters(call["notebook"], call.get("parameters") or {})
     finish = finish or _written_results
+    say = finished_lines(progress, len(calls))
 
     def on_done(call, row):
+        say(Path(call["notebook"]).stem, row)
         folder = finish(call, row)
         counts = ledger_counts(folder) if folder is not None else dict.fromkeys(VERDICTS, 0)
         return {"note": "", **row, **counts}
@@ -711,131 +723,10 @@ def _alone_with_every_worker(call, jobs):
     return {**call, "environment": {JOBS_ENV: str(jobs), **(call.get("environment") or {})}}
 
 
-# A notebook parameter's declaration opens its comment in the parameters cell, in brackets:
-#   max_iter = 5  # [int ≥ 1] N, the number of noisy releases
-# a type (int, float, floats: a number or a list of numbers, str, bool, path), then conditions
-# joined by "and" (≥ x, > x, ≤ x, < x, ≠ x, in {a, b}, in [lo, hi] or (lo, hi)), then "or None"
-# when None is allowed. papermill reads a line with a second "=" as no parameter at all, hence
-# ≥, ≤ and ≠ in notebooks (>=, <=, != are read too) and no "=" in the comment.
-_DECLARATION = re.compile(r"^\s*\[(?P<spec>[^\]]+)\]")
-_COMPARISON = re.compile(r"^(>=|<=|!=|≥|≤|≠|>|<)\s*(-?[0-9.eE+-]+)$")
-_TYPES = ("int", "float", "floats", "str", "bool", "path")
-
-
-def parse_declaration(text):
-    """A parameter's declaration (``"int ≥ 1"``, ``"floats > 0 or None"``, ``"str in {a, b}"``) as a dict.
-
-    Examples
-    --------
-    >>> parse_declaration("floats > 0 and ≤ 10 or None")
-    {'type': 'floats', 'optional': True, 'conditions': ['> 0', '≤ 10'], 'text': 'floats > 0 and ≤ 10 or None'}
-    """
-    spec = text.strip()
-    optional = spec.endswith(" or None")
-    body = spec[: -len(" or None")].strip() if optional else spec
-    kind, _, rest = body.partition(" ")
-    if kind not in _TYPES:
-        raise ValueError(f"declaration [{spec}] must start with one of {_TYPES}, got {kind!r}")
-    conditions = [c.strip() for c in rest.split(" and ")] if rest.strip() else []
-    for condition in conditions:
-        if not (_COMPARISON.match(condition) or condition.startswith("in ")):
-            raise ValueError(f"declaration [{spec}] has a condition it cannot read: {condition!r}")
-    return {"type": kind, "optional": optional, "conditions": conditions, "text": spec}
-
-
-def _is_real(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _type_ok(value, kind):
-    if kind == "int":
-        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-    if kind == "float":
-        return _is_real(value)
-    if kind == "floats":
-        items = list(value) if isinstance(value, (list, tuple)) else [value]
-        return bool(items) and all(_is_real(v) for v in items)
-    if kind == "path":
-        return isinstance(value, (str, os.PathLike))
-    return isinstance(value, {"str": str, "bool": bool}[kind])
-
-
-def _meets(value, condition):
-    if condition.startswith("in "):
-        body = condition[3:].strip()
-        if body.startswith("{"):
-            return str(value) in [c.strip().strip("'\"") for c in body.strip("{}").split(",")]
-        low, high = (float(v) for v in body[1:-1].split(","))
-        above = value > low if body[0] == "(" else value >= low
-        return above and (value < high if body[-1] == ")" else value <= high)
-    op, bound = _COMPARISON.match(condition).groups()
-    bound = float(bound)
-    op = {"≥": ">=", "≤": "<=", "≠": "!="}.get(op, op)
-    checks = {">=": value >= bound, "<=": value <= bound, ">": value > bound, "<": value < bound, "!=": value != bound}
-    return checks[op]
-
-
-def violates(value, declaration):
-    """Why ``value`` does not meet a parsed declaration ("" when it does).
-
-    Examples
-    --------
-    >>> violates("abc", parse_declaration("int ≥ 1"))
-    'not an int'
-    >>> violates([0.5, 0.0], parse_declaration("floats > 0 or None"))
-    'fails > 0'
-    """
-    if value is None:
-        return "" if declaration["optional"] else "None is not allowed"
-    if not _type_ok(value, declaration["type"]):
-        return f"not a{'n' if declaration['type'][0] in 'ai' else ''} {declaration['type']}"
-    items = list(value) if declaration["type"] == "floats" and isinstance(value, (list, tuple)) else [value]
-    for condition in declaration["conditions"]:
-        if not all(_meets(v, condition) for v in items):
-            return f"fails {condition}"
-    return ""
-
-
-def declared_parameters(notebook):
-    """The parameters of a notebook's ``parameters`` cell: name -> parsed declaration (None: undeclared).
-
-    Parameters
-    ----------
-    notebook : path-like
-
-    Returns
-    -------
-    dict
-        Name -> :func:`parse_declaration` of the bracketed declaration that opens its comment.
-
-    Examples
-    --------
-    >>> import nbformat, pathlib, tempfile
-    >>> cell = nbformat.v4.new_code_cell("max_iter = 5  # [int ≥ 1] N, the number of noisy releases\\nseed = 0")
-    >>> cell.metadata["tags"] = ["parameters"]
-    >>> kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = pathlib.Path(tmp, "01_toy.ipynb")
-    ...     nbformat.write(nbformat.v4.new_notebook(cells=[cell], metadata=kernel), path)
-    ...     declared = declared_parameters(path)
-    >>> declared["max_iter"]
-    {'type': 'int', 'optional': False, 'conditions': ['≥ 1'], 'text': 'int ≥ 1'}
-    >>> declared["seed"] is None
-    True
-    """
-    import papermill as pm
-
-    found = pm.inspect_notebook(str(notebook))
-    out = {}
-    for name, info in found.items():
-        match = _DECLARATION.match(info.get("help") or "")
-        out[name] = parse_declaration(match.group("spec")) if match else None
-    return out
-
-
 def check_parameters(notebook, values):
-    """Check values for a notebook's parameters before it runs: each must be a parameter of its
-    ``parameters`` cell and meet the type and range declared beside it.
+    """Values for a notebook's parameters as it will use them, checked before it runs: each must be a parameter of
+    its ``parameters`` cell and of the type declared there (:mod:`dpclust.parameters`, the check the notebook
+    itself makes in the cell after its parameters cell).
 
     Raises ValueError naming the notebook parameter, e.g. ``max_iter='abc'``.
 
@@ -845,38 +736,45 @@ def check_parameters(notebook, values):
     values : dict
         Parameter name -> value.
 
+    Returns
+    -------
+    dict
+        Name -> the value the notebook's check makes of it (one number for a list becomes a list of one).
+
     Examples
     --------
     >>> import nbformat, pathlib, tempfile
-    >>> cell = nbformat.v4.new_code_cell("max_iter = 5  # [int ≥ 1] N, the number of noisy releases")
+    >>> source = "from dpclust.parameters import PositiveInt\\n\\nmax_iter: PositiveInt = 5  # noisy releases"
+    >>> cell = nbformat.v4.new_code_cell(source)
     >>> cell.metadata["tags"] = ["parameters"]
     >>> kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = pathlib.Path(tmp, "01_toy.ipynb")
-    ...     nbformat.write(nbformat.v4.new_notebook(cells=[cell], metadata=kernel), path)
-    ...     check_parameters(path, {"max_iter": 10})  # declared and in range: no error
-    ...     check_parameters(path, {"max_iter": "abc"})
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(tmp.name, "01_toy.ipynb")
+    >>> nbformat.write(nbformat.v4.new_notebook(cells=[cell], metadata=kernel), path)
+    >>> check_parameters(path, {"max_iter": 10})
+    {'max_iter': 10}
+    >>> check_parameters(path, {"max_iter": "abc"})
     Traceback (most recent call last):
     ...
-    ValueError: notebook parameter max_iter='abc' of 01_toy.ipynb must be int ≥ 1 (declared in its parameters cell): ...
+    ValueError: 01_toy.ipynb: notebook parameter max_iter='abc' must be an integer ≥ 1 (PositiveInt): not an integer
+    >>> tmp.cleanup()
     """
     if not values:
-        return
+        return {}
     path = Path(notebook)
-    declared = declared_parameters(path)
+    declared = parameters.declared(path)
+    out = {}
     for name, value in values.items():
         if name not in declared:
             known = ", ".join(sorted(declared)) or "none"
             raise ValueError(
                 f"parameter {name!r} is not declared in the parameters cell of {path.name} (declared: {known})"
             )
-        declaration = declared[name]
-        problem = violates(value, declaration) if declaration is not None else ""
-        if problem:
-            raise ValueError(
-                f"notebook parameter {name}={value!r} of {path.name} must be {declaration['text']} "
-                f"(declared in its parameters cell): {problem}"
-            )
+        try:
+            out[name] = parameters.convert(name, value, declared[name])
+        except ValueError as exc:
+            raise ValueError(f"{path.name}: {exc}") from None
+    return out
 
 
 TMP_SUFFIX = ".dpclust-tmp"  # a prepared file beside its target, renamed onto it at the switch (git-ignored)

@@ -10,8 +10,8 @@ status, seconds, attempts, tables, error).
 
 A grid is ``{name: [values]}``: on the command line ``--grid NAME=V1,V2,...`` (commas inside
 brackets or quotes do not split: ``epsilons=[0.5, 1],[2]`` is two lists), or a JSON or YAML file
-(:func:`read_grid_file`). A parameter declared ``floats`` (a number or a list) that is given one
-number receives it as a one-element list, so ``--grid epsilons=0.5,1,2`` is one run per ε.
+(:func:`read_grid_file`). A parameter declared a list (``PositiveFloats``) that is given one number receives it
+as a one-element list, so ``--grid epsilons=0.5,1,2`` is one run per ε.
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import parameters
 from ._optional import require
+from ._paths import HOME_ENV, project_dir
 from .experiments import resolve_profile
 from .reproduce import (
     DEFAULT_CELL_TIMEOUT,
@@ -35,7 +37,7 @@ from .reproduce import (
     _run_many,
     _show_progress,
     check_parameters,
-    declared_parameters,
+    finished_lines,
     recover_interrupted_commits,
     resolve_notebook,
 )
@@ -176,19 +178,11 @@ def point_label(point):
     return re.sub(r"[^A-Za-z0-9_.=,-]", "_", text)
 
 
-def _as_passed(value, declaration):
-    """The value papermill passes: a ``floats`` parameter given one number gets a one-element list."""
-    if declaration is not None and declaration["type"] == "floats" and isinstance(value, (int, float)):
-        if not isinstance(value, bool):
-            return [value]
-    return value
-
-
 def _checked(path, grid, fixed):
     """The grid and fixed values as the notebook gets them, each checked against its declaration first."""
     if not grid:
         raise ValueError("grid is empty: give at least one parameter with its values")
-    declared = declared_parameters(path)
+    declared = parameters.declared(path)
     for name in SET_BY_SWEEP:
         if name not in declared:
             raise ValueError(f"{path.name} does not declare {name!r}, so a sweep cannot collect its results")
@@ -200,12 +194,11 @@ def _checked(path, grid, fixed):
     for name, values in grid.items():
         if len({json.dumps(v, sort_keys=True, default=str) for v in values}) < len(values):
             raise ValueError(f"grid {name} repeats a value: {values!r}")
-    passed = lambda name, value: _as_passed(value, declared.get(name))  # noqa: E731
-    fixed = {name: passed(name, value) for name, value in fixed.items()}
-    check_parameters(path, fixed)
+    fixed = check_parameters(path, fixed)
     for name, values in grid.items():
         for value in values:
-            check_parameters(path, {name: passed(name, value)})
+            check_parameters(path, {name: value})
+    passed = lambda name, value: parameters.convert(name, value, declared[name])  # noqa: E731
     return fixed, passed
 
 
@@ -268,7 +261,7 @@ def _write_files(dirs, files):
             target.write_bytes(data)
 
 
-def _run_here(path, points, labels, out_dir, fixed, passed, profile, jobs, timeout, show):
+def _run_here(path, points, labels, out_dir, fixed, passed, profile, jobs, timeout, show, say):
     calls = []
     for point, label in zip(points, labels):
         dirs = _point_dirs(out_dir, label, path.name)
@@ -285,14 +278,21 @@ def _run_here(path, points, labels, out_dir, fixed, passed, profile, jobs, timeo
                 label=label,
             )
         )
-    on_done = lambda call, row: _tables_check({**row, "attempts": 1}, call["parameters"]["results_dir"])  # noqa: E731
+
+    def on_done(call, row):
+        row = _tables_check({**row, "attempts": 1}, call["parameters"]["results_dir"])
+        say(call["label"], row)
+        return row
+
     return _run_many(calls, jobs, show, on_done)
 
 
-def _run_on_cluster(client, path, points, labels, out_dir, fixed, passed, profile, timeout, show):
+def _run_on_cluster(client, path, points, labels, out_dir, fixed, passed, profile, timeout, show, say):
     from .cluster import kernel_environment, run_points
 
-    source, environment = path.read_text(), kernel_environment(profile)
+    # The compendium this client found (from its folder, or $DPCLUST_HOME) goes along, for workers that can reach it
+    source = path.read_text()
+    environment = kernel_environment(profile, {**os.environ, HOME_ENV: str(project_dir())})
     sent = [
         dict(
             label=label,
@@ -310,6 +310,7 @@ def _run_on_cluster(client, path, points, labels, out_dir, fixed, passed, profil
         dirs = _point_dirs(out_dir, labels[i], path.name)
         _write_files(dirs, files)
         _tables_check(row, dirs["results"])
+        say(labels[i], row)
 
     return run_points(client, sent, on_done, show)
 
@@ -405,7 +406,8 @@ def sweep_notebook(
     The whole grid is checked before the first run:
 
     >>> import nbformat, pathlib, tempfile
-    >>> cell = nbformat.v4.new_code_cell("max_iter = 5  # [int ≥ 1] N, the number of noisy releases")
+    >>> source = "from dpclust.parameters import PositiveInt\\n\\nmax_iter: PositiveInt = 5  # noisy releases"
+    >>> cell = nbformat.v4.new_code_cell(source)
     >>> cell.metadata["tags"] = ["parameters"]
     >>> kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
     >>> tmp = tempfile.TemporaryDirectory()
@@ -468,12 +470,12 @@ def _sweep(client, path, grid, points, labels, out_dir, fixed, passed, profile, 
 
 
 def _run_and_gather(client, path, grid, points, labels, out_dir, fixed, passed, profile, jobs, timeout, progress):
-    show = _show_progress(progress)
+    show, say = _show_progress(progress), finished_lines(progress, len(points))
     try:
         if client is not None:
-            rows = _run_on_cluster(client, path, points, labels, out_dir, fixed, passed, profile, timeout, show)
+            rows = _run_on_cluster(client, path, points, labels, out_dir, fixed, passed, profile, timeout, show, say)
         else:
-            rows = _run_here(path, points, labels, out_dir, fixed, passed, profile, jobs, timeout, show)
+            rows = _run_here(path, points, labels, out_dir, fixed, passed, profile, jobs, timeout, show, say)
     except KeyboardInterrupt as exc:
         how = f"{exc}; " if str(exc) else ""
         raise Interrupted(f"{how}the points that had finished are in their folders under {out_dir}") from None

@@ -1,7 +1,7 @@
 """Write environment.yml (conda, Binder / repo2docker) from uv.lock: the reader's set, every direct requirement of
-the compendium's runtime (pyproject.toml and dpclust_lib/pyproject.toml) and of its notebooks and lab extras,
-pinned to the version uv.lock gives it on Linux with Python 3.11 (the versions that produced the committed
-outputs). conda resolves what those packages need in turn.
+the compendium's runtime (pyproject.toml and dpclust_lib/pyproject.toml) and of its notebooks and lab extras, and
+nbval (to run the notebooks as tests), pinned to the version uv.lock gives it on Linux with Python 3.11 (the
+versions that produced the committed outputs). conda resolves what those packages need in turn.
 
     python requirements/conda.py > environment.yml      # after uv.lock changes (make lock does both)
 
@@ -34,14 +34,16 @@ MARKERS = {
     "platform_python_implementation": "CPython",
 }
 EXTRAS = ("notebooks", "lab")  # the reader's set: run the notebooks, read them in JupyterLab
+# Packages of the test extra a conda user gets too: nbval runs the notebooks as tests (pytest --nbval-lax notebooks/).
+TOOLS = ("nbval",)
 # conda-forge names of the pip distributions whose conda package is named otherwise.
 CONDA_NAMES = {"build": "python-build"}
 OURS = {"dpclust", "dpclust-lib"}
 
 HEADER = """\
 # The reader's environment for conda and Binder (repo2docker): every direct requirement of pyproject.toml and
-# dpclust_lib/pyproject.toml (runtime, notebooks and lab extras) pinned to its version in uv.lock for Linux and
-# Python 3.11, the versions that produced the committed outputs.
+# dpclust_lib/pyproject.toml (runtime, notebooks and lab extras) and nbval (pytest --nbval-lax notebooks/), pinned
+# to its version in uv.lock for Linux and Python 3.11, the versions that produced the committed outputs.
 #   conda env create -f environment.yml && conda activate dpclust
 # Written by `python requirements/conda.py > environment.yml` (make lock); do not edit by hand
 # (tests/test_lock.py checks it against uv.lock).
@@ -67,6 +69,8 @@ def direct_requirements(root=ROOT):
     lib = tomllib.loads((root / "dpclust_lib" / "pyproject.toml").read_text())["project"]
     sections = [("runtime", lib["dependencies"] + project["dependencies"])]
     sections += [(f"{extra} extra", project["optional-dependencies"][extra]) for extra in EXTRAS]
+    tools = [s for s in project["optional-dependencies"]["test"] if _name_and_extras(s)[0] in TOOLS]
+    sections.append(("the notebooks as tests", tools))
     seen, out = set(), []
     for section, specs in sections:
         for spec in specs:

@@ -35,7 +35,8 @@ def compendium(tmp_path, monkeypatch):
     (home / "pyproject.toml").write_text("")
     marks = tmp_path / "marks"
     marks.mkdir()
-    monkeypatch.setenv("DPCLUST_HOME", str(home))
+    monkeypatch.chdir(home)  # as the README runs a sweep: from the compendium, with no $DPCLUST_HOME
+    monkeypatch.delenv("DPCLUST_HOME", raising=False)
     monkeypatch.setenv("TEST_MARKS", str(marks))
     monkeypatch.delenv("DPCLUST_PROFILE", raising=False)
     return home

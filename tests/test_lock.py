@@ -6,11 +6,11 @@ install of every extra reaches from the two distributions, through the lock's ow
 must each have a wheel for that platform and Python.
 """
 
-import json
 import re
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from packaging.markers import Marker
 from packaging.requirements import Requirement
@@ -257,35 +257,52 @@ def test_environment_yml_is_the_readers_set_at_the_locked_versions():
     assert next(d for d in env["dependencies"] if isinstance(d, dict))["pip"] == ["-e ./dpclust_lib", "-e ."]
 
 
-@pytest.mark.slow  # an install from uv.lock (from uv's cache, else PyPI) and a notebook run: make test-full
-def test_the_readers_set_installs_alone_and_runs_a_notebook(tmp_path):
+@pytest.mark.slow  # a fresh copy with its own install from uv.lock (uv's cache, else PyPI), every notebook run: CI
+def test_the_readers_set_installs_alone_and_runs_every_notebook_the_sweep_and_plain_papermill(tmp_path):
+    """The reader's path in the reader's install: a copy of the compendium's files (a fresh clone) whose .venv
+    holds the notebooks extra alone, as make makes it, runs every notebook in the smoke profile, the README's
+    sweep (make sweep, smoke) and plain papermill on a number and on a list, as the README writes them."""
     import os
     import subprocess
 
     uv = pytest.importorskip("uv", reason="the install test needs the test set (uv)").find_uv_bin()
-    venv = tmp_path / "reader"
-    env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"}}
-    env |= {"UV_PROJECT_ENVIRONMENT": str(venv), "UV_PYTHON_DOWNLOADS": "never"}
-    sync = [uv, "sync", "--frozen", "--extra", "notebooks", "--python", sys.executable, "--quiet"]
-    result = subprocess.run(sync, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
-    assert result.returncode == 0, result.stderr[-3000:]
-    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    listed = subprocess.run([uv, "pip", "list", "--python", str(python)], capture_output=True, text=True).stdout
+    clone = tmp_path / "clone"
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True)
+    for name in filter(None, tracked.stdout.split("\0")):
+        if (ROOT / name).is_file():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            (clone / name).write_bytes((ROOT / name).read_bytes())
+    env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH", "DPCLUST_HOME", "CI"}}
+    env |= {
+        "UV_PYTHON_DOWNLOADS": "never",
+        "DPCLUST_DATA_DIR": os.environ.get("DPCLUST_DATA_DIR", str(ROOT / "data" / "raw")),
+    }
+    env.pop("UV_PROJECT_ENVIRONMENT", None)
+
+    def run(*argv, timeout=1800):
+        done = subprocess.run(argv, cwd=clone, env=env, capture_output=True, text=True, timeout=timeout)
+        assert done.returncode == 0, f"{' '.join(argv)}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        return done.stdout
+
+    run(uv, "sync", "--locked", "--extra", "notebooks", "--python", sys.executable, "--quiet")  # what make runs
+    listed = run(uv, "pip", "list", "--python", str(clone / ".venv" / "bin" / "python"))
     installed = {line.split()[0].lower() for line in listed.splitlines()[2:] if line.strip()}
-    assert {"numpy", "scikit-learn", "papermill", "ipykernel", "matplotlib"} <= installed
+    assert {"numpy", "scikit-learn", "papermill", "ipykernel", "matplotlib", "jinja2"} <= installed
     assert not installed & {"pytest", "nbgrader", "sphinx", "opendp", "jupyterlab", "selenium"}, "not the reader's"
-    run = (
-        "import json, sys; from dpclust import reproduce; "
-        "row = reproduce.run_notebook(sys.argv[1], sys.argv[2], profile='smoke', "
-        "parameters={'results_dir': sys.argv[3], 'figures_dir': sys.argv[3]}); print(json.dumps(row))"
+
+    out = run(".venv/bin/python", "-m", "dpclust", "reproduce", "--profile", "smoke", "--jobs", "2")
+    notebooks = sorted(p.stem for p in (clone / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert all(f"] {stem}: ok in " in out for stem in notebooks), out  # a line per notebook off a terminal
+
+    out = run("make", "sweep", "PROFILE=smoke", f"UV={uv}", f"PYTHON={sys.executable}")
+    points = pd.read_csv(clone / "data" / "results" / "sweeps" / "04_idp_kmeans" / "sweep_points.csv")
+    assert points["status"].tolist() == ["ok"] * 3, points["error"].tolist()
+    ledger = pd.read_csv(
+        clone / "data" / "results" / "sweeps" / "04_idp_kmeans" / "epsilons=2" / "results" / "ledger.csv"
     )
-    notebook = ROOT / "notebooks" / "04_idp_kmeans.ipynb"
-    out = [str(tmp_path / "04.ipynb"), str(tmp_path / "results")]
-    env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"}}
-    env["PATH"] = os.pathsep.join([str(python.parent), env.get("PATH", "")])
-    result = subprocess.run(
-        [str(python), "-c", run, str(notebook), *out], env=env, capture_output=True, text=True, timeout=1800
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    row = json.loads(result.stdout.strip().splitlines()[-1])
-    assert row["status"] == "ok", row["error"]
+    assert set(ledger.set_index("claim_id").loc[["dp_falls", "larger_data"], "verdict"]) == {"not testable"}
+
+    for value in ("1.0", "[0.5,2]"):  # a number and a list, with -p
+        papermill = [".venv/bin/papermill", "notebooks/04_idp_kmeans.ipynb", str(tmp_path / "out.ipynb")]
+        run(*papermill, "-p", "profile", "smoke", "-p", "epsilons", value, "-p", "results_dir", str(tmp_path / value))
+        assert (tmp_path / value / "ledger.csv").is_file()

@@ -128,6 +128,7 @@ def test_a_successful_run_replaces_notebook_tables_and_figures_together(tmp_path
     after = _sha(files)
     assert all(after[f] != before[f] for f in before), "every target is replaced"
     assert files[1].read_text() == "x\nfresh\n" and files[2].read_bytes() == b"new figure"
+    assert "[1/1 done, " in out and f"] {STEM}: ok in " in out, "no line for the finished run off a terminal"
     assert not list(root.rglob(f"*{reproduce.TMP_SUFFIX}"))
 
 
@@ -172,27 +173,35 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_every_notebook_parameter_declares_a_type_and_range_its_default_meets(path):
+def test_every_notebook_parameter_declares_a_type_and_meaning_its_default_meets_and_the_notebook_checks(path):
     import ast
 
+    import nbformat
     import papermill as pm
 
+    from dpclust import parameters
+
     found = pm.inspect_notebook(str(path))
-    declared = reproduce.declared_parameters(path)
-    assert set(declared) == set(found) and all(declared.values()), [n for n, d in declared.items() if d is None]
-    for name, info in found.items():
+    # the output folders are the sweep's and reproduce's to set (and a path or None)
+    typed = {name: info for name, info in found.items() if name not in {"results_dir", "figures_dir"}}
+    assert typed and all(parameters._kind_of(info["inferred_type_name"])[0] for info in typed.values()), typed
+    assert all(info["help"] for info in found.values()), "a parameter without its meaning"
+    for name, info in typed.items():
         try:
             default = ast.literal_eval(info["default"])
         except ValueError:
             continue  # profile: read from the environment
-        assert reproduce.violates(default, declared[name]) == "", (name, info["default"])
+        parameters.convert(name, default, info["inferred_type_name"])
+    cells = nbformat.read(path, as_version=4).cells
+    at = next(i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
+    assert "check(globals())" in cells[at + 1].source, "the cell after the parameters cell checks them"
 
 
 def test_a_bad_sweep_value_is_refused_before_any_run_naming_the_notebook_parameter(tmp_path):
     start = time.perf_counter()
-    with pytest.raises(ValueError, match=r"notebook parameter max_iter='abc' of 04_idp_kmeans.ipynb must be int ≥ 1"):
+    with pytest.raises(ValueError, match=r"04_idp_kmeans.ipynb: notebook parameter max_iter='abc' must be an integer"):
         sweep.sweep_notebook("04", {"max_iter": ["abc"]}, tmp_path / "out")
-    with pytest.raises(ValueError, match=r"epsilons=\[0.5, -1\].*fails > 0"):
+    with pytest.raises(ValueError, match=r"epsilons=\[0.5, -1\] must be a list of numbers > 0.*: not > 0"):
         sweep.sweep_notebook("04", {"epsilons": [[0.5, -1]]}, tmp_path / "out")
     assert time.perf_counter() - start < 10 and not (tmp_path / "out").exists()
 

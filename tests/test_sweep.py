@@ -17,11 +17,15 @@ from nbformat.v4 import new_code_cell, new_notebook
 from dpclust import sweep
 
 PARAMS = """import os
-profile = os.environ.get("DPCLUST_PROFILE", "paper")  # [str in {paper, smoke}]
-epsilons = None  # [floats > 0 or None] the privacy levels
-seed = 0  # [int ≥ 0] root seed
-results_dir = None  # [path or None] tables
-figures_dir = None  # [path or None] figures"""
+from typing import Optional
+
+from dpclust.parameters import NonNegativeInt, PositiveFloats, Profile
+
+profile: Profile = os.environ.get("DPCLUST_PROFILE", "paper")  # the profile
+epsilons: Optional[PositiveFloats] = None  # the privacy levels
+seed: NonNegativeInt = 0  # root seed
+results_dir = None  # tables
+figures_dir = None  # figures"""
 
 # Tables that depend on the parameters only (so that two routes can be compared exactly), and a figure.
 WRITE = """
@@ -71,6 +75,9 @@ def test_a_relative_out_gathers_every_table_figure_and_notebook_whatever_the_wor
     args = ["10", "--grid", "epsilons=0.5,2", "--profile", "smoke", "--jobs", "2", "--out", "runs/eps"]
     result = _cli(*args, cwd=elsewhere)
     assert result.returncode == 0, result.stdout + result.stderr
+    # not on a terminal: one line per point as it ends, not a silent run
+    finished = sorted(line.split("] ")[1] for line in result.stdout.splitlines() if " done, " in line)
+    assert [f.split(" in ")[0] for f in finished] == ["epsilons=0.5: ok", "epsilons=2: ok"], result.stdout
     out = elsewhere / "runs" / "eps"  # relative to where the command ran, not to the kernel's folder
     draws = pd.read_csv(out / "draws.csv")
     assert draws["param_epsilons"].tolist() == [0.5, 2.0] and draws["epsilon"].tolist() == [0.5, 2.0]
@@ -107,7 +114,7 @@ def test_grids_keep_lists_from_brackets_and_from_json_and_yaml_files(compendium,
 @pytest.mark.parametrize(
     "grid, fixed, needle",
     [
-        ({"epsilons": [0.5, -1]}, {}, r"epsilons=\[-1\] .* fails > 0"),
+        ({"epsilons": [0.5, -1]}, {}, r"parameter epsilons=-1 must be a list of numbers > 0 .*: not > 0"),
         ({"delta": [1]}, {}, "'delta' is not declared"),
         ({"results_dir": ["x"]}, {}, "results_dir is set by the sweep"),
         ({"epsilons": [1, 1]}, {}, "repeats a value"),
