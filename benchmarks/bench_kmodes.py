@@ -24,7 +24,9 @@ N_GENERATED = 100_000  # users of the Covertype-shaped generated case
 
 
 def _synthetic(X, sizes, n_clusters, epsilon=1.0, seed=0):
-    est = LDPKModes(n_clusters, epsilon=epsilon, max_iter=T, domain_sizes=sizes, random_state=seed).fit(X)
+    est = LDPKModes(
+        n_clusters, epsilon=epsilon, budget="per_attribute", max_iter=T, domain_sizes=sizes, random_state=seed
+    ).fit(X)
     syn = est.synthetic_data_
     records = syn.iloc[:, :-1].to_numpy()
     weights = syn.iloc[:, -1].to_numpy()
