@@ -286,6 +286,61 @@ def verdict_by_intervals(low, high, share=0.8, value=0.0):
     return verdict_by_tests(above >= max(1, round(share * low.size)) and below == 0, above > below), above, below
 
 
+def comparison_draws(diffs, grid, blocks, share=0.8, confidence=0.95):
+    """The draws of a comparison claim, "A above B" over a grid (e.g. each ε), from paired differences A − B.
+
+    A referee's order: first the effect, then the replicates. The effect is tested on every run pooled: at each
+    grid point the paired t-interval of A − B, at the Bonferroni level 1 − (1 − ``confidence``) / n over the n
+    points, so that a null effect shows an interval above 0 somewhere with probability at most 1 − ``confidence``.
+    No interval above 0 is no evidence of the claimed effect: every replicate draws ``"not reproduced"``, and a
+    null effect can no longer read as ``"unstable"`` by the chance signs of its means. When the pooled test shows
+    the effect, each replicate is graded by :func:`verdict_by_intervals` on its own runs (the same level), and the
+    replicates may then disagree about a real effect (``"unstable"``).
+
+    Parameters
+    ----------
+    diffs, grid, blocks : array-like of the same length: A − B of each paired run, its grid point, its replicate
+    share : float in (0, 1], the share of the grid where a replicate's interval must lie above 0 for "reproduced"
+    confidence : float in (0, 1), the family-wise level over the grid
+
+    Returns
+    -------
+    (draws, above, below) : one draw per replicate, and the numbers of grid points where the pooled interval lies
+    wholly above and wholly below 0.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> grid, blocks = np.repeat(np.arange(5), 20), np.tile(np.repeat(np.arange(2), 10), 5)
+    >>> comparison_draws(rng.normal(0, 1, 100), grid, blocks)  # no effect: not reproduced, never unstable
+    (['not reproduced', 'not reproduced'], 0, 0)
+    >>> comparison_draws(rng.normal(2, 1, 100), grid, blocks)[0]
+    ['reproduced', 'reproduced']
+    """
+    from scipy import stats
+
+    frame = pd.DataFrame({"diff": np.asarray(diffs, dtype=float), "grid": grid, "block": blocks})
+    if frame.empty or frame["diff"].isna().any():
+        raise ValueError("diffs must be non-empty and hold no NaN")
+    level = 1 - (1 - confidence) / frame["grid"].nunique()
+
+    def intervals(part):
+        out = []
+        for _, v in part.groupby("grid")["diff"]:
+            x = v.to_numpy()
+            half = stats.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size) if x.size > 1 else np.inf
+            out.append((x.mean() - half, x.mean() + half))
+        return np.array(out)
+
+    pooled = intervals(frame)
+    above, below = int((pooled[:, 0] > 0).sum()), int((pooled[:, 1] < 0).sum())
+    n_blocks = frame["block"].nunique()
+    if above == 0:
+        return ["not reproduced"] * n_blocks, above, below
+    draws = [verdict_by_intervals(*intervals(part).T, share=share)[0] for _, part in frame.groupby("block")]
+    return draws, above, below
+
+
 # ---------------------------------------------------------------------------
 # The ledger
 # ---------------------------------------------------------------------------
@@ -448,7 +503,7 @@ class Ledger:
         row = {"choice": choice, "reading": reading, "primary": primary, "support": support}
         self.readings.append({**row, "added_after_results": bool(added_after_results), "used_for": ""})
 
-    def primary(self, choice, reading, support, value=None):
+    def primary(self, choice, reading, support, value=None, added_after_results=False):
         """Declare the primary reading of a choice the paper leaves open, before any claim is graded.
 
         Parameters
@@ -459,6 +514,9 @@ class Ledger:
             Why: the paper's text (or its platform) that picks this reading.
         value : object, optional
             What the experiments use for this reading (returned, so that the code runs what was declared).
+        added_after_results : bool, default False
+            True for a reading (a grading rule, typically) adopted after results had been seen: the readings
+            table says so, beside the earlier reading declared as an alternative.
 
         Returns
         -------
@@ -468,7 +526,7 @@ class Ledger:
             raise ValueError(f"declare the primary reading of {choice!r} before grading any claim (Ledger.add)")
         if any(r["primary"] for r in self._declared(choice)):
             raise ValueError(f"choice={choice!r} already has a primary reading: {self.primary_reading(choice)!r}")
-        self._declare(choice, reading, support, True, False)
+        self._declare(choice, reading, support, True, added_after_results)
         return reading if value is None else value
 
     def alternative(self, choice, reading, support, added_after_results=False, value=None):
