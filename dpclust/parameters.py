@@ -83,40 +83,94 @@ def _number(integral, holds, bound):
 
 
 class Profile(_choice(("paper", "smoke"))):
-    """``paper``: the paper's experiments at full size; ``smoke``: the same cells on tiny sizes, for tests."""
+    """``paper``: the paper's experiments at full size; ``smoke``: the same cells on tiny sizes, for tests.
+
+    Examples
+    --------
+    >>> Profile.convert("smoke"), Profile.means
+    ('smoke', '"paper" or "smoke"')
+    """
 
 
 class Schedule(_choice(("halving", "fixed"))):
-    """A budget schedule over iterations: ε/2, ε/4, ... (halving) or ε/N each (fixed)."""
+    """A budget schedule over iterations: ε/2, ε/4, ... (halving) or ε/N each (fixed).
+
+    Examples
+    --------
+    >>> Schedule.convert("fixed")
+    'fixed'
+    """
 
 
 class NonNegativeInt(_number(True, lambda v: v >= 0, "≥ 0")):
-    pass
+    """An integer ≥ 0 (a seed).
+
+    Examples
+    --------
+    >>> NonNegativeInt.convert(0)
+    0
+    """
 
 
 class PositiveInt(_number(True, lambda v: v >= 1, "≥ 1")):
-    pass
+    """An integer ≥ 1 (a number of runs or iterations).
+
+    Examples
+    --------
+    >>> PositiveInt.convert(10)
+    10
+    """
 
 
 class AtLeastTwoInt(_number(True, lambda v: v >= 2, "≥ 2")):
-    pass
+    """An integer ≥ 2 (a number of clusters or categories).
+
+    Examples
+    --------
+    >>> AtLeastTwoInt.means
+    'an integer ≥ 2'
+    """
 
 
 class NonZeroInt(_number(True, lambda v: v != 0, "≠ 0")):
-    pass
+    """An integer other than 0 (a number of parallel jobs: -1 for every core).
+
+    Examples
+    --------
+    >>> NonZeroInt.convert(-1)
+    -1
+    """
 
 
 class PositiveFloat(_number(False, lambda v: v > 0, "> 0")):
-    pass
+    """A finite number > 0.
+
+    Examples
+    --------
+    >>> PositiveFloat.convert(2)
+    2.0
+    """
 
 
 class OpenUnitFloat(_number(False, lambda v: 0 < v < 1, "in (0, 1)")):
-    pass
+    """A number strictly between 0 and 1 (a share of a budget).
+
+    Examples
+    --------
+    >>> OpenUnitFloat.convert(0.3)
+    0.3
+    """
 
 
 class PositiveFloats(Kind):
     """A list of numbers > 0. One number is a list of one (``papermill -p epsilons 0.5``); a list written as text
-    (``-p epsilons [0.5,2]``, which papermill passes as a string) is read as a list."""
+    (``-p epsilons [0.5,2]``, which papermill passes as a string) is read as a list.
+
+    Examples
+    --------
+    >>> PositiveFloats.convert(1), PositiveFloats.convert("[0.5,2]")
+    ([1.0], [0.5, 2.0])
+    """
 
     means = "a list of numbers > 0 (or one number)"
 
@@ -190,6 +244,13 @@ def check(namespace):
 
     Called in the cell after the parameters cell: the values are the cell's defaults, or those papermill (or
     ``python -m dpclust``) injected after it.
+
+    Examples
+    --------
+    >>> namespace = {"__annotations__": {"epsilons": "Optional[PositiveFloats]"}, "epsilons": 0.5}
+    >>> check(namespace)
+    >>> namespace["epsilons"]
+    [0.5]
     """
     for name, annotation in namespace.get("__annotations__", {}).items():
         if name in namespace:
@@ -197,7 +258,14 @@ def check(namespace):
 
 
 def declared(notebook):
-    """``{name: annotation text}`` of a notebook's parameters cell, as papermill reads it ("None": no type)."""
+    """``{name: annotation text}`` of a notebook's parameters cell, as papermill reads it ("None": no type).
+
+    Examples
+    --------
+    >>> from dpclust import _paths
+    >>> declared(_paths.notebook_path("04_idp_kmeans"))["epsilons"]  # doctest: +SKIP
+    'Optional[PositiveFloats]'
+    """
     import papermill as pm
 
     return {name: info["inferred_type_name"] for name, info in pm.inspect_notebook(str(Path(notebook))).items()}

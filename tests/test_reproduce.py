@@ -156,13 +156,14 @@ def test_batch_keeps_kernel_stderr_off_the_terminal_and_counts_ledger_verdicts(t
     assert captured.out == ""  # nothing per notebook on success
 
 
-def test_cli_reproduce_prints_only_the_summary(tmp_path, capfd):
+def test_cli_reproduce_prints_only_the_progress_and_the_summary(tmp_path, capfd):
     from dpclust.__main__ import main
 
     nb = _notebook(tmp_path / "15_quiet.ipynb", "print('cell output stays in the notebook')")
     assert main(["reproduce", str(nb), "--profile", "smoke", "--out", str(tmp_path / "out")]) == 0
     captured = capfd.readouterr()
-    lines = captured.out.strip().splitlines()
+    progress, *lines = captured.out.strip().splitlines()  # off a terminal: one line per finished notebook
+    assert progress.startswith("[1/1 done, ") and "15_quiet" in progress
     assert lines[0].split()[:3] == ["notebook", "status", "seconds"] and "not run" in lines[0]
     assert lines[1].split()[:2] == ["15_quiet", "ok"] and lines[2].startswith("wall time ") and len(lines) == 3
     assert captured.err == ""
