@@ -117,14 +117,20 @@ c.CourseDirectory.course_id = "dpclust"
 # read and write (on JupyterHub a shared volume; nbgrader's default). The students' nbgrader configuration
 # names the same course_id and exchange root.
 c.Exchange.root = "/srv/nbgrader/exchange"
-c.Execute.timeout = 300  # seconds per cell: a solution that loops forever loses that cell's points, not the run
 c.ClearSolutions.code_stub = {"python": "raise NotImplementedError('write your solution')"}
 c.ClearSolutions.text_stub = %r
-# The checks are graded outside the students' kernels: before nbgrader runs a submission, its solution cells run
-# in a fenced process of their own on cases drawn when the assignment was generated (grading/, never
-# released); after it, those verdicts replace the test cells' outputs. Feedback waits for the written answers;
-# nbgrader export writes what is pending and what nbgrader refused (dpclust.grade).
-_outside = grade.OutsideTheKernel(os.path.join(os.path.dirname(os.path.abspath(__file__)), "grading"), timeout=300)
+# The checks are graded outside the students' kernels and every process that runs a student's code runs in a
+# sandbox (bubblewrap: the Python installation read-only, a scratch copy of the submission, no course folder,
+# no network). Before nbgrader runs a submission, its solution cells run in a sandboxed process of their own on
+# cases drawn when the assignment was generated (grading/, never released); the notebook itself runs in another
+# sandbox, for the feedback; those verdicts replace the test cells' outputs. timeout: seconds per call of a
+# student's function and per cell (one that loops forever loses that check's points, not the others). Without
+# bubblewrap, autograde refuses; unsandboxed=True grades anyway, with the students' code under your rights (it
+# could read the keys and write the gradebook). Feedback waits for the written answers; nbgrader export writes
+# what is pending and what nbgrader refused (dpclust.grade).
+_outside = grade.OutsideTheKernel(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "grading"), timeout=300, unsandboxed=False
+)
 c.Autograde.autograde_preprocessors = _outside.autograde_preprocessors()
 c.GenerateFeedback.preprocessors = _outside.feedback_preprocessors()
 c.ExportApp.plugin_class = grade.export_plugin()
@@ -583,12 +589,12 @@ def grading_key(nb, name, draw_seed=None):
     >>> key["prelude"], key["checks"]["ex1-check"]["checker"], key["checks"]["ex1-check"]["seed"]
     (['import math'], 'check_total_spent', 7)
     """
-    from . import grade
+    from .exercises._checks import teacher_functions
 
     draw_seed = draw_seed or (lambda: secrets.randbelow(2**31))
     solutions = {c["id"]: c.source for c in nb.cells if c.cell_type == "code" and "solution" in _tags(c)}
     key = {"notebook": name, "prelude": setup_imports(nb), "solutions": solutions, "checks": {}}
-    teacher = grade.teacher_functions(key)
+    teacher = teacher_functions(key)
     source = nbgrader_source(nb, name)
     for cell in source.cells:
         meta = cell.metadata.get("nbgrader", {})
@@ -601,13 +607,13 @@ def grading_key(nb, name, draw_seed=None):
 
 def _seeded(spec, teacher, draw_seed, grade_id):
     """The spec with a seed on which the teacher's solutions pass (or the teacher's prediction)."""
-    from . import grade
+    from .exercises._checks import run_check
 
     if spec["kind"] == "prediction":
         return {**spec, "expected": teacher[spec["function"]]()}
     for _ in range(5):  # a right answer fails a statistical check on about one seed in a thousand
         seeded = {**spec, "seed": draw_seed()}
-        verdict = grade.run_check(seeded, teacher.__getitem__, teacher)
+        verdict = run_check(seeded, teacher.__getitem__, teacher)
         if verdict.passed:
             return seeded
     raise ValueError(f"the teacher's solution fails the check of {grade_id} on every seed drawn:\n{verdict.message}")
