@@ -391,6 +391,24 @@ def _declares_output_dirs(cell):
     return bool(re.search(r"^results_dir\s*=", cell.source, re.M) and re.search(r"^figures_dir\s*=", cell.source, re.M))
 
 
+# What the teacher notebooks say of themselves that is false in a student's copy (the answer cells are empty there)
+TEACHER_ONLY = re.compile(
+    r";?\s*here it holds our (answer|explanation)[,;] the student version (has )?an empty one|"
+    r"\s*\(here it holds our (answer|explanation)[,;] the student version (has )?an empty one\)"
+)
+
+
+def _for_students(source):
+    """A markdown cell's text as a student reads it in their copy.
+
+    Examples
+    --------
+    >>> _for_students("(graded by hand;\\n  here it holds our answer, the student version an empty one).")
+    '(graded by hand).'
+    """
+    return TEACHER_ONLY.sub("", source)
+
+
 def nbgrader_source(nb, name):
     """The nbgrader source notebook of a teacher notebook (a new notebook object; see the module docstring).
 
@@ -419,6 +437,8 @@ def nbgrader_source(nb, name):
         new.metadata = {k: v for k, v in cell.metadata.items() if k not in {"papermill", "execution", "nbgrader"}}
         if new.cell_type == "code":
             new.outputs, new.execution_count = [], None
+        elif "solution" not in _tags(cell):
+            new.source = _for_students(new.source)
         if "exercise" in _tags(cell) and cell.cell_type == "code":
             cells.extend(_test_cells(new, nbformat))
             continue
