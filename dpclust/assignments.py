@@ -134,6 +134,8 @@ _outside = grade.OutsideTheKernel(
 c.Autograde.autograde_preprocessors = _outside.autograde_preprocessors()
 c.GenerateFeedback.preprocessors = _outside.feedback_preprocessors()
 c.ExportApp.plugin_class = grade.export_plugin()
+# release_feedback releases every feedback it can, and names the submissions that did not come through the exchange
+c.ExchangeFactory.release_feedback = grade.release_feedback_plugin()
 '''
 
 # The modules a graded solution may import and lean on from the notebook's setup (numpy, scipy, the standard

@@ -36,6 +36,7 @@ a teacher without a course: a temporary course, nbgrader's autograde and export.
 
 from __future__ import annotations
 
+import glob
 import json
 import logging
 import os
@@ -60,6 +61,7 @@ __all__ = [
     "OutsideTheKernel",
     "export_plugin",
     "EXPORT_COLUMNS",
+    "release_feedback_plugin",
     "grade",
 ]
 
@@ -377,6 +379,44 @@ class OutsideTheKernel:
         """nbgrader's feedback steps with :meth:`refuse_pending` first."""
         feedback = require("nbgrader.converters", "teach").GenerateFeedback
         return [self.refuse_pending, *feedback.class_traits()["preprocessors"].default()]
+
+
+def release_feedback_plugin():
+    """The class of ``nbgrader release_feedback`` for these courses (``c.ExchangeFactory.release_feedback``).
+
+    nbgrader's own stops at the first feedback whose submission did not come through the exchange (no
+    ``timestamp.txt`` or ``submission_secret.txt``: collected by hand, or graded by ``dpclust grade``), and
+    releases none after it. This one leaves those out, says whose, and releases the others.
+
+    Examples
+    --------
+    >>> release_feedback_plugin().__name__
+    'ReleaseFeedback'
+    """
+    exchange = require("nbgrader.exchange.default", "teach")
+
+    class ReleaseFeedback(exchange.ExchangeReleaseFeedback):
+        """nbgrader's release_feedback, past the feedback it cannot release."""
+
+        def copy_files(self):
+            unreleasable = set()
+            for html in glob.glob(os.path.join(self.src_path, "*.html")):  # what nbgrader's copy_files releases
+                folder = Path(html).parent
+                if not all((folder / name).is_file() for name in ("timestamp.txt", "submission_secret.txt")):
+                    unreleasable.add(folder.parent.name)
+            for student in sorted(unreleasable):
+                self.log.warning(
+                    "not releasing %s's feedback: the submission did not come through the exchange (no "
+                    "timestamp.txt or submission_secret.txt); give the student feedback/%s/%s/ yourself",
+                    student,
+                    student,
+                    self.coursedir.assignment_id,
+                )
+            excluded = {s for s in self.coursedir.student_id_exclude.split(",") if s} | unreleasable
+            self.coursedir.student_id_exclude = ",".join(sorted(excluded))
+            super().copy_files()
+
+    return ReleaseFeedback
 
 
 def _flag_in_gradebook(resources, flags):

@@ -163,15 +163,18 @@ try:
 except AttributeError:
     pass
 """
-# where the grader's course folder is from a student's process: the parent's working folder, or nbgrader's layout
+# where the grader's course folder is from a student's process: the working folder of its parent or of any
+# nbgrader process it can see, or nbgrader's layout
 COURSE = """
 def _courses():
-    import os
-    for _where in (f"/proc/{os.getppid()}/cwd", "../../.."):
+    import glob, os
+    for _where in [f"/proc/{os.getppid()}", *glob.glob("/proc/[0-9]*")]:
         try:
-            yield os.path.realpath(_where)
+            if _where.endswith(f"/{os.getppid()}") or b"nbgrader" in open(_where + "/cmdline", "rb").read():
+                yield os.readlink(_where + "/cwd")
         except OSError:
             pass
+    yield os.path.realpath("../../..")
 """
 # the key's teacher solutions, defined here (what the reading attacks do once they have a key)
 SOLVE = """
@@ -623,6 +626,18 @@ def test_feedback_waits_for_the_written_answers_then_shows_the_checkers_messages
     html = (folder / "feedback" / "one-wrong" / ASSIGNMENT / "04_idp_kmeans.html").read_text()
     assert "expected:" in html and "HIDDEN TESTS" not in html and "GradedOutsideTheKernel" not in html
     assert str(folder) not in html and sys.prefix not in html
+
+
+def test_release_feedback_goes_past_a_submission_that_did_not_come_through_the_exchange(course, tmp_path):
+    folder, *_ = course
+    for student in ("stubs", "public-answers"):  # no written answer waits: their feedback can be made
+        _nbgrader(folder, "generate_feedback", ASSIGNMENT, "--student", student, "--force")
+    exchanged = folder / "feedback" / "stubs" / ASSIGNMENT  # as if submitted through the exchange
+    (exchanged / "timestamp.txt").write_text("2026-01-05 10:00:00.000000 UTC")
+    (exchanged / "submission_secret.txt").write_text("a secret")
+    released = _nbgrader(folder, "release_feedback", ASSIGNMENT, f"--Exchange.root={tmp_path}")
+    assert "not releasing public-answers's feedback" in released.stdout + released.stderr
+    assert len(list(tmp_path.glob("*/feedback/*.html"))) == len(NOTEBOOKS)
 
 
 def test_the_release_holds_no_answer_and_the_key_stays_with_the_teacher(course):
