@@ -308,8 +308,39 @@ def _check_statement(node):
     return bool(name and name.startswith("check_"))
 
 
+def _prediction_first(source):
+    """A predict-then-run cell with its top-level prints moved after its prediction's check: a student sees the
+    experiment's result only once the check has said whether the prediction was right.
+
+    Examples
+    --------
+    >>> print(_prediction_first("x = run()\\nprint(x)\\nexercises.check_prediction('n', guess, 0, x)"))
+    x = run()
+    exercises.check_prediction('n', guess, 0, x)
+    print(x)
+    """
+    body = ast.parse(source).body
+    checks = [n.lineno for n in body if _check_statement(n) and _called(n) == "check_prediction"]
+    prints = [
+        n for n in body if checks and n.end_lineno < checks[0] and isinstance(n, ast.Expr) and _called(n) == "print"
+    ]
+    if not prints:
+        return source
+    lines = source.splitlines()
+    moved = [i for n in prints for i in range(n.lineno - 1, n.end_lineno)]
+    return "\n".join([line for i, line in enumerate(lines) if i not in moved] + [lines[i] for i in moved])
+
+
+def _called(node):
+    """The name of the function a statement calls (an expression statement), or ``""``."""
+    call = node.value if isinstance(node, ast.Expr) else None
+    func = call.func if isinstance(call, ast.Call) else None
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
 def _parts(source):
     """(the check parts, the statements after the last check) of an exercise cell's source."""
+    source = _prediction_first(source)
     lines = source.splitlines()
     body = ast.parse(source).body
     starts = [node.lineno - 1 for node in body if _check_statement(node)]
