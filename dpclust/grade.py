@@ -261,11 +261,13 @@ class OutsideTheKernel:
 
     def __init__(self, keys, timeout=300.0, unsandboxed=False):
         self.keys, self.timeout, self._cache = Path(keys), float(timeout), None
-        self.unsandboxed = bool(unsandboxed)
+        self.unsandboxed, self._sandboxed = bool(unsandboxed), None
 
     def sandboxed(self):
-        """True when the sandbox runs here; False for an unsandboxed run asked by name; else it raises."""
-        return _bwrap.available(self.unsandboxed, log)
+        """True when the sandbox runs here; False for an unsandboxed run asked by name (said once); else it raises."""
+        if self._sandboxed is None:
+            self._sandboxed = _bwrap.available(self.unsandboxed, log)
+        return self._sandboxed
 
     def key(self, notebook):
         """The key of a notebook (every key of the folder is read at the first call)."""
