@@ -5,6 +5,7 @@ is tests/test_nbgrader.py."""
 
 import os
 import sys
+import time
 
 import nbformat
 import numpy as np
@@ -280,3 +281,14 @@ def look():
     assert not exists and parent in (0, 1) and not write.startswith("written")
     assert [p for p in proc if p.isdigit() and int(p) > 64] == [] and connect != "connected"
     assert not (tmp_path / "written").exists()
+
+
+def test_a_process_a_run_leaves_behind_does_not_hang_the_grader_even_unsandboxed():
+    # without the sandbox nothing kills a process the student's code started; it holds the run's pipes open
+    cell = "import sys\nsys.modules['__main__']._Fence.__call__ = lambda *a: None\nimport os, time\n"
+    cell += "if os.fork() == 0:\n    time.sleep(LEFT)\n    os._exit(0)\ndef f():\n    return 1\n"
+    left = 30
+    start = time.monotonic()
+    with GradedRun([("ex1", cell.replace("LEFT", str(left)))], timeout=10, sandbox=False) as run:
+        assert run.function("f")() == 1
+    assert time.monotonic() - start < left

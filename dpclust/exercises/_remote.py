@@ -158,10 +158,13 @@ class GradedRun:
         while True:
             try:
                 line = stream.readline(MAX_LINE)
-            except (OSError, ValueError):  # closed by close()
+            except (OSError, ValueError):
                 line = b""
             self._lines.put(line)
             if not line:
+                # closed here, not by close(): closing a stream another thread reads waits for that read, which
+                # a process the run left behind (outside the sandbox) can hold open for ever
+                stream.close()
                 return
 
     def _send(self, message):
@@ -246,9 +249,8 @@ class GradedRun:
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
-        for stream in (self._process.stdin, self._process.stdout):
-            with contextlib.suppress(OSError):
-                stream.close()
+        with contextlib.suppress(OSError):
+            self._process.stdin.close()
         self._folder.cleanup()
 
     def __enter__(self):
