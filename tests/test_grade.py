@@ -15,7 +15,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from dpclust import assignments, grade
 from dpclust.__main__ import main
-from dpclust.exercises import _sandbox
+from dpclust.exercises import _bwrap, _sandbox
 from dpclust.exercises._remote import GradedRun, RunBroken
 
 STUDENT = """
@@ -192,6 +192,8 @@ def test_grade_refuses_a_missing_file_or_one_that_is_no_notebook(tmp_path, capsy
 
 def test_grade_runs_nbgraders_autograde_in_a_temporary_course(tmp_path, monkeypatch):
     pytest.importorskip("nbgrader", reason="nbgrader is not installed: pip install -e '.[teach]'")
+    if not _bwrap.available(unsandboxed=True):
+        pytest.skip("no sandbox here: apt-get install bubblewrap")
     monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ.get('PATH', '')}")
     teacher = new_notebook(
         cells=[
@@ -239,8 +241,6 @@ def test_a_run_that_writes_into_the_graders_pipes_breaks_at_once():
 
 
 def test_without_a_sandbox_grading_refuses_unless_asked_by_name(tmp_path, monkeypatch, caplog):
-    from dpclust.exercises import _bwrap
-
     monkeypatch.setattr(_bwrap, "_why_not", lambda: "no bwrap program on PATH")
     outside = grade.OutsideTheKernel(tmp_path)
     with pytest.raises(_bwrap.Unavailable, match="apt-get install bubblewrap"):
@@ -253,8 +253,6 @@ def test_without_a_sandbox_grading_refuses_unless_asked_by_name(tmp_path, monkey
 
 
 def test_a_graded_run_sees_neither_the_graders_files_nor_its_processes_nor_the_network(tmp_path):
-    from dpclust.exercises import _bwrap
-
     if not _bwrap.available(unsandboxed=True):
         pytest.skip("no sandbox here")
     (tmp_path / "key.json").write_text("{}")
