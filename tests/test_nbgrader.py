@@ -56,7 +56,12 @@ ATTACKED = ("04_idp_kmeans", "05_dp_birch")  # the attacks' garbage answers (GAR
 TIME_LIMIT = 60
 # The exercise of notebook 04 whose function never returns in the spins-forever submission, and its test cell
 SPINS = ("ex3-solution", "ex3-check")
-OUTSIDE = Path("/tmp/written-by-a-submission")  # what the write-outside attack writes besides the course folder
+
+
+def _written(port):
+    """The file the write-outside attack writes, in the course folder and in /tmp (named after this run's port)."""
+    return f"written-by-a-submission-{port}"
+
 
 # One typical mistake per notebook: (solution cell, text of the reference, the wrong text, the test cells whose
 # points it loses). Each is in an exercise a later one builds on, which must keep its points.
@@ -279,7 +284,7 @@ for _sig in (signal.SIGINT, signal.SIGTERM, signal.SIGXCPU, signal.SIGALRM):
     + """
 for _course in list(_courses()) + ["/tmp"]:
     try:
-        open(_course + "/written-by-a-submission", "w").write("x")
+        open(_course + "/WRITTEN", "w").write("x")
     except OSError:
         pass
 """,
@@ -389,7 +394,8 @@ def _reference(released, teacher, replace=None, warn=False):
 def _attacked(released, attack, stem, port):
     nb = nbformat.from_dict(released)
     solutions = [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
-    solutions[0].source = solutions[0].source + "\n\n" + ATTACKS[attack].replace("ANSWERS_PORT", str(port))
+    attack_source = ATTACKS[attack].replace("ANSWERS_PORT", str(port)).replace("WRITTEN", _written(port))
+    solutions[0].source = solutions[0].source + "\n\n" + attack_source
     if attack == "patched-numpy":
         solutions[-1].source = solutions[-1].source + "\n\nimport numpy as np\n" + GARBAGE[stem]
     if attack == "signal":  # the last exercise's functions never return
@@ -478,7 +484,6 @@ def course(tmp_path_factory):
     config = folder / "nbgrader_config.py"
     config.write_text(config.read_text().replace("timeout=300", f"timeout={TIME_LIMIT}"))
     _nbgrader(folder, "generate_assignment", ASSIGNMENT)
-    OUTSIDE.unlink(missing_ok=True)
     with _answers_on_the_network(folder) as port:
         for stem in NOTEBOOKS:
             released = nbformat.read(folder / "release" / ASSIGNMENT / f"{stem}.ipynb", as_version=4)
@@ -490,7 +495,7 @@ def course(tmp_path_factory):
         autograde = _nbgrader(folder, "autograde", ASSIGNMENT, check=False)  # the not-a-notebook one is refused
         seconds = time.perf_counter() - start
     left = _attack_processes()  # before the scores are read: a forger still running could yet write them
-    return folder, teachers, autograde, {"seconds": seconds, "left": left}
+    return folder, teachers, autograde, {"seconds": seconds, "left": left, "written": _written(port)}
 
 
 def _scores(folder, student, stem):
@@ -563,7 +568,7 @@ def test_attacks_that_leave_a_trace_are_flagged_and_honest_students_are_not(cour
 def test_no_process_of_a_submission_outlives_autograde_and_nothing_is_written_outside(course):
     folder, _, _, run = course
     assert run["left"] == []
-    assert not (folder / "written-by-a-submission").exists() and not OUTSIDE.exists()
+    assert not (folder / run["written"]).exists() and not (Path("/tmp") / run["written"]).exists()
 
 
 def test_a_function_that_never_returns_is_stopped_and_told(course):
