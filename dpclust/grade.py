@@ -36,12 +36,14 @@ a teacher without a course: a temporary course, nbgrader's autograde and export.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -314,10 +316,18 @@ class OutsideTheKernel:
                 env, cwd = None, None
             else:
                 env, cwd = {**env, "PATH": os.environ.get("PATH", os.defpath)}, scratch
+            # No pipe to the run (a process it leaves behind could hold one open), and a session of its own, which
+            # is killed whole at the limit (without the sandbox, its kernel too)
+            run = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+            )
             try:
-                subprocess.run(argv, cwd=cwd, env=env, capture_output=True, timeout=limit)
+                run.wait(timeout=limit)
             except subprocess.TimeoutExpired:
                 log.warning("%s: the notebook's run was stopped at %g s", resources["nbgrader"]["student"], limit)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(run.pid, signal.SIGKILL)
+                run.wait()
             ran = _read_back(Path(scratch) / name, nbformat)
         by_id = {c.get("id"): c for c in ran.cells} if ran is not None else {}
         for cell in cells:
