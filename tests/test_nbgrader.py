@@ -348,8 +348,9 @@ def _env():
 
 
 def _nbgrader(course, *args, check=True):
+    # a guard against a hung command only: autograde of every submission takes minutes, more on a loaded machine
     result = subprocess.run(
-        [sys.executable, "-m", "nbgrader", *args], cwd=course, env=_env(), capture_output=True, text=True, timeout=900
+        [sys.executable, "-m", "nbgrader", *args], cwd=course, env=_env(), capture_output=True, text=True, timeout=3600
     )
     assert result.returncode == 0 or not check, result.stdout[-3000:] + result.stderr[-3000:]
     return result

@@ -49,7 +49,13 @@ class Unavailable(RuntimeError):
 
 
 def python_roots():
-    """The folders of the Python installation running this process (its environment and base installation)."""
+    """The folders of the Python installation running this process (its environment and base installation).
+
+    Examples
+    --------
+    >>> any(sys.prefix.startswith(root) for root in python_roots())
+    True
+    """
     paths = sysconfig.get_paths()
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     roots |= {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
@@ -140,7 +146,13 @@ def _why_not():
 
 
 def available(unsandboxed=False, log=None):
-    """True when the sandbox works here; False for an unsandboxed run asked by name (said on ``log``); else raise."""
+    """True when the sandbox works here; False for an unsandboxed run asked by name (said on ``log``); else raise.
+
+    Examples
+    --------
+    >>> available(unsandboxed=True) in (True, False)  # never raises when an unsandboxed run is asked for
+    True
+    """
     why = _why_not()
     if why is None:
         return True
