@@ -347,10 +347,18 @@ def _env():
     }
 
 
+def _scratch(course):
+    """The temporary folder of the course's nbgrader commands: the sandboxes' scratch folders are made in it."""
+    folder = Path(f"{course}-tmp")
+    folder.mkdir(exist_ok=True)
+    return str(folder)
+
+
 def _nbgrader(course, *args, check=True):
     # a guard against a hung command only: autograde of every submission takes minutes, more on a loaded machine
+    env = {**_env(), "TMPDIR": _scratch(course)}
     result = subprocess.run(
-        [sys.executable, "-m", "nbgrader", *args], cwd=course, env=_env(), capture_output=True, text=True, timeout=3600
+        [sys.executable, "-m", "nbgrader", *args], cwd=course, env=env, capture_output=True, text=True, timeout=3600
     )
     assert result.returncode == 0 or not check, result.stdout[-3000:] + result.stderr[-3000:]
     return result
@@ -455,15 +463,16 @@ def _answers_on_the_network(folder):
             server.shutdown()
 
 
-def _attack_processes():
-    """The processes left of the attacks: a forger (by its code) or anything still in a sandbox's scratch folder."""
-    found = []
+def _attack_processes(course):
+    """The processes left of the course's autograde: those in, or naming, its scratch folders (a sandbox is named by
+    its bwrap, whose command line binds one; a process outside any sandbox by its working folder)."""
+    scratch, found = _scratch(course), []
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             cmdline, cwd = (proc / "cmdline").read_bytes(), os.readlink(proc / "cwd")
         except OSError:
             continue
-        if b"_forge(" in cmdline or cwd == "/submission" or "dpclust-graded-run-" in cwd:
+        if scratch.encode() in cmdline or cwd.startswith(scratch):
             found.append(f"{proc.name}: {cwd} {cmdline[:80]!r}")
     return found
 
@@ -495,7 +504,7 @@ def course(tmp_path_factory):
         start = time.perf_counter()
         autograde = _nbgrader(folder, "autograde", ASSIGNMENT, check=False)  # the not-a-notebook one is refused
         seconds = time.perf_counter() - start
-    left = _attack_processes()  # before the scores are read: a forger still running could yet write them
+    left = _attack_processes(folder)  # before the scores are read: a forger still running could yet write them
     return folder, teachers, autograde, {"seconds": seconds, "left": left, "written": _written(port)}
 
 
