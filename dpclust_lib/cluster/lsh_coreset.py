@@ -142,7 +142,9 @@ def project_to_ball(X, center, radius):
     outside = norm > radius
     if outside.any():
         X = X.copy()
-        X[outside] = center + scaled[outside] * (radius * (1.0 - 2.0**-40) / (norm[outside] / biggest[outside]))[:, None]
+        X[outside] = (
+            center + scaled[outside] * (radius * (1.0 - 2.0**-40) / (norm[outside] / biggest[outside]))[:, None]
+        )
     return X
 
 
@@ -392,7 +394,9 @@ class LSHCoresetKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         weights = np.array([max(c, 1.0) for _, _, c in leaves])
         coreset = project_to_ball(center + noisy_sums / weights[:, None], center, radius)
 
-        self.cluster_centers_, self.n_iter_ = coreset_kmeans(coreset, weights, k, params["n_init"], params["max_iter"], rng)
+        self.cluster_centers_, self.n_iter_ = coreset_kmeans(
+            coreset, weights, k, params["n_init"], params["max_iter"], rng
+        )
         if gaussian:
             spent_rho = double_at_least(sum((Fraction(r) for r in rho_spent), Fraction(0)))
             eps_spent = min(guaranteed, zcdp_to_dp(spent_rho, delta))
