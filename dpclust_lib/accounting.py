@@ -165,7 +165,9 @@ class PrivacyLedger:
 
     def __repr__(self):
         extra = f", delta={self.delta:g}, delta_spent={self.delta_spent:g}" if self.delta else ""
-        return f"{type(self).__name__}(budget={self.budget:g}, spent={self.spent:g}{extra}, entries={len(self.entries)})"
+        return (
+            f"{type(self).__name__}(budget={self.budget:g}, spent={self.spent:g}{extra}, entries={len(self.entries)})"
+        )
 
 
 class BudgetAccountant(PrivacyLedger):

@@ -283,8 +283,8 @@ class LSHCoresetKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         level = share_at_most(total, Fraction(share) / levels)
         sums = share_at_most(total, 1 - Fraction(share))
         spent = double_at_least(levels * Fraction(level) + Fraction(sums))  # <= total exactly: shares round down
-        if delta == 0.0:
-            return level, sums, spent, None
+        if delta == 0.0:  # the shares sum to at most epsilon exactly: epsilon is the guarantee, as charged
+            return level, sums, eps, None
         return level, sums, min(eps, zcdp_to_dp(spent, delta)), total
 
     def _charge(self, epsilon, delta):
@@ -420,6 +420,8 @@ class LSHCoresetKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
 
     def _resolve_radius(self, X, center):
         if is_from_data(self.radius):
+            if X.shape[0] == 0:  # as bounds="data": nothing to read the ball off
+                raise ValueError("radius='data' needs at least one record to measure: X is empty; pass radius=<r>")
             warnings.warn(
                 "radius='data': the ball is read off the records, which is not covered by the privacy guarantee "
                 "(epsilon_guaranteed_ = inf). Pass radius=<r> to declare it.",

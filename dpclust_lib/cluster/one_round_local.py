@@ -9,7 +9,8 @@ grid of the public box itself (level l cuts each dimension into 2^l equal cells)
 library's oracles and suits data of a few dimensions (a level has at most ``max_cells`` cells).
 
 Protocol. The user's budget epsilon is split evenly over the L levels, each share rounded down
-(:func:`~dpclust_lib.accounting.share_at_most`), so the shares sum to at most epsilon exactly. At level l the user
+(:func:`~dpclust_lib.accounting.share_at_most`) and at most ``MAX_LEVEL_EPSILON``, so the shares sum to at most
+epsilon exactly. At level l the user
 reports the index of their cell among the 2^(l d) through OUE (default) or GRR at that share
 (:mod:`dpclust_lib.frequency`). The reports of the levels are independent, so one user's message is
 epsilon-LDP by sequential composition (neighbours: any two records of one user, ``neighbouring_``).
@@ -34,7 +35,7 @@ from fractions import Fraction
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ..accounting import PrivacyLedger, compose, share_at_most
+from ..accounting import PrivacyLedger, share_at_most
 from ..frequency import GRR, OUE, UnaryEncoding, aggregate_stream
 from ..validation import (
     Choice,
@@ -55,6 +56,9 @@ from .lsh_coreset import coreset_kmeans
 __all__ = ["OneRoundLocalKMeans", "grid_cells", "level_reports"]
 
 ORACLES = {"oue": OUE, "grr": GRR}
+MAX_LEVEL_EPSILON = 20.0
+"""The most a level's report spends: beyond about 27.7 the oracles' flip probabilities fall below 2^-40, which
+their exact coins cannot realise; at 20 a flip has probability about 2e-9 for OUE, no noise worth the name."""
 # Users perturbed per block: a block's OUE reports hold at most 2^24 bits (16 MB), whatever the level's size.
 _REPORT_BITS = 2**24
 
@@ -223,7 +227,9 @@ class OneRoundLocalKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
                     f"n_levels={levels} gives 2^{levels * d} cells at the last level in {d} dimensions, more than "
                     f"max_cells={params['max_cells']}"
                 )
-        share = share_at_most(eps, Fraction(1, levels))
+        # A share past MAX_LEVEL_EPSILON is cut to it: less than the user's budget (still epsilon-LDP), and the
+        # oracle's flip probabilities stay where its coins are exact.
+        share = min(share_at_most(eps, Fraction(1, levels)), MAX_LEVEL_EPSILON)
         rng = check_random_state(params["random_state"])
         make = ORACLES[params["oracle"]]
         ledger = PrivacyLedger(eps)
@@ -263,7 +269,9 @@ class OneRoundLocalKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         self.bounds_ = (lower, upper)
         self.ledger_ = ledger
         self.epsilon_spent_ = float(ledger.spent)
-        self.epsilon_guaranteed_ = math.inf if leaky else float(compose([share] * levels))
+        # The shares sum to at most epsilon exactly (share_at_most rounds down), so epsilon, as charged, is each
+        # user's guarantee; the ledger holds the shares.
+        self.epsilon_guaranteed_ = math.inf if leaky else eps
         self.neighbouring_ = LOCAL
         return self
 
