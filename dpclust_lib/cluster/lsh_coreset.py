@@ -64,7 +64,6 @@ from ..noise import double_at_least, gaussian_release
 from ..validation import (
     Constraint,
     Epsilon,
-    Fraction as FractionConstraint,
     Int,
     NClusters,
     Optional,
@@ -75,6 +74,9 @@ from ..validation import (
     check_array,
     check_random_state,
     validate_params,
+)
+from ..validation import (
+    Fraction as FractionConstraint,
 )
 from ._base import ACCOUNTANT, CENTRAL, check_accountant, declared_leaky, is_from_data
 from ._numeric import PrivateCentroidMixin, check_n_clusters_public, numeric_input
