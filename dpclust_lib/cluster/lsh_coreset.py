@@ -19,9 +19,9 @@ The algorithm, on records in a public ball B(center, radius):
 4. Weighted k-means++ then Lloyd on the coreset (post-processing).
 
 ``min_points`` defaults to the reference's heuristic, min(10 sqrt(d) sigma_sum / radius, noisy N / (2 K)) with
-sigma_sum the standard deviation of the sum noise, and here at least the count noise's scale times
-ln(1000), so that an empty node passes the branching test (3 min_points) with probability below 10^-3 x
-e^-2 or so, and a tree grown from noise stays small; at most ``MAX_LEVEL_NODES`` nodes are kept per level
+sigma_sum the standard deviation of the sum noise, and here at least the count noise's scale (or sigma) times
+ln(1000): an empty node is then kept with probability below 1/2000 and branches with probability below 10^-9, so a
+tree grown from noise stays small; at most ``MAX_LEVEL_NODES`` nodes are kept per level
 (the largest noisy counts; post-processing).
 
 Privacy (neighbours: one record added or removed, ``neighbouring_``). The cells of one level are disjoint, so one
@@ -382,10 +382,7 @@ class LSHCoresetKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
             leaves.append((0, 0, max(1.0, float(root[0]))))
 
         # The leaves' sums: one record is in at most one leaf (their prefixes are not nested).
-        full = _prefixes(bits)  # full[:, l]: each record's prefix at level l
-        sums = np.zeros((len(leaves), d))
-        for i, (level, p, _) in enumerate(leaves):
-            sums[i] = (X[full[:, level] == p] - center).sum(axis=0)
+        sums = _leaf_sums(X - center, _prefixes(bits), leaves)
         if gaussian:
             noisy_sums, _, _ = gaussian_release(sums, radius, sum_budget, rng)
             rho_spent.append(sum_budget)
@@ -468,6 +465,23 @@ def _counts_at(prefix, nodes):
     pos = np.minimum(pos, nodes.size - 1)
     hit = nodes[pos] == prefix
     return np.bincount(pos[hit], minlength=nodes.size).astype(float)
+
+
+def _leaf_sums(offsets, prefixes, leaves):
+    """The sum of the offsets of the records in each leaf (level, prefix, count); a record is in at most one."""
+    sums = np.zeros((len(leaves), offsets.shape[1]))
+    by_level = {}
+    for i, (level, p, _) in enumerate(leaves):
+        by_level.setdefault(level, []).append((p, i))
+    for level, items in by_level.items():
+        nodes = np.array([p for p, _ in items], dtype=np.int64)
+        order = np.argsort(nodes)
+        nodes, rows = nodes[order], np.array([i for _, i in items])[order]
+        pos = np.minimum(np.searchsorted(nodes, prefixes[:, level]), nodes.size - 1)
+        hit = nodes[pos] == prefixes[:, level]
+        for j in range(offsets.shape[1]):
+            sums[rows, j] += np.bincount(pos[hit], weights=offsets[hit, j], minlength=nodes.size)
+    return sums
 
 
 def _prefixes(bits):
