@@ -314,108 +314,49 @@ class LSHCoresetKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         X = numeric_input(self, X, allow_no_records=True, finite=False)
         n, d = X.shape
         k = check_n_clusters_public(params["n_clusters"], None)
-        center = params["center"]
-        if center.size == 1:
-            center = np.full(d, float(center[0]))
-        elif center.size != d:
-            raise ValueError(f"center must be a number or have one value per feature ({d}), got {center.size} values")
+        center = self._center(params["center"], d)
         radius, leaky = self._resolve_radius(X, center)
         X = project_to_ball(X, center, radius)
         rng = check_random_state(params["random_state"])
         L = params["max_depth"]
         planes = rng.standard_normal((L, d))  # public: drawn before any noise, never from the data
         bits = (X - center) @ planes.T >= 0 if L else np.zeros((n, 0), dtype=bool)
+        out = _Releases(PrivacyLedger(params["epsilon"], delta=delta), rng, delta > 0.0, level_budget)
 
-        ledger = PrivacyLedger(params["epsilon"], delta=delta)
-        rho_spent = []
-        gaussian = delta > 0.0
-
-        def release_counts(counts, what):
-            if gaussian:
-                noisy, sigma, _ = gaussian_release(counts, 1.0, level_budget, rng)
-                rho_spent.append(level_budget)
-                return noisy, sigma
-            ledger.spend(level_budget, f"{what}: L1 sensitivity 1, Laplace scale {1 / level_budget:.4g}")
-            return np.asarray(laplace_mechanism(counts, 1.0, level_budget, rng)), 1.0 / level_budget
-
-        # Level 0: the root.
-        root, count_noise = release_counts(np.array([float(n)]), "level 0 (the root) count")
-        counts_by_level = [root]
-        sum_noise = self._sum_noise(radius, d, sum_budget, gaussian)
+        root = out.counts(np.array([float(n)]), "level 0 (the root) count")
         min_points = params["min_points"]
-        if min_points is None:
-            low_noise = 10.0 * math.sqrt(d) * sum_noise / radius
-            min_points = max(1.0, min(low_noise, math.floor(float(root[0])) // (2 * k)), count_noise * math.log(1000))
-        # Nodes: prefixes as integers (the first l bits, most significant first) with their records' indices.
-        prefix = np.zeros(n, dtype=np.int64)
-        nodes = np.zeros(1, dtype=np.int64)  # the prefixes of the kept nodes of the current level
-        noisy = root
-        leaves = []  # (level, prefix, noisy count)
-        for level in range(1, L + 1):
-            branching = noisy >= 3 * min_points
-            for p, c in zip(nodes[~branching], noisy[~branching]):
-                leaves.append((level - 1, int(p), float(c)))
-            parents = nodes[branching]
-            if parents.size == 0:
-                nodes = np.zeros(0, dtype=np.int64)
-                break
-            children = np.concatenate([2 * parents, 2 * parents + 1])
-            children.sort()
-            prefix = 2 * prefix + bits[:, level - 1]
-            exact = _counts_at(prefix, children)
-            child_counts, _ = release_counts(exact, f"level {level} counts of {children.size} nodes")
-            counts_by_level.append(child_counts)
-            kept = child_counts >= min_points
-            if kept.sum() > MAX_LEVEL_NODES:
-                order = np.argsort(-child_counts, kind="stable")[:MAX_LEVEL_NODES]
-                kept = np.zeros_like(kept)
-                kept[order] = True
-            # A branching node whose children were all dropped becomes a leaf (its records then reach no other leaf).
-            has_child = np.isin(parents, children[kept] // 2)
-            for p, c in zip(parents[~has_child], noisy[branching][~has_child]):
-                leaves.append((level - 1, int(p), float(c)))
-            nodes, noisy = children[kept], child_counts[kept]
-        else:
-            for p, c in zip(nodes, noisy):
-                leaves.append((L, int(p), float(c)))
-        if not leaves:  # the tree ended with every child dropped and no parent left: keep the root
-            leaves.append((0, 0, max(1.0, float(root[0]))))
-
-        # The leaves' sums: one record is in at most one leaf (their prefixes are not nested).
-        sums = _leaf_sums(X - center, _prefixes(bits), leaves)
-        if gaussian:
-            noisy_sums, _, _ = gaussian_release(sums, radius, sum_budget, rng)
-            rho_spent.append(sum_budget)
-        else:
-            l1 = _l1_of_ball(radius, d)
-            ledger.spend(sum_budget, f"sums of {len(leaves)} leaves: L1 sensitivity {l1:.4g}")
-            noisy_sums = np.asarray(laplace_mechanism(sums, l1, sum_budget, rng)).reshape(sums.shape)
+        if min_points is None:  # the reference's heuristic, and a floor above the count noise (module docstring)
+            low_noise = 10.0 * math.sqrt(d) * self._sum_noise(radius, d, sum_budget, out.gaussian) / radius
+            split = math.floor(float(root[0])) // (2 * k)
+            min_points = max(1.0, min(low_noise, split), out.count_noise * math.log(1000))
+        leaves, counts_by_level = _grow_tree(bits, root, min_points, out)
+        noisy_sums = out.sums(_leaf_sums(X - center, _prefixes(bits), leaves), radius, sum_budget)
         weights = np.array([max(c, 1.0) for _, _, c in leaves])
         coreset = project_to_ball(center + noisy_sums / weights[:, None], center, radius)
-
         self.cluster_centers_, self.n_iter_ = coreset_kmeans(
             coreset, weights, k, params["n_init"], params["max_iter"], rng
         )
-        if gaussian:
-            spent_rho = double_at_least(sum((Fraction(r) for r in rho_spent), Fraction(0)))
-            eps_spent = min(guaranteed, zcdp_to_dp(spent_rho, delta))
-            ledger.spend(
-                eps_spent,
-                f"{len(rho_spent)} discrete Gaussian releases, rho = {spent_rho:.6g} zCDP in all (CKS20 Cor. 13)",
-                delta=delta,
-            )
+        out.close(guaranteed, delta)
         self.coreset_, self.coreset_weights_ = coreset, weights
         self.level_counts_ = counts_by_level
         self.hyperplanes_ = planes
         self.min_points_ = float(min_points)
         self.radius_, self.center_ = radius, center
         self.rho_ = rho
-        self.ledger_ = ledger
-        self.epsilon_spent_ = float(ledger.spent)
+        self.ledger_ = out.ledger
+        self.epsilon_spent_ = float(out.ledger.spent)
         self.epsilon_guaranteed_ = math.inf if leaky else float(guaranteed)
         self.delta_guaranteed_ = float(delta)
         self.neighbouring_ = CENTRAL
         return self
+
+    @staticmethod
+    def _center(center, d):
+        if center.size == 1:
+            return np.full(d, float(center[0]))
+        if center.size != d:
+            raise ValueError(f"center must be a number or have one value per feature ({d}), got {center.size} values")
+        return center
 
     def _resolve_radius(self, X, center):
         if is_from_data(self.radius):
@@ -455,6 +396,70 @@ def coreset_kmeans(points, weights, n_clusters, n_init, max_iter, rng):
         if best is None or cost < best[0]:
             best = (cost, centres, n_iter)
     return best[1], best[2]
+
+
+class _Releases:
+    """The fit's releases: Laplace counts and sums on the ledger (pure epsilon), or discrete Gaussian ones whose rho
+    adds up (delta > 0), entered on the ledger at the end as one (epsilon, delta) spend (:meth:`close`)."""
+
+    def __init__(self, ledger, rng, gaussian, level_budget):
+        self.ledger, self.rng, self.gaussian, self.level_budget = ledger, rng, gaussian, level_budget
+        self.rho_spent = []
+        # the count noise's scale (Laplace) or sigma (discrete Gaussian, sensitivity 1)
+        self.count_noise = 1.0 / math.sqrt(2.0 * level_budget) if gaussian else 1.0 / level_budget
+
+    def counts(self, counts, what):
+        """One level's counts (L1 and L2 sensitivity 1: the level's cells are disjoint)."""
+        if self.gaussian:
+            self.rho_spent.append(self.level_budget)
+            return gaussian_release(counts, 1.0, self.level_budget, self.rng)[0]
+        self.ledger.spend(self.level_budget, f"{what}: L1 sensitivity 1, Laplace scale {1 / self.level_budget:.4g}")
+        return np.asarray(laplace_mechanism(counts, 1.0, self.level_budget, self.rng), dtype=float).reshape(-1)
+
+    def sums(self, sums, radius, budget):
+        """The leaves' sums of offsets (L2 sensitivity radius, L1 radius sqrt(d): the leaves are disjoint)."""
+        if self.gaussian:
+            self.rho_spent.append(budget)
+            return gaussian_release(sums, radius, budget, self.rng)[0]
+        l1 = _l1_of_ball(radius, sums.shape[1])
+        self.ledger.spend(budget, f"sums of {sums.shape[0]} leaves: L1 sensitivity {l1:.4g}")
+        return np.asarray(laplace_mechanism(sums, l1, budget, self.rng), dtype=float).reshape(sums.shape)
+
+    def close(self, guaranteed, delta):
+        """delta > 0: the zCDP composition of the releases made, converted to (epsilon, delta), on the ledger."""
+        if self.gaussian:
+            rho = double_at_least(sum((Fraction(r) for r in self.rho_spent), Fraction(0)))
+            eps = min(guaranteed, zcdp_to_dp(rho, delta))
+            what = f"{len(self.rho_spent)} discrete Gaussian releases, rho = {rho:.6g} zCDP in all (CKS20 Cor. 13)"
+            self.ledger.spend(eps, what, delta=delta)
+
+
+def _grow_tree(bits, root, min_points, out):
+    """The prefix tree, level by level from the released root count: (leaves as (level, prefix, noisy count), the
+    noisy counts of every level). Which nodes are released depends only on earlier releases."""
+    n, L = bits.shape
+    prefix = np.zeros(n, dtype=np.int64)
+    nodes, noisy = np.zeros(1, dtype=np.int64), root  # the kept nodes of the current level, as integer prefixes
+    counts_by_level, leaves = [root], []
+    for level in range(1, L + 1):
+        branching = noisy >= 3 * min_points
+        leaves += [(level - 1, int(p), float(c)) for p, c in zip(nodes[~branching], noisy[~branching])]
+        parents, parent_counts = nodes[branching], noisy[branching]
+        if parents.size == 0:
+            return leaves, counts_by_level
+        children = np.sort(np.concatenate([2 * parents, 2 * parents + 1]))  # both children, empty or not
+        prefix = 2 * prefix + bits[:, level - 1]
+        child_counts = out.counts(_counts_at(prefix, children), f"level {level} counts of {children.size} nodes")
+        counts_by_level.append(child_counts)
+        kept = child_counts >= min_points
+        if kept.sum() > MAX_LEVEL_NODES:
+            kept = np.zeros_like(kept)
+            kept[np.argsort(-child_counts, kind="stable")[:MAX_LEVEL_NODES]] = True
+        # A branching node whose children were all dropped becomes a leaf (its records then reach no other leaf).
+        orphan = ~np.isin(parents, children[kept] // 2)
+        leaves += [(level - 1, int(p), float(c)) for p, c in zip(parents[orphan], parent_counts[orphan])]
+        nodes, noisy = children[kept], child_counts[kept]
+    return leaves + [(L, int(p), float(c)) for p, c in zip(nodes, noisy)], counts_by_level
 
 
 def _counts_at(prefix, nodes):

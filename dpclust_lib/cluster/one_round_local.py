@@ -231,35 +231,8 @@ class OneRoundLocalKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         # oracle's flip probabilities stay where its coins are exact.
         share = min(share_at_most(eps, Fraction(1, levels)), MAX_LEVEL_EPSILON)
         rng = check_random_state(params["random_state"])
-        make = ORACLES[params["oracle"]]
         ledger = PrivacyLedger(eps)
-        estimates = []
-        kept = np.zeros(1, dtype=np.int64)  # level 0: the whole box
-        kept_weight = np.array([float(n)])
-        points, weights = [], []
-        for level in range(1, levels + 1):
-            cells = 2 ** (level * d)
-            oracle = make(cells, share)
-            ledger.spend(share, f"level {level}: each user's cell among {cells} through {params['oracle'].upper()}")
-            if n:
-                estimate = oracle.estimate(
-                    aggregate_stream(oracle, level_reports(grid_cells(X, lower, upper, level), oracle, rng))
-                )
-                sd = math.sqrt(oracle.variance(n))
-            else:
-                estimate, sd = np.zeros(cells), math.inf  # no user: no report, nothing heavy
-            estimates.append(estimate)
-            z = params["threshold"] if params["threshold"] is not None else math.sqrt(2.0 * math.log(cells))
-            heavy = np.flatnonzero(estimate >= z * sd)
-            heavy = heavy[np.isin(_parent(heavy, d, level), kept)]
-            # A kept cell with no heavy child is a coreset point (its estimate is the weight of its whole cell).
-            leaf = ~np.isin(kept, _parent(heavy, d, level))
-            points.append(_cell_centres(kept[leaf], lower, upper, level - 1, d))
-            weights.append(kept_weight[leaf])
-            kept, kept_weight = heavy, estimate[heavy]
-        points.append(_cell_centres(kept, lower, upper, levels, d))
-        weights.append(kept_weight)
-        coreset, weight = np.vstack(points), np.concatenate(weights)
+        coreset, weight, estimates = _protocol(X, lower, upper, levels, share, params, ledger, rng)
         self.cluster_centers_, self.n_iter_ = coreset_kmeans(
             coreset, weight, k, params["n_init"], params["max_iter"], rng
         )
@@ -274,6 +247,38 @@ class OneRoundLocalKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         self.epsilon_guaranteed_ = math.inf if leaky else eps
         self.neighbouring_ = LOCAL
         return self
+
+
+def _protocol(X, lower, upper, levels, share, params, ledger, rng):
+    """Every user's reports, level by level, and the server's coreset: (points, weights, each level's estimates)."""
+    n, d = X.shape
+    make = ORACLES[params["oracle"]]
+    estimates = []
+    kept = np.zeros(1, dtype=np.int64)  # level 0: the whole box
+    kept_weight = np.array([float(n)])
+    points, weights = [], []
+    for level in range(1, levels + 1):
+        cells = 2 ** (level * d)
+        oracle = make(cells, share)
+        ledger.spend(share, f"level {level}: each user's cell among {cells} through {params['oracle'].upper()}")
+        if n:
+            reports = level_reports(grid_cells(X, lower, upper, level), oracle, rng)
+            estimate = oracle.estimate(aggregate_stream(oracle, reports))
+            sd = math.sqrt(oracle.variance(n))
+        else:
+            estimate, sd = np.zeros(cells), math.inf  # no user: no report, nothing heavy
+        estimates.append(estimate)
+        z = params["threshold"] if params["threshold"] is not None else math.sqrt(2.0 * math.log(cells))
+        heavy = np.flatnonzero(estimate >= z * sd)
+        heavy = heavy[np.isin(_parent(heavy, d, level), kept)]
+        # A kept cell with no heavy child is a coreset point (its estimate is the weight of its whole cell).
+        leaf = ~np.isin(kept, _parent(heavy, d, level))
+        points.append(_cell_centres(kept[leaf], lower, upper, level - 1, d))
+        weights.append(kept_weight[leaf])
+        kept, kept_weight = heavy, estimate[heavy]
+    points.append(_cell_centres(kept, lower, upper, levels, d))
+    weights.append(kept_weight)
+    return np.vstack(points), np.concatenate(weights), estimates
 
 
 def _parent(cells, d, level):
