@@ -806,6 +806,14 @@ def root_count_loss(n_records):
 
     The count is ``level_counts_[0][0]``, n on D and n + 1 on D', with Laplace scale 1 / (the first budget of
     ``ledger_``, the root's).
+
+    Examples
+    --------
+    >>> from dpclust_lib import LSHCoresetKMeans
+    >>> est = LSHCoresetKMeans(1, radius=0.5, center=0.5, max_depth=0, random_state=0).fit(np.zeros((100, 1)))
+    >>> loss = root_count_loss(100)(est)
+    >>> bool(abs(loss) <= est.ledger_.entries[0][1])  # |loss| <= 1 / scale: a count shifted by one
+    True
     """
 
     def root_count_release_loss(est):
@@ -820,6 +828,14 @@ def top_cell_report(est, record, rng, size):
 
     The reports are drawn as the fitted estimator's users draw theirs (its ``bounds_``, ``level_epsilon_`` and
     oracle); with one dimension and one level the grid has two cells, and the last holds the corner 1.
+
+    Examples
+    --------
+    >>> from dpclust_lib import OneRoundLocalKMeans
+    >>> est = OneRoundLocalKMeans(1, bounds=(0.0, 1.0), n_levels=1, random_state=0).fit(np.array([[0.0], [1.0]]))
+    >>> hits = top_cell_report(est, [1.0], np.random.default_rng(0), 20_000).mean()
+    >>> round(float(hits), 2)  # (1 - q) / 2 with q = 1 / (e + 1): 0.37
+    0.37
     """
     from ..cluster.one_round_local import ORACLES, grid_cells
 

@@ -385,6 +385,13 @@ def coreset_kmeans(points, weights, n_clusters, n_init, max_iter, rng):
     """(centres, n_iter): the best of ``n_init`` weighted k-means++ + Lloyd runs on a coreset (post-processing).
 
     Weights <= 0 count as 0 in the seeding and in Lloyd; the run of the lowest weighted cost wins (the first on a tie).
+
+    Examples
+    --------
+    >>> points = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
+    >>> centres, _ = coreset_kmeans(points, [1.0, 1.0, 2.0, -3.0], 2, 2, 10, np.random.default_rng(0))
+    >>> sorted(centres.round(2).tolist())
+    [[0.05, 0.0], [5.0, 5.0]]
     """
     weights = np.maximum(np.asarray(weights, dtype=float), 0.0)
     if not np.any(weights > 0):

@@ -84,7 +84,15 @@ def _cell_centres(cells, lower, upper, level, d):
 
 
 def level_reports(cells, oracle, rng):
-    """The users' reports of their ``cells`` through ``oracle`` (user side), in blocks of at most 2^24 report bits."""
+    """The users' reports of their ``cells`` through ``oracle`` (user side), in blocks of at most 2^24 report bits.
+
+    Examples
+    --------
+    >>> oracle = OUE(4, 1.0)
+    >>> blocks = list(level_reports(np.array([0, 3, 3]), oracle, np.random.default_rng(0)))
+    >>> [b.shape for b in blocks]
+    [(3, 4)]
+    """
     width = oracle.k if isinstance(oracle, UnaryEncoding) else 1
     block = max(1, _REPORT_BITS // width)
     return (oracle.perturb(cells[i : i + block], rng) for i in range(0, cells.size, block))
