@@ -119,6 +119,7 @@ def assemble(src):
     import jupyter_server_mathjax  # MathJax 2, as a Python package: the book needs no network
 
     shutil.copytree(Path(jupyter_server_mathjax.__file__).parent / "static", src / "_static" / "mathjax")
+    shutil.copy2(CONF_DIR / "book.css", src / "_static" / "book.css")
 
 
 class _Links(HTMLParser):
