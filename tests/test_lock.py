@@ -253,6 +253,8 @@ def test_environment_yml_is_the_readers_set_at_the_locked_versions():
             continue
         assert pinned[writer.CONDA_NAMES.get(name, name)] == pins[name], name
     assert "pytest" not in pinned and "nbgrader" not in pinned, "the reader's set holds no test or teaching tools"
+    # but nbval, to run the notebooks as tests (pytest --nbval-lax notebooks/), at the locked version
+    assert pinned.get("nbval") == pins["nbval"], "environment.yml lacks nbval at uv.lock's version"
     assert f"python={writer.LOCK_PYTHON}" in conda and "conda-forge" in env["channels"]
     assert next(d for d in env["dependencies"] if isinstance(d, dict))["pip"] == ["-e ./dpclust_lib", "-e ."]
 
