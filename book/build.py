@@ -24,7 +24,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF_DIR = ROOT / "book"
-LEDGER_COLUMNS = ["claim_id", "artefact", "claim", "published", "ours", "verdict", "replicates", "reading"]
+# The verdict next to the artefact: a reader sees it before the table scrolls.
+LEDGER_COLUMNS = ["claim_id", "artefact", "verdict", "claim", "published", "ours", "replicates", "reading"]
 SENSITIVITY_COLUMNS = ["claim_id", "choice", "reading", "verdict", "replicates", "changes"]
 COVERAGE_COLUMNS = ["artefact", "claim_id", "verdict", "why_no_row"]
 # The pages of docs/, in the book's order (after the notebooks and the ledgers).
