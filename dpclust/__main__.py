@@ -512,7 +512,7 @@ def _data_table(table, width=160):
     if notes or (table["status"] == "missing").any():
         text += (
             "\nA missing file goes in data/raw/<file> or in a folder listed in $DPCLUST_DATA_DIR; "
-            "the README's Data section gives each URL."
+            "docs/data.md gives each URL."
         )
     return text
 
