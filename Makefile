@@ -18,6 +18,7 @@
 #   make bench       benchmarks
 #   make data        fetch missing data files and report what is present
 #   make lab         JupyterLab on the notebooks, with the reader's set only (no teaching extensions)
+#   make lab-teach   JupyterLab on the course (COURSE=assignments), with the teacher's set: nbgrader's Formgrader
 #   make assignments the paper notebooks as an nbgrader course in assignments/ (source/<stem>/<stem>.ipynb,
 #                    nbgrader_config.py); refuses to overwrite a notebook. Plain student versions:
 #                    python -m dpclust assignments --student --out DIR
@@ -63,7 +64,7 @@ SCHEDULER_FILE ?=
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .PHONY: install install-test install-lab install-teach install-book install-dask install-bench unsupported-python reproduce \
-	verify stability test test-full test-minimum sweep bench data lab assignments book lock clean-venv
+	verify stability test test-full test-minimum sweep bench data lab lab-teach assignments book lock clean-venv
 
 # Installs by purpose, each a set of extras of pyproject.toml, exactly as uv.lock pins them (with hashes):
 #   reading and reproducing  notebooks         make reproduce, verify, sweep, data
@@ -178,6 +179,13 @@ data: $(VENV)/.installed
 
 lab: install-lab
 	$(BIN)/jupyter lab notebooks
+
+# The teacher's Lab: the course folder open (formgrader reads nbgrader_config.py from the folder Jupyter starts in),
+# nbgrader's extensions kept (install-teach adds its set and removes nothing), the compendium's nbgrader on PATH.
+COURSE ?= assignments
+lab-teach: install-teach
+	@test -f "$(COURSE)/nbgrader_config.py" || { echo "no course in $(COURSE)/: make assignments first, or COURSE=DIR" >&2; exit 1; }
+	cd "$(COURSE)" && PATH="$(abspath $(BIN)):$$PATH" "$(abspath $(BIN))/jupyter" lab
 
 assignments: install-teach
 	$(BIN)/python -m dpclust assignments

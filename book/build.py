@@ -24,9 +24,12 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF_DIR = ROOT / "book"
-LEDGER_COLUMNS = ["claim_id", "artefact", "claim", "published", "ours", "verdict", "replicates", "reading"]
+# The verdict next to the artefact: a reader sees it before the table scrolls.
+LEDGER_COLUMNS = ["claim_id", "artefact", "verdict", "claim", "published", "ours", "replicates", "reading"]
 SENSITIVITY_COLUMNS = ["claim_id", "choice", "reading", "verdict", "replicates", "changes"]
 COVERAGE_COLUMNS = ["artefact", "claim_id", "verdict", "why_no_row"]
+# The pages of docs/, in the book's order (after the notebooks and the ledgers).
+DOCS = ["install", "running", "sweeps", "cluster", "library", "benchmarks", "data", "teaching", "DESIGN"]
 
 
 def _notebooks():
@@ -103,20 +106,21 @@ def assemble(src):
         _write_chapter(nb, src / "notebooks" / nb.name)
     shutil.copytree(ROOT / "figures", src / "figures", ignore=shutil.ignore_patterns("smoke"))
     (src / "docs").mkdir()
-    for page in ("DESIGN.md", "cluster.md"):  # the README links to them
-        shutil.copy2(ROOT / "docs" / page, src / "docs" / page)
+    for page in DOCS:  # the README links to them
+        shutil.copy2(ROOT / "docs" / f"{page}.md", src / "docs" / f"{page}.md")
     for name in ("LICENSE", "CITATION.cff"):  # the README links to them
         shutil.copy2(ROOT / name, src / name)
     (src / "ledgers.md").write_text(ledgers_page(), encoding="utf-8")
     toc = ["", "```{toctree}", ":hidden:", ":caption: The notebooks", ""]
     toc += [f"notebooks/{nb.stem}" for nb in _notebooks()]
-    pages = ["ledgers", "docs/DESIGN", "docs/cluster"]
+    pages = ["ledgers", *(f"docs/{page}" for page in DOCS)]
     toc += ["```", "", "```{toctree}", ":hidden:", ":caption: The compendium", "", *pages, "```", ""]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     (src / "index.md").write_text(readme + "\n" + "\n".join(toc), encoding="utf-8")
     import jupyter_server_mathjax  # MathJax 2, as a Python package: the book needs no network
 
     shutil.copytree(Path(jupyter_server_mathjax.__file__).parent / "static", src / "_static" / "mathjax")
+    shutil.copy2(CONF_DIR / "book.css", src / "_static" / "book.css")
 
 
 class _Links(HTMLParser):

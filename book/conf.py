@@ -17,7 +17,11 @@ exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 
 nb_execution_mode = "off"  # the committed paper-profile outputs are the book's content
 nb_merge_streams = True
+nb_render_markdown_format = "myst"  # Markdown outputs (IPython's display(Markdown(...))) with their math, as JupyterLab
 myst_enable_extensions = ["dollarmath", "amsmath"]
+# $$...$$ inside a paragraph (no blank line around it) is display math, as JupyterLab renders it; without this, myst
+# reads the two dollars as two inline delimiters and garbles the formula and the text after it.
+myst_dmath_double_inline = True
 myst_heading_anchors = 3  # so that links to a section of another page resolve
 
 # MathJax comes with the build (copied by build.py into _static/mathjax): the book reads offline.
@@ -35,6 +39,7 @@ mathjax2_config = {
 html_theme = "sphinx_book_theme"
 html_title = "dpclust: executable papers on DP clustering"
 html_show_sourcelink = False
+html_css_files = ["book.css"]  # CJK fonts named, wide tables and outputs scroll (copied by build.py)
 
 
 def repository_url(pyproject):

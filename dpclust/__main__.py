@@ -25,7 +25,7 @@ Every command first completes a commit that a killed ``reproduce`` left half don
       one papermill run per grid point (on a Dask cluster with --scheduler or --scheduler-file);
       every point's notebook, tables and figures under DIR/<point>/, each table concatenated
       over the points in DIR/<table>.csv, one row per point in DIR/sweep_points.csv
-  grade SUBMISSION.ipynb ... --out grades.csv [--time-limit S] [--teacher NOTEBOOK]
+  grade SUBMISSION.ipynb ... --out grades.csv [--time-limit S] [--teacher NOTEBOOK] [--unsandboxed]
       grade submissions with nbgrader's autograde in a temporary course (for a teacher without one);
       write nbgrader's export of it (grades.csv) and the autograded notebooks (grades_autograded/)
   data [--fetch]
@@ -182,6 +182,12 @@ def _add_grade(sub):
         default=None,
         metavar="NOTEBOOK",
         help="the teacher notebook (default: the compendium's notebook the submission's header names)",
+    )
+    gr.add_argument(
+        "--unsandboxed",
+        action="store_true",
+        help="grade where bubblewrap is not available, the students' code running with your rights (it can read "
+        "the grading keys and write every file you can); without it, grading refuses there",
     )
 
 
@@ -376,7 +382,9 @@ def _stability(args):
 def _grade(args):
     from .grade import grade
 
-    book = grade(args.submissions, args.out, teacher=args.teacher, time_limit=args.time_limit)
+    book = grade(
+        args.submissions, args.out, teacher=args.teacher, time_limit=args.time_limit, unsandboxed=args.unsandboxed
+    )
     columns = ["student_id", "assignment", "status", "autograded", "autograded_max", "written_pending", "flags"]
     print(book[columns].to_string(index=False))
     print(f"grades: {args.out}")
@@ -504,7 +512,7 @@ def _data_table(table, width=160):
     if notes or (table["status"] == "missing").any():
         text += (
             "\nA missing file goes in data/raw/<file> or in a folder listed in $DPCLUST_DATA_DIR; "
-            "the README's Data section gives each URL."
+            "docs/data.md gives each URL."
         )
     return text
 

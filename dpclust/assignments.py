@@ -117,17 +117,25 @@ c.CourseDirectory.course_id = "dpclust"
 # read and write (on JupyterHub a shared volume; nbgrader's default). The students' nbgrader configuration
 # names the same course_id and exchange root.
 c.Exchange.root = "/srv/nbgrader/exchange"
-c.Execute.timeout = 300  # seconds per cell: a solution that loops forever loses that cell's points, not the run
 c.ClearSolutions.code_stub = {"python": "raise NotImplementedError('write your solution')"}
 c.ClearSolutions.text_stub = %r
-# The checks are graded outside the students' kernels: before nbgrader runs a submission, its solution cells run
-# in a fenced process of their own on cases drawn when the assignment was generated (grading/, never
-# released); after it, those verdicts replace the test cells' outputs. Feedback waits for the written answers;
-# nbgrader export writes what is pending and what nbgrader refused (dpclust.grade).
-_outside = grade.OutsideTheKernel(os.path.join(os.path.dirname(os.path.abspath(__file__)), "grading"), timeout=300)
+# The checks are graded outside the students' kernels and every process that runs a student's code runs in a
+# sandbox (bubblewrap: the Python installation read-only, a scratch copy of the submission, no course folder,
+# no network). Before nbgrader runs a submission, its solution cells run in a sandboxed process of their own on
+# cases drawn when the assignment was generated (grading/, never released); the notebook itself runs in another
+# sandbox, for the feedback; those verdicts replace the test cells' outputs. timeout: seconds per call of a
+# student's function and per cell (one that loops forever loses that check's points, not the others). Without
+# bubblewrap, autograde refuses; unsandboxed=True grades anyway, with the students' code under your rights (it
+# could read the keys and write the gradebook). Feedback waits for the written answers; nbgrader export writes
+# what is pending and what nbgrader refused (dpclust.grade).
+_outside = grade.OutsideTheKernel(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "grading"), timeout=300, unsandboxed=False
+)
 c.Autograde.autograde_preprocessors = _outside.autograde_preprocessors()
 c.GenerateFeedback.preprocessors = _outside.feedback_preprocessors()
 c.ExportApp.plugin_class = grade.export_plugin()
+# release_feedback releases every feedback it can, and names the submissions that did not come through the exchange
+c.ExchangeFactory.release_feedback = grade.release_feedback_plugin()
 '''
 
 # The modules a graded solution may import and lean on from the notebook's setup (numpy, scipy, the standard
@@ -300,8 +308,39 @@ def _check_statement(node):
     return bool(name and name.startswith("check_"))
 
 
+def _prediction_first(source):
+    """A predict-then-run cell with its top-level prints moved after its prediction's check: a student sees the
+    experiment's result only once the check has said whether the prediction was right.
+
+    Examples
+    --------
+    >>> print(_prediction_first("x = run()\\nprint(x)\\nexercises.check_prediction('n', guess, 0, x)"))
+    x = run()
+    exercises.check_prediction('n', guess, 0, x)
+    print(x)
+    """
+    body = ast.parse(source).body
+    checks = [n.lineno for n in body if _check_statement(n) and _called(n) == "check_prediction"]
+    prints = [
+        n for n in body if checks and n.end_lineno < checks[0] and isinstance(n, ast.Expr) and _called(n) == "print"
+    ]
+    if not prints:
+        return source
+    lines = source.splitlines()
+    moved = [i for n in prints for i in range(n.lineno - 1, n.end_lineno)]
+    return "\n".join([line for i, line in enumerate(lines) if i not in moved] + [lines[i] for i in moved])
+
+
+def _called(node):
+    """The name of the function a statement calls (an expression statement), or ``""``."""
+    call = node.value if isinstance(node, ast.Expr) else None
+    func = call.func if isinstance(call, ast.Call) else None
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
 def _parts(source):
     """(the check parts, the statements after the last check) of an exercise cell's source."""
+    source = _prediction_first(source)
     lines = source.splitlines()
     body = ast.parse(source).body
     starts = [node.lineno - 1 for node in body if _check_statement(node)]
@@ -385,6 +424,24 @@ def _declares_output_dirs(cell):
     return bool(re.search(r"^results_dir\s*=", cell.source, re.M) and re.search(r"^figures_dir\s*=", cell.source, re.M))
 
 
+# What the teacher notebooks say of themselves that is false in a student's copy (the answer cells are empty there)
+TEACHER_ONLY = re.compile(
+    r";?\s*here it holds our (answer|explanation)[,;] the student version (has )?an empty one|"
+    r"\s*\(here it holds our (answer|explanation)[,;] the student version (has )?an empty one\)"
+)
+
+
+def _for_students(source):
+    """A markdown cell's text as a student reads it in their copy.
+
+    Examples
+    --------
+    >>> _for_students("(graded by hand;\\n  here it holds our answer, the student version an empty one).")
+    '(graded by hand).'
+    """
+    return TEACHER_ONLY.sub("", source)
+
+
 def nbgrader_source(nb, name):
     """The nbgrader source notebook of a teacher notebook (a new notebook object; see the module docstring).
 
@@ -413,6 +470,8 @@ def nbgrader_source(nb, name):
         new.metadata = {k: v for k, v in cell.metadata.items() if k not in {"papermill", "execution", "nbgrader"}}
         if new.cell_type == "code":
             new.outputs, new.execution_count = [], None
+        elif "solution" not in _tags(cell):
+            new.source = _for_students(new.source)
         if "exercise" in _tags(cell) and cell.cell_type == "code":
             cells.extend(_test_cells(new, nbformat))
             continue
@@ -583,12 +642,12 @@ def grading_key(nb, name, draw_seed=None):
     >>> key["prelude"], key["checks"]["ex1-check"]["checker"], key["checks"]["ex1-check"]["seed"]
     (['import math'], 'check_total_spent', 7)
     """
-    from . import grade
+    from .exercises._checks import teacher_functions
 
     draw_seed = draw_seed or (lambda: secrets.randbelow(2**31))
     solutions = {c["id"]: c.source for c in nb.cells if c.cell_type == "code" and "solution" in _tags(c)}
     key = {"notebook": name, "prelude": setup_imports(nb), "solutions": solutions, "checks": {}}
-    teacher = grade.teacher_functions(key)
+    teacher = teacher_functions(key)
     source = nbgrader_source(nb, name)
     for cell in source.cells:
         meta = cell.metadata.get("nbgrader", {})
@@ -601,13 +660,13 @@ def grading_key(nb, name, draw_seed=None):
 
 def _seeded(spec, teacher, draw_seed, grade_id):
     """The spec with a seed on which the teacher's solutions pass (or the teacher's prediction)."""
-    from . import grade
+    from .exercises._checks import run_check
 
     if spec["kind"] == "prediction":
         return {**spec, "expected": teacher[spec["function"]]()}
     for _ in range(5):  # a right answer fails a statistical check on about one seed in a thousand
         seeded = {**spec, "seed": draw_seed()}
-        verdict = grade.run_check(seeded, teacher.__getitem__, teacher)
+        verdict = run_check(seeded, teacher.__getitem__, teacher)
         if verdict.passed:
             return seeded
     raise ValueError(f"the teacher's solution fails the check of {grade_id} on every seed drawn:\n{verdict.message}")

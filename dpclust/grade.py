@@ -1,48 +1,49 @@
-"""Grading that a student's kernel cannot forge, inside nbgrader's own autograde.
+"""Grading inside nbgrader's own autograde, with every process that runs a student's code in a sandbox.
 
 nbgrader runs a submission in a kernel and counts a test cell that raised nothing as passed; code in
 the same kernel can therefore forge any verdict (skip the cells, fake the checkers' modules, patch
-numpy). So the checks of an assignment made by :func:`dpclust.assignments.export` are graded outside
-that kernel, by two steps that the course's ``nbgrader_config.py`` adds to ``nbgrader autograde``
-(:class:`OutsideTheKernel`):
+numpy), and with the grader's rights it could read the keys or write the gradebook. So the checks of an
+assignment made by :func:`dpclust.assignments.export` are decided in the grader's process, and the
+student's code runs only in operating-system sandboxes (:mod:`dpclust.exercises._bwrap`: the Python
+installation read-only, a scratch copy of the submission, no network, no view of the grader's processes,
+files, keys or gradebook, killed with the grader, limited in CPU time and memory). The course's
+``nbgrader_config.py`` sets three steps of ``nbgrader autograde`` (:class:`OutsideTheKernel`):
 
-* before nbgrader runs the submission, :meth:`OutsideTheKernel.check` runs the student's solution
-  cells in a fenced process of their own (:class:`~dpclust.exercises._remote.GradedRun`: numpy, scipy
-  and the notebook's setup imports from them, neither ``dpclust`` nor ``dpclust_lib``, no file read or
-  written, no process started), and each check of the notebook's key (``grading/<stem>.json``, written
-  when the assignment was generated and never released) runs here, in the grader's process, on the
-  cases of its seed, calling the student's functions there (:func:`grade_notebook`). The expected
-  values come from the library or from the teacher's solutions in the key, never from the student's
-  process;
-* after nbgrader ran the submission, :meth:`OutsideTheKernel.apply` writes those verdicts into the test
-  cells (the checker's message; a failed check is an error, a passed one prints ``Correct: ...``, so
-  nbgrader's own rule gives the points), removes the hidden lines from what the feedback shows, takes
-  the grader's paths out of the tracebacks, and records the signs of a tampered kernel that the hidden
-  lines saw (or a check cell that did not run them) as the notebook's ``dpclust.flags``.
+* :meth:`OutsideTheKernel.check`, before the notebook runs: the student's solution cells run in a
+  sandboxed process of their own (:class:`~dpclust.exercises._remote.GradedRun`: numpy, scipy and the
+  notebook's setup imports from them, neither ``dpclust`` nor ``dpclust_lib``), and each check of the
+  notebook's key (``grading/<stem>.json``, written when the assignment was generated and never released)
+  runs here, in the grader's process, on the cases of its seed, calling the student's functions there
+  (:func:`grade_notebook`). What comes back is data (JSON; arrays as numbers or ``.npy`` bytes read
+  without pickles), compared here with values from the library or the teacher's solutions in the key;
+* :meth:`OutsideTheKernel.execute`, in place of nbgrader's ``Execute``: the notebook runs, for the
+  feedback only, in a sandbox of its own (nbconvert and its kernel, on a scratch copy of the
+  submission's folder); only the outputs of its code cells come back, onto the notebook nbgrader holds;
+* :meth:`OutsideTheKernel.apply`, before nbgrader saves the grades: the verdicts into the test cells (the
+  checker's message; a failed check is an error, a passed one prints ``Correct: ...``, so nbgrader's own
+  rule gives the points), the hidden lines out of what the feedback shows, the grader's paths out of the
+  tracebacks, and, as a courtesy to the teacher, the signs of tampering seen (``dpclust.flags``; the
+  scores never depend on them).
 
-Without those steps every test cell raises in the kernel and scores 0: a course that lost them fails
-closed. :meth:`OutsideTheKernel.refuse_pending` keeps ``generate_feedback`` from showing a written answer
-that waits for the teacher as 0, and :func:`export_plugin` makes ``nbgrader export`` say which
-submissions have such answers, which nbgrader refused, and which were flagged. :func:`grade` is the same
-grading for a teacher without a course: a temporary course, nbgrader's autograde and export.
-
-What stays open: nbgrader runs the submission's kernel with the grader's rights, so that code can
-read and write the grader's files while it runs. The verdicts are computed before it runs and kept in
-memory, but a submission can still damage the course folder or the environment for the next ones. Run
-autograde as a user who can write only the course folder (or in a container per run) when that matters.
+Without those steps every test cell raises in the kernel and scores 0. Where no sandbox runs, grading
+refuses, unless the teacher asks by name for an unsandboxed run (``unsandboxed=True``), which the log says
+gives up all of the above but the scores' independence from the kernel.
+:meth:`OutsideTheKernel.refuse_pending` keeps ``generate_feedback`` from showing a written answer that
+waits for the teacher as 0, and :func:`export_plugin` makes ``nbgrader export`` say which submissions
+have such answers, which nbgrader refused, and which were flagged. :func:`grade` is the same grading for
+a teacher without a course: a temporary course, nbgrader's autograde and export.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import inspect
-import io
+import glob
 import json
 import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -50,6 +51,8 @@ import time
 from pathlib import Path
 
 from ._optional import require
+from .exercises import _bwrap
+from .exercises._checks import Verdict, run_check, teacher_functions
 
 __all__ = [
     "Verdict",
@@ -60,6 +63,7 @@ __all__ = [
     "OutsideTheKernel",
     "export_plugin",
     "EXPORT_COLUMNS",
+    "release_feedback_plugin",
     "grade",
 ]
 
@@ -82,26 +86,6 @@ EXPORT_COLUMNS = [
     "max_score",
     "flags",
 ]
-
-
-@dataclasses.dataclass
-class Verdict:
-    """One check's result: passed or not, the checker's message, notes for the student, flags for the teacher.
-
-    Examples
-    --------
-    >>> Verdict(False, "the sum is not right").lines()
-    ['the sum is not right']
-    """
-
-    passed: bool
-    message: str
-    notes: list = dataclasses.field(default_factory=list)
-    flags: list = dataclasses.field(default_factory=list)
-
-    def lines(self):
-        """The message and the notes, as lines."""
-        return [line for line in self.message.splitlines() if line.strip()] + [f"note: {n}" for n in self.notes]
 
 
 def _is_test_cell(cell):
@@ -127,82 +111,13 @@ def solution_cells(nb):
     ]
 
 
-def teacher_functions(key):
-    """The teacher's solutions of a key, run in this process (trusted code): {name: object}.
-
-    Examples
-    --------
-    >>> teacher_functions({"solutions": {"ex1": "def double(x):\\n    return 2 * x"}})["double"](4)
-    8
-    """
-    namespace = {"__name__": "teacher_solutions"}
-    for line in key.get("prelude", []):
-        exec(line, namespace)
-    for source in key["solutions"].values():
-        exec(compile(source, "<teacher's solution>", "exec"), namespace)
-    return {k: v for k, v in namespace.items() if not k.startswith("__")}
-
-
-def _prediction(spec, fn):
-    from .exercises._core import ExerciseError, call_student, fail, passed
-
-    answer = call_student(fn)
-    name = spec.get("name") or "your prediction"
-    if not (isinstance(answer, str) and answer in ("up", "down", "same")):
-        raise ExerciseError(f"{name}: predict one of ['down', 'same', 'up'], got {answer!r}")
-    if answer != spec["expected"]:
-        fail(
-            f"{name}: the experiment goes the other way",
-            spec["expected"],
-            answer,
-            spec.get("explanation") or "think about what the change does to the noise",
-        )
-    passed(
-        f"{name}: {answer}, as the experiment shows" + (f". {spec['explanation']}" if spec.get("explanation") else "")
-    )
-
-
-def run_check(spec, function, solutions):
-    """Run one check of a key here, the student's functions given by ``function(name)``; a :class:`Verdict`.
-
-    A check that cannot finish on what the student's code returned fails (closed), with what went wrong.
-
-    Examples
-    --------
-    >>> args = [{"function": "total"}]
-    >>> spec = {"kind": "check", "checker": "check_total_spent", "args": args, "kwargs": {}, "seed": 3}
-    >>> right = {"total_spent": lambda e, n, s: e if s == "fixed" else e * (1 - 0.5**n)}
-    >>> run_check(spec, {"total": right["total_spent"]}.__getitem__, right).message
-    'Correct: the total epsilon spent is right on all 5 cases'
-    >>> run_check(spec, {"total": lambda e, n, s: e}.__getitem__, right).passed
-    False
-    """
-    from . import exercises
-
-    out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out):
-            if spec["kind"] == "prediction":
-                _prediction(spec, function(spec["function"]))
-            else:
-                checker = getattr(exercises, spec["checker"])
-                args = [function(a["function"]) if "function" in a else a["value"] for a in spec["args"]]
-                kwargs = {**spec.get("kwargs", {}), "seed": spec["seed"]}
-                if "solutions" in inspect.signature(checker).parameters:
-                    kwargs["solutions"] = solutions
-                checker(*args, **kwargs)
-        return Verdict(True, out.getvalue().strip())
-    except exercises.ExerciseError as exc:
-        return Verdict(False, (out.getvalue() + str(exc)).strip())
-    except Exception as exc:  # e.g. the student's exception outside a call the checker guards: fail closed
-        return Verdict(False, f"the check could not finish: {type(exc).__name__}: {exc}")
-
-
-def grade_notebook(nb, key, timeout=300.0):
+def grade_notebook(nb, key, timeout=300.0, sandbox=True):
     """Every check of ``key`` on the solution cells of ``nb``, graded outside any kernel: {grade_id: Verdict}.
 
-    The cells run in one :class:`~dpclust.exercises._remote.GradedRun`, started again after a check
-    that broke it, and after a check that lent it a reference (the run must not keep it).
+    The cells run in one :class:`~dpclust.exercises._remote.GradedRun` (in the sandbox unless ``sandbox``
+    is False), started again after a check that broke it (a run past its time is killed, and that check
+    fails), and after a check that lent it a reference (the run must not keep it). A run has CPU time for
+    every check's ``timeout`` seconds, and each check ``timeout`` seconds of wall-clock time.
 
     Examples
     --------
@@ -217,7 +132,7 @@ def grade_notebook(nb, key, timeout=300.0):
     >>> grade_notebook(nbformat.v4.new_notebook(cells=[cell]), key)["ex1"].passed
     True
     """
-    from .exercises._remote import GradedRun, RunBroken
+    from .exercises._remote import START_TIME, GradedRun, RunBroken
 
     cells, solutions = solution_cells(nb), teacher_functions(key)
     verdicts, run, broken = {}, None, None
@@ -226,7 +141,8 @@ def grade_notebook(nb, key, timeout=300.0):
             seen = len(run.notes) if run is not None and not run.dead else 0  # a new run's start counts too
             if broken is None and (run is None or run.dead):
                 try:
-                    run = GradedRun(cells, key.get("prelude", []), timeout)
+                    cpu = timeout * len(key["checks"]) + START_TIME
+                    run = GradedRun(cells, key.get("prelude", []), timeout, sandbox=sandbox, cpu=cpu)
                 except RunBroken as exc:  # the cells themselves never finish: every check fails alike
                     broken = str(exc)
             if broken is not None:
@@ -283,8 +199,48 @@ def _private_paths(nb_path):
     return sorted((p for p in paths if len(p) > 1), key=len, reverse=True)
 
 
+START_KERNEL = 120.0  # seconds for nbconvert and its kernel to start, on top of the cells' limits
+# nbgrader's Execute settings: a cell past its time is interrupted and the run goes on; errors are outputs
+_EXECUTE = {"allow_errors": True, "interrupt_on_timeout": True, "record_timing": False}
+_NOT_COPIED = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
+MAX_NOTEBOOK = 256 * 2**20  # the largest executed notebook read back (bytes)
+
+
+def _kernel_environment(home):
+    """The environment of the notebook's run: the profile, the data folders, no grader's variable."""
+    env = {"HOME": home, "MPLCONFIGDIR": "/tmp", "JUPYTER_PLATFORM_DIRS": "1", "DPCLUST_NO_DOWNLOAD": "1"}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
+    env.update({k: os.environ[k] for k in ("DPCLUST_PROFILE", "DPCLUST_DATA_DIR") if k in os.environ})
+    return env
+
+
+def _kernel_readable():
+    """What the notebook's run reads besides the Python installation: the compendium's packages (an editable
+    install keeps them outside it) and the data folders, never the course."""
+    import dpclust_lib
+
+    from .datasets import _registry
+
+    packages = [Path(m.__file__).resolve().parent for m in (sys.modules["dpclust"], dpclust_lib)]
+    data = [Path(p) for p in _registry.data_dirs()] + [_registry.default_raw_dir()]
+    return [str(p) for p in packages + data if p.is_dir()]
+
+
+def _read_back(path, nbformat):
+    """The executed notebook, if it came back as a valid notebook of a sane size; else None."""
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_NOTEBOOK:
+            return None
+        ran = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
+        nbformat.validate(ran)
+        return ran
+    except Exception:  # whatever came back is not a notebook: the feedback shows no outputs
+        return None
+
+
 class OutsideTheKernel:
-    """The two steps of nbgrader's autograde that grade the checks outside the kernel, and the feedback guard.
+    """The steps of nbgrader's autograde that grade the checks outside the kernel and run the student's code
+    in sandboxes, and the feedback guard.
 
     Parameters
     ----------
@@ -292,17 +248,28 @@ class OutsideTheKernel:
         The folder of the keys, ``grading/`` beside the course's ``source/``. They are read on first use,
         before nbgrader has run any submission, and kept in memory.
     timeout : float
-        Seconds allowed to each call of a student's function (and to the start of the graded run).
+        Seconds allowed to each call of a student's function (and to the start of the graded run), and to
+        each cell of the notebook's run.
+    unsandboxed : bool
+        Grade even where no sandbox runs, with the students' code under the grader's rights (the log says
+        what that gives up). Default: refuse to grade there.
 
     Examples
     --------
     >>> outside = OutsideTheKernel("grading")
-    >>> outside.check.__name__, outside.apply.__name__
-    ('check', 'apply')
+    >>> outside.check.__name__, outside.execute.__name__, outside.apply.__name__
+    ('check', 'execute', 'apply')
     """
 
-    def __init__(self, keys, timeout=300.0):
+    def __init__(self, keys, timeout=300.0, unsandboxed=False):
         self.keys, self.timeout, self._cache = Path(keys), float(timeout), None
+        self.unsandboxed, self._sandboxed = bool(unsandboxed), None
+
+    def sandboxed(self):
+        """True when the sandbox runs here; False for an unsandboxed run asked by name (said once); else it raises."""
+        if self._sandboxed is None:
+            self._sandboxed = _bwrap.available(self.unsandboxed, log)
+        return self._sandboxed
 
     def key(self, notebook):
         """The key of a notebook (every key of the folder is read at the first call)."""
@@ -317,8 +284,57 @@ class OutsideTheKernel:
 
     def check(self, nb, resources):
         """Before the kernel: grade every check of the notebook outside it (nbgrader preprocessor)."""
+        sandbox = self.sandboxed()
         key = self.key(resources["nbgrader"]["notebook"])
-        resources["dpclust_verdicts"] = grade_notebook(nb, key, self.timeout)
+        resources["dpclust_verdicts"] = grade_notebook(nb, key, self.timeout, sandbox)
+        return nb, resources
+
+    def execute(self, nb, resources):
+        """nbgrader's Execute in a sandbox: the outputs of the notebook's run, for the feedback (nbgrader preprocessor).
+
+        The submission's folder (nbgrader's copy of it) is copied to a scratch folder; nbconvert runs the
+        notebook there in its own kernel, within the sandbox (the kernel and its client talk over the
+        sandbox's own loopback); each code cell then takes the outputs of the cell of the same id, type and
+        source of the notebook that came back, if it came back as a valid notebook. The run is killed when
+        every cell has had its time limit. Nothing of it reaches the scores.
+        """
+        nbformat = require("nbformat", "notebooks")
+        name = f"{resources.get('metadata', {}).get('name') or 'submission'}.ipynb"
+        cells = [c for c in nb.cells if c.cell_type == "code"]
+        limit = self.timeout * (len(cells) + 1) + START_KERNEL
+        with tempfile.TemporaryDirectory(prefix="dpclust-execute-") as scratch:
+            folder = resources.get("metadata", {}).get("path") or "."
+            shutil.copytree(folder, scratch, symlinks=True, dirs_exist_ok=True, ignore=_NOT_COPIED)
+            nbformat.write(nb, Path(scratch) / name)
+            argv = [sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute", "--inplace", name]
+            argv += [f"--ExecutePreprocessor.{k}={v}" for k, v in _EXECUTE.items()]
+            argv += [f"--ExecutePreprocessor.timeout={int(self.timeout)}"]
+            env = _kernel_environment(_bwrap.SCRATCH if self.sandboxed() else scratch)
+            if self.sandboxed():
+                readable = _kernel_readable()
+                argv = _bwrap.command(argv, scratch, readable=readable, env=env, cpu=int(limit))
+                env, cwd = None, None
+            else:
+                env, cwd = {**env, "PATH": os.environ.get("PATH", os.defpath)}, scratch
+            # No pipe to the run (a process it leaves behind could hold one open), and a session of its own, which
+            # is killed whole at the limit (without the sandbox, its kernel too)
+            run = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+            )
+            try:
+                run.wait(timeout=limit)
+            except subprocess.TimeoutExpired:
+                log.warning("%s: the notebook's run was stopped at %g s", resources["nbgrader"]["student"], limit)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(run.pid, signal.SIGKILL)
+                run.wait()
+            ran = _read_back(Path(scratch) / name, nbformat)
+        by_id = {c.get("id"): c for c in ran.cells} if ran is not None else {}
+        for cell in cells:
+            twin = by_id.get(cell.get("id"))
+            same = twin is not None and twin.cell_type == "code" and twin.source == cell.source
+            cell.outputs = twin.outputs if same else []
+            cell.execution_count = twin.get("execution_count") if same else None
         return nb, resources
 
     def apply(self, nb, resources):
@@ -362,18 +378,57 @@ class OutsideTheKernel:
         return nb, resources
 
     def autograde_preprocessors(self):
-        """nbgrader's autograde steps with :meth:`check` before its Execute and :meth:`apply` before SaveAutoGrades."""
+        """nbgrader's autograde steps with :meth:`check` then :meth:`execute` in place of its Execute, and
+        :meth:`apply` before SaveAutoGrades."""
         autograde = require("nbgrader.converters", "teach").Autograde
         steps = list(autograde.class_traits()["autograde_preprocessors"].default())
         names = [getattr(s, "__name__", "") for s in steps]
         steps.insert(names.index("SaveAutoGrades"), self.apply)
-        steps.insert(names.index("Execute"), self.check)
+        steps[names.index("Execute") : names.index("Execute") + 1] = [self.check, self.execute]
         return steps
 
     def feedback_preprocessors(self):
         """nbgrader's feedback steps with :meth:`refuse_pending` first."""
         feedback = require("nbgrader.converters", "teach").GenerateFeedback
         return [self.refuse_pending, *feedback.class_traits()["preprocessors"].default()]
+
+
+def release_feedback_plugin():
+    """The class of ``nbgrader release_feedback`` for these courses (``c.ExchangeFactory.release_feedback``).
+
+    nbgrader's own stops at the first feedback whose submission did not come through the exchange (no
+    ``timestamp.txt`` or ``submission_secret.txt``: collected by hand, or graded by ``dpclust grade``), and
+    releases none after it. This one leaves those out, says whose, and releases the others.
+
+    Examples
+    --------
+    >>> release_feedback_plugin().__name__
+    'ReleaseFeedback'
+    """
+    exchange = require("nbgrader.exchange.default", "teach")
+
+    class ReleaseFeedback(exchange.ExchangeReleaseFeedback):
+        """nbgrader's release_feedback, past the feedback it cannot release."""
+
+        def copy_files(self):
+            unreleasable = set()
+            for html in glob.glob(os.path.join(self.src_path, "*.html")):  # what nbgrader's copy_files releases
+                folder = Path(html).parent
+                if not all((folder / name).is_file() for name in ("timestamp.txt", "submission_secret.txt")):
+                    unreleasable.add(folder.parent.name)
+            for student in sorted(unreleasable):
+                self.log.warning(
+                    "not releasing %s's feedback: the submission did not come through the exchange (no "
+                    "timestamp.txt or submission_secret.txt); give the student feedback/%s/%s/ yourself",
+                    student,
+                    student,
+                    self.coursedir.assignment_id,
+                )
+            excluded = {s for s in self.coursedir.student_id_exclude.split(",") if s} | unreleasable
+            self.coursedir.student_id_exclude = ",".join(sorted(excluded))
+            super().copy_files()
+
+    return ReleaseFeedback
 
 
 def _flag_in_gradebook(resources, flags):
@@ -501,7 +556,7 @@ def _nbgrader(course, *args):
     return result.returncode, result.stdout + result.stderr
 
 
-def grade(submissions, out, teacher=None, time_limit=300):
+def grade(submissions, out, teacher=None, time_limit=300, unsandboxed=False):
     """Grade submissions with nbgrader's autograde in a temporary course; write the export to ``out``.
 
     For a teacher without an nbgrader course: each submission (a handout made by ``python -m dpclust
@@ -519,7 +574,9 @@ def grade(submissions, out, teacher=None, time_limit=300):
     teacher : path, optional
         The teacher notebook of every submission.
     time_limit : int
-        Seconds per cell (nbgrader's Execute) and per call of a student's function.
+        Seconds per cell of the notebook's run and per call of a student's function.
+    unsandboxed : bool
+        Grade even where no sandbox runs (the students' code then runs with your rights); default: refuse.
 
     Returns
     -------
@@ -537,6 +594,10 @@ def grade(submissions, out, teacher=None, time_limit=300):
 
     found = _submissions(submissions, teacher)
     require("nbgrader", "teach")
+    try:
+        _bwrap.available(unsandboxed, log)
+    except _bwrap.Unavailable as exc:
+        raise ValueError(str(exc)) from None
     pd = require("pandas", "notebooks")
     out = Path(out)
     with tempfile.TemporaryDirectory(prefix="dpclust-course-") as folder:
@@ -545,7 +606,8 @@ def grade(submissions, out, teacher=None, time_limit=300):
         teachers = [Path(teacher)] if teacher is not None else [reproduce.resolve_notebook(s) for s in stems]
         assignments.export(teachers, course)
         config = course / "nbgrader_config.py"
-        config.write_text(config.read_text().replace("timeout=300", f"timeout={time_limit}"))
+        text = config.read_text().replace("timeout=300", f"timeout={time_limit}")
+        config.write_text(text.replace("unsandboxed=False", f"unsandboxed={bool(unsandboxed)}"))
         for stem in stems:
             status, log_text = _nbgrader(course, "generate_assignment", stem, "--force")
             if status:
@@ -555,7 +617,7 @@ def grade(submissions, out, teacher=None, time_limit=300):
             target.parent.mkdir(parents=True)
             shutil.copyfile(path, target)
         for stem in stems:  # a refused submission is in the export; the log says why
-            _, log_text = _nbgrader(course, "autograde", stem, f"--Execute.timeout={time_limit}")
+            _, log_text = _nbgrader(course, "autograde", stem)
             log.info(log_text)
         status, log_text = _nbgrader(course, "export", "--to", str(out.resolve()))
         if status:

@@ -9,6 +9,11 @@ Sums are exact: every epsilon is a double, whose exact value is a rational, and 
 rationals. A total is reported as the smallest double at or above the exact sum (rounded outward), so a
 reported spend is never below what was spent, and a spend is refused when the exact total would pass the
 exact budget: no floating-point slack lets a total slip past it.
+
+Approximate DP: a spend may carry a delta (0 by default); deltas compose additively, exactly, against the
+ledger's ``delta`` budget (0 by default, which refuses every spend with a delta > 0, so a pure-epsilon ledger
+stays one). :func:`zcdp_to_dp` and :func:`dp_to_zcdp` convert between rho-zCDP (the discrete Gaussian's
+guarantee) and (epsilon, delta)-DP by Canonne, Kamath & Steinke (NeurIPS 2020), Corollary 13, rounded outward.
 """
 
 from __future__ import annotations
@@ -20,7 +25,15 @@ from fractions import Fraction
 from .noise import double_at_least, double_at_most
 from .validation import check_epsilon
 
-__all__ = ["BudgetExceededError", "PrivacyLedger", "BudgetAccountant", "compose", "share_at_most"]
+__all__ = [
+    "BudgetExceededError",
+    "PrivacyLedger",
+    "BudgetAccountant",
+    "compose",
+    "share_at_most",
+    "zcdp_to_dp",
+    "dp_to_zcdp",
+]
 
 
 class BudgetExceededError(RuntimeError):
@@ -85,9 +98,19 @@ class PrivacyLedger:
 
     budget: float
     entries: list = field(default_factory=list)
+    delta: float = 0.0
+    deltas: list = field(default_factory=list)
 
     def __post_init__(self):
         self.budget = check_epsilon(self.budget, name="budget")
+        self.delta = _check_delta(self.delta, "delta", allow_zero=True)
+        if len(self.deltas) != len(self.entries):  # a ledger built from pure-epsilon entries: delta 0 each
+            self.deltas = [0.0] * len(self.entries)
+
+    @property
+    def delta_spent(self):
+        """The total delta spent (exact sum of the spends' deltas), rounded up to a double."""
+        return compose(self.deltas)
 
     def _exact_spent(self):
         return sum((Fraction(e) for _, e in self.entries), Fraction(0))
@@ -102,10 +125,11 @@ class PrivacyLedger:
         """What is left of the budget, rounded down to a double."""
         return share_at_most(1.0, max(Fraction(self.budget) - self._exact_spent(), Fraction(0)))
 
-    def spend(self, epsilon, what):
-        """Record a spend of ``epsilon`` for ``what``; return ``epsilon``.
+    def spend(self, epsilon, what, delta=0.0):
+        """Record a spend of ``epsilon`` (and ``delta``, default 0) for ``what``; return ``epsilon``.
 
-        An infinite epsilon (a configuration that guarantees nothing) is refused by every budget.
+        An infinite epsilon (a configuration that guarantees nothing) is refused by every budget, and so is a
+        delta that would take the exact total of the deltas past the ledger's ``delta``.
         """
         if not isinstance(what, str) or not what:
             raise TypeError(f"what must be a non-empty description string, got {what!r}")
@@ -114,6 +138,13 @@ class PrivacyLedger:
                 f"{what!r} guarantees no finite epsilon (a leaky option was asked for): no budget covers it"
             )
         eps = check_epsilon(epsilon)
+        dlt = _check_delta(delta, "delta", allow_zero=True)
+        total_delta = sum((Fraction(d) for d in self.deltas), Fraction(0)) + Fraction(dlt)
+        if total_delta > Fraction(self.delta):
+            raise BudgetExceededError(
+                f"spending delta={dlt:g} on {what!r} would bring the total delta to {float(total_delta):g}, "
+                f"past the delta budget of {self.delta:g}"
+            )
         total = self._exact_spent() + Fraction(eps)
         if total > Fraction(self.budget):
             raise BudgetExceededError(
@@ -121,6 +152,7 @@ class PrivacyLedger:
                 f"past the budget of {self.budget:g} (already spent {self.spent:g})"
             )
         self.entries.append((what, eps))
+        self.deltas.append(dlt)
         return eps
 
     def to_frame(self):
@@ -132,7 +164,10 @@ class PrivacyLedger:
         return df
 
     def __repr__(self):
-        return f"{type(self).__name__}(budget={self.budget:g}, spent={self.spent:g}, entries={len(self.entries)})"
+        extra = f", delta={self.delta:g}, delta_spent={self.delta_spent:g}" if self.delta else ""
+        return (
+            f"{type(self).__name__}(budget={self.budget:g}, spent={self.spent:g}{extra}, entries={len(self.entries)})"
+        )
 
 
 class BudgetAccountant(PrivacyLedger):
@@ -160,3 +195,81 @@ class BudgetAccountant(PrivacyLedger):
     ...
     dpclust_lib.accounting.BudgetExceededError: spending epsilon=1 on 'DPKMeans.fit' would bring the total to 3, ...
     """
+
+
+def _check_delta(delta, name="delta", allow_zero=False):
+    """A delta: a real number in [0, 1) (in (0, 1) unless ``allow_zero``), as a float."""
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not math.isfinite(float(delta)):
+        raise ValueError(f"{name} must be a finite number in {'[0, 1)' if allow_zero else '(0, 1)'}")
+    value = float(delta)
+    if not (0.0 <= value < 1.0) or (value == 0.0 and not allow_zero):
+        raise ValueError(f"{name} must be in {'[0, 1)' if allow_zero else '(0, 1)'}, got {value!r}")
+    return value
+
+
+# Relative slack added to a computed epsilon (and taken off a computed rho): the formulas below are evaluated in
+# double precision, within a few units in the last place; 2^-30 covers that many times over.
+_FLOAT_SLACK = 2.0**-30
+
+
+def _cor13_epsilon(rho, log_inv_delta, alpha):
+    """CKS20 Corollary 13 at one order alpha > 1: epsilon = alpha rho + (log(1/delta) + (alpha - 1) log(1 - 1/alpha)
+    - log(alpha)) / (alpha - 1). Every alpha > 1 gives a valid epsilon; the smallest is the tightest."""
+    return alpha * rho + (log_inv_delta + (alpha - 1.0) * math.log1p(-1.0 / alpha) - math.log(alpha)) / (alpha - 1.0)
+
+
+def zcdp_to_dp(rho, delta):
+    """The epsilon of a rho-zCDP mechanism at ``delta``: (epsilon, delta)-DP, epsilon rounded outward.
+
+    Canonne, Kamath & Steinke (NeurIPS 2020), Corollary 13: rho-zCDP implies (epsilon, delta)-DP with
+    epsilon = inf over alpha > 1 of the expression in :func:`_cor13_epsilon`. Any alpha gives a valid epsilon, so
+    the minimisation needs no care beyond finding a good alpha (a bounded scalar search on log(alpha - 1)); the
+    value found is then raised by a relative 2^-30 against double-precision rounding and rounded up to a double.
+    It is never above the simpler rho + 2 sqrt(rho log(1/delta)) (Bun & Steinke 2016, Proposition 1.3).
+
+    Examples
+    --------
+    >>> eps = zcdp_to_dp(0.5, 1e-6)
+    >>> round(eps, 3), eps <= 0.5 + 2 * math.sqrt(0.5 * math.log(1e6))
+    (5.222, True)
+    """
+    from scipy.optimize import minimize_scalar
+
+    rho = check_epsilon(rho, name="rho")
+    delta = _check_delta(delta)
+    log_inv = -math.log(delta)
+    simple = rho + 2.0 * math.sqrt(rho * log_inv)
+    # alpha - 1 = e^u: the optimum lies near 1 + sqrt(log(1/delta) / rho), inside e^-20..e^40 for any sane rho
+    found = minimize_scalar(
+        lambda u: _cor13_epsilon(rho, log_inv, 1.0 + math.exp(u)), bounds=(-20.0, 40.0), method="bounded"
+    )
+    best = min(simple, _cor13_epsilon(rho, log_inv, 1.0 + math.exp(found.x)))
+    return double_at_least(Fraction(best) * (1 + Fraction(_FLOAT_SLACK)))
+
+
+def dp_to_zcdp(epsilon, delta):
+    """The largest rho (to a relative 2^-40, rounded down) whose :func:`zcdp_to_dp` at ``delta`` is at most ``epsilon``.
+
+    A mechanism calibrated to this rho is (epsilon, delta)-DP: the search checks every candidate with
+    :func:`zcdp_to_dp`, which is itself rounded outward.
+
+    Examples
+    --------
+    >>> rho = dp_to_zcdp(1.0, 1e-6)
+    >>> zcdp_to_dp(rho, 1e-6) <= 1.0, round(rho, 5)
+    (True, 0.02436)
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = _check_delta(delta)
+    low, high = 0.0, epsilon  # zcdp_to_dp(rho) >= rho, so rho = epsilon is too much
+    for _ in range(200):  # bisection to a relative 2^-40 (or until the doubles meet)
+        if high - low <= high * 2.0**-40:
+            break
+        mid = 0.5 * (low + high)
+        if zcdp_to_dp(mid, delta) <= epsilon:
+            low = mid
+        else:
+            high = mid
+    if low == 0.0:
+        raise ValueError("epsilon and delta leave no positive rho")
+    return low

@@ -22,6 +22,11 @@ gamma = the largest power of two <= min(sensitivity 2^-10 / d, sensitivity 2^-20
 then spans at least 2^20 grid steps per unit of scale (it is a Laplace distribution to within a
 relative 2^-20 in every quantile), and the extra noise d*gamma/sensitivity is at most 2^-10.
 
+The discrete Gaussian (:func:`sample_discrete_gaussian`, CKS20 Algorithm 3) is sampled exactly from the same
+discrete Laplace and Bernoulli(exp(-gamma)) samplers, and :func:`gaussian_release` releases on the same
+power-of-two grid under rho-zCDP (CKS20 Theorem 4: rho = sensitivity^2 / (2 sigma^2) for an L2 sensitivity),
+the grid's rounding included; :mod:`dpclust_lib.accounting` converts rho to (epsilon, delta).
+
 ``noise="float"`` keeps the textbook release, drawn exactly as before, so old results can be
 reproduced by name.
 
@@ -59,6 +64,9 @@ __all__ = [
     "bernoulli_digits",
     "bernoulli_from_digits",
     "sample_bernoulli",
+    "sample_discrete_gaussian",
+    "gaussian_noise_grid",
+    "gaussian_release",
 ]
 
 NOISE_KINDS = ("exact", "float")
@@ -682,3 +690,225 @@ def bernoulli_from_digits(m, t, rng, shape=None):
         more = rng.bit_generator.random_raw(int(deep.sum()))
         out[deep] = (more >> (np.uint64(64) - (np.broadcast_to(t, shape)[deep] - low).astype(np.uint64))) == 0
     return out
+
+
+# ---------------------------------------------------------------------------
+# The discrete Gaussian (Canonne, Kamath & Steinke 2020, Algorithm 3) and its release
+# ---------------------------------------------------------------------------
+
+_WORD = 63  # bits of one uniform integer compared against a probability's binary digits
+# sigma^2 of a release in grid units stays below this: its draws (a few sigma) stay far inside int64.
+MAX_GAUSSIAN_VARIANCE = 2**96
+
+
+def _variance_fraction(sigma2):
+    """sigma^2 > 0 as an exact Fraction (a float is taken at its exact binary value)."""
+    if isinstance(sigma2, Fraction):
+        if sigma2 <= 0:
+            raise ValueError("sigma2 must be > 0")
+        return sigma2
+    return Fraction(check_positive(sigma2, "sigma2", show_value=False))
+
+
+def _bernoulli_rational_tie(rem, den, rng):
+    """Bernoulli(rem / den) for Python integers 0 <= rem < den, from 63-bit words: a draw whose first word tied."""
+    while True:
+        digits, rem = divmod(rem << _WORD, den)
+        word = int(rng.integers(0, 2**_WORD))
+        if word != digits:
+            return word < digits
+
+
+def _bernoulli_exp_rational(whole, rem, den, rng):
+    """Bernoulli(exp(-(whole + rem / den))) per entry, exactly; ``whole`` an int64 array, ``rem`` a list of Python
+    integers 0 <= rem < den (one common ``den``, any size).
+
+    CKS20 Algorithm 1 beyond gamma = 1: ``whole`` draws of Bernoulli(e^-1) must all succeed, then one draw of
+    Bernoulli(exp(-rem / den)), by Algorithm 1's chain: A_k = Bernoulli(rem / den) AND Bernoulli(1 / k). Bernoulli of
+    a rational of any size compares a uniform 63-bit integer W with the first 63 binary digits Q of rem / den: W < Q
+    is a success, W > Q a failure, and the tie (probability 2^-63) goes on with the next digits.
+    """
+    n = whole.size
+    alive = np.ones(n, dtype=bool)
+    for j in range(1, int(whole.max(initial=0)) + 1):
+        rows = np.flatnonzero(alive & (whole >= j))
+        alive[rows] = _bernoulli_exp1(rows.size, rng, start=2)  # A_1 = 1 when gamma = 1
+    digits = np.array([(r << _WORD) // den for r in rem], dtype=np.int64)  # < 2^63: rem < den
+
+    def step(rows, k):
+        size = n if rows is None else rows.size
+        q = digits if rows is None else digits[rows]
+        word = rng.integers(0, 2**_WORD, size)
+        a = word < q
+        for i in np.flatnonzero(word == q):  # probability 2^-63 each
+            row = i if rows is None else rows[i]
+            a[i] = _bernoulli_rational_tie((rem[row] << _WORD) - int(q[i]) * den, den, rng)
+        if k > 1:
+            a &= rng.integers(0, k, size) == 0
+        return a
+
+    return alive & _algorithm_1(step, n, 1)
+
+
+def _discrete_gaussian_flat(n, sigma2, rng):
+    """n draws with Pr[Z = z] proportional to exp(-z^2 / (2 sigma2)): CKS20 Algorithm 3, vectorised.
+
+    t = floor(sigma) + 1; each candidate Y is discrete Laplace with Pr proportional to exp(-|y| / t), kept with
+    probability exp(-(|Y| - sigma2 / t)^2 / (2 sigma2)). With sigma2 = a / b that exponent is
+    (b t |Y| - a)^2 / (2 a b t^2), computed in Python integers. The first accepted candidates, in order, are the
+    draws. About 1 - 1/e or more of the candidates are accepted (CKS20 Section 5.3), so each round draws 7/4 of
+    the draws missing (plus 8).
+    """
+    a, b = sigma2.numerator, sigma2.denominator
+    t = math.isqrt(a // b) + 1  # floor(sqrt(a / b)) = isqrt(floor(a / b))
+    den = 2 * a * b * t * t
+    out = np.empty(n, dtype=np.int64)
+    filled = 0
+    while filled < n:
+        need = n - filled
+        m = need + need * 3 // 4 + 8
+        y = _discrete_laplace_flat(m, t, 1, rng)
+        parts = [divmod((b * t * abs(int(v)) - a) ** 2, den) for v in y]
+        whole = np.array([w for w, _ in parts], dtype=np.int64)
+        keep = _bernoulli_exp_rational(whole, [r for _, r in parts], den, rng)
+        z = y[keep][:need]
+        out[filled : filled + z.size] = z
+        filled += z.size
+    return out
+
+
+def sample_discrete_gaussian(sigma2, size, rng):
+    """Exact discrete Gaussian draws: Pr[Z = z] proportional to exp(-z^2 / (2 sigma2)), z an integer.
+
+    Canonne, Kamath & Steinke, NeurIPS 2020, Algorithm 3, on the exact discrete Laplace and
+    Bernoulli(exp(-gamma)) samplers of this module: integer and rational arithmetic only, every random bit
+    from ``rng``, so a seeded Generator gives the same draws on every machine.
+
+    Parameters
+    ----------
+    sigma2 : float, int or fractions.Fraction
+        The variance parameter sigma^2 (> 0, at most 2^96); a float is taken at its exact binary value.
+    size : int or tuple of int
+        Output shape.
+    rng : numpy.random.Generator
+        The only source of randomness.
+
+    Returns
+    -------
+    ndarray of int64, of shape ``size``.
+
+    Examples
+    --------
+    >>> z = sample_discrete_gaussian(Fraction(9, 4), 5, np.random.default_rng(0))
+    >>> z.dtype, z.shape
+    (dtype('int64'), (5,))
+    >>> np.array_equal(z, sample_discrete_gaussian(Fraction(9, 4), 5, np.random.default_rng(0)))
+    True
+    """
+    _check_rng(rng)
+    variance = _variance_fraction(sigma2)
+    if variance > MAX_GAUSSIAN_VARIANCE:
+        raise ValueError("sigma2 must be <= 2^96 for the exact discrete Gaussian sampler")
+    shape = (size,) if isinstance(size, numbers.Integral) else tuple(size)
+    if not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 0 for s in shape):
+        raise ValueError(f"size must be a non-negative integer or a tuple of them, got size={size!r}")
+    shape = tuple(int(s) for s in shape)
+    return _discrete_gaussian_flat(math.prod(shape), variance, rng).reshape(shape)
+
+
+def _ceil_sqrt(n):
+    """The smallest integer >= sqrt(n), for an integer n >= 0."""
+    root = math.isqrt(n)
+    return root if root * root == n else root + 1
+
+
+def gaussian_noise_grid(sensitivity, rho, dim=1):
+    """The grid spacing gamma (a power of two) of the exact Gaussian release of a ``dim``-entry answer.
+
+    gamma is the largest power of two <= min(sensitivity 2^-10 / ceil(sqrt(dim)), sigma 2^-20) with
+    sigma = sensitivity / sqrt(2 rho), the nominal noise: the noise spans at least 2^20 grid steps, and rounding
+    every entry to the grid moves the answer by at most ceil(sqrt(dim)) gamma / 2 in L2, at most a relative 2^-11 of the
+    sensitivity (accounted, see :func:`gaussian_release`).
+
+    Examples
+    --------
+    >>> gaussian_noise_grid(1.0, 0.5) == 2.0**-20
+    True
+    >>> gaussian_noise_grid(1.0, 0.5, dim=10**8) == 2.0**-24
+    True
+    """
+    sensitivity = check_positive(sensitivity, "sensitivity", show_value=False)
+    rho = check_positive(rho, "rho", show_value=False)
+    if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, numbers.Integral) or dim < 1:
+        raise ValueError("dim must be an integer >= 1")
+    sigma = sensitivity / math.sqrt(2.0 * rho)
+    limit = min(sensitivity / _ceil_sqrt(int(dim)) * 2.0**-ROUNDING_BITS, sigma * 2.0**-GRID_BITS)
+    _, exponent = math.frexp(limit)  # limit = m 2^e, m in [0.5, 1): 2^(e - 1) <= limit
+    gamma = math.ldexp(1.0, exponent - 1)
+    if gamma == 0.0 or not math.isfinite(limit):
+        raise ValueError("sensitivity and rho give no usable noise grid (the grid spacing underflows or overflows)")
+    return gamma
+
+
+@functools.lru_cache(maxsize=1024)
+def _gaussian_grid(sensitivity, rho, dim):
+    """gamma, sigma^2 in grid units (an integer, as a Fraction) and the real sigma, for one kind of release.
+
+    sigma^2 = ceil((sensitivity + ceil(sqrt(dim)) gamma)^2 / (2 rho gamma^2)) in grid units, exactly: rounding up
+    only adds noise, so the release is rho-zCDP for the sensitivity of the rounded answer.
+    """
+    gamma = gaussian_noise_grid(sensitivity, rho, dim)
+    if saturation_bound(gamma) < sensitivity:
+        raise ValueError("rho is too large for the exact release: its grid saturates below one sensitivity")
+    shifted = Fraction(sensitivity) + _ceil_sqrt(dim) * Fraction(gamma)
+    variance = Fraction(math.ceil(shifted**2 / (2 * Fraction(rho) * Fraction(gamma) ** 2)))
+    if variance > MAX_GAUSSIAN_VARIANCE:
+        raise ValueError("rho is too small for the exact sampler: the noise would exceed 2^48 grid steps")
+    return gamma, variance, math.sqrt(float(variance)) * gamma
+
+
+def gaussian_release(value, sensitivity, rho, rng):
+    """Release ``value`` under rho-zCDP with exact discrete Gaussian noise on a power-of-two grid.
+
+    The answer is clamped and rounded to the grid gamma Z (:func:`gaussian_noise_grid`, :func:`saturate`), and
+    gamma times a discrete Gaussian of variance sigma^2 (grid units) is added. Rounding moves each of the d
+    entries by at most gamma / 2, so the L2 sensitivity of the rounded answer is at most
+    sensitivity + ceil(sqrt(d)) gamma, and sigma^2 is that squared over 2 rho gamma^2, rounded up to an integer:
+    rho-zCDP exactly (CKS20 Theorem 4), with :func:`dpclust_lib.accounting.zcdp_to_dp` for (epsilon, delta).
+
+    Parameters
+    ----------
+    value : float or array_like
+        The exact answer(s); finite.
+    sensitivity : float
+        L2 sensitivity of the whole answer (all entries together), > 0.
+    rho : float
+        The zCDP parameter of this release, > 0.
+    rng : numpy.random.Generator
+        The only source of randomness.
+
+    Returns
+    -------
+    noisy : ndarray of float, of the shape of ``value``
+    sigma : float
+        The standard deviation parameter of the noise (gamma sqrt(sigma^2 in grid units)).
+    gamma : float
+        The grid spacing.
+
+    Examples
+    --------
+    >>> noisy, sigma, gamma = gaussian_release([0.3, 2.0], 1.0, 0.5, np.random.default_rng(0))
+    >>> gamma == 2.0**-20, round(sigma, 4)
+    (True, 1.0)
+    >>> bool(np.all(noisy / gamma == np.round(noisy / gamma)))
+    True
+    """
+    _check_rng(rng)
+    arr = check_finite_values(value)
+    sensitivity = check_positive(sensitivity, "sensitivity", show_value=False)
+    rho = check_positive(rho, "rho", show_value=False)
+    gamma, variance, sigma = _gaussian_grid(sensitivity, rho, max(arr.size, 1))
+    base = (saturate(arr, gamma) / gamma).astype(np.int64)
+    noise = _discrete_gaussian_flat(arr.size, variance, _release_rng(rng))
+    k = base + noise.reshape(arr.shape)  # |k| < 2^52 + 2^60: exact in int64; its double is post-processing
+    return k.astype(float) * gamma, sigma, gamma

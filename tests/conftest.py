@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # One unit of work per notebook run in these files (the notebook's stem, from the test's parameter).
 ONE_UNIT_PER_NOTEBOOK = ("tests/test_notebooks.py", "tests/test_notebooks_without_data.py")
 NOTEBOOK_PARAMETER = re.compile(r"\[(\d\d_\w+?)(?:\.ipynb)?\]")
-# The files whose units took the most CPU (README, "What make test checks"), heaviest first; the rest follow in
+# The files whose units took the most CPU (docs/install.md, "What make test checks"), heaviest first; the rest follow in
 # the order pytest collects them.
 HEAVIEST_FIRST = (
     "tests/test_nbgrader.py",

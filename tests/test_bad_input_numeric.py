@@ -27,11 +27,24 @@ PRIVATE = {
     "DPQTKMeans": lambda **kw: dp.DPQTKMeans(2, **({"n_public": 40} | kw)),
     "DPBirch": lambda **kw: dp.DPBirch(2, **kw),
     "DPBirchPublicTree": lambda **kw: dp.DPBirchPublicTree(2, **kw),
+    "OneRoundLocalKMeans": lambda **kw: dp.OneRoundLocalKMeans(2, **kw),
 }
-ALL = PRIVATE | {"KMeans": lambda **kw: dp.KMeans(2, **kw), "Birch": lambda **kw: dp.Birch(2, **kw)}
+# LSHCoresetKMeans takes a ball (radius, center), not bounds: its own cases are in tests/test_lsh_coreset.py.
+BALL = {"LSHCoresetKMeans": lambda **kw: dp.LSHCoresetKMeans(2, **({"radius": 1.0} | kw))}
+ALL = PRIVATE | BALL | {"KMeans": lambda **kw: dp.KMeans(2, **kw), "Birch": lambda **kw: dp.Birch(2, **kw)}
 # Under add/remove-one neighbours the number of records is private: these accept an empty X and any K
 # (tests/test_privacy.py checks what they release); only the non-private and the never-private refuse.
-ACCEPT_ANY_N = {"DPKMeans", "IDPKMeans", "DPKMeansPP", "EUGKMeans", "DPQTKMeans", "DPBirchPublicTree", "DPBirch"}
+ACCEPT_ANY_N = {
+    "DPKMeans",
+    "IDPKMeans",
+    "DPKMeansPP",
+    "EUGKMeans",
+    "DPQTKMeans",
+    "DPBirchPublicTree",
+    "DPBirch",
+    "OneRoundLocalKMeans",
+    "LSHCoresetKMeans",
+}
 
 
 def _fit(make, data=X, **kw):

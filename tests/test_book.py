@@ -4,6 +4,7 @@ browser shows its equations and figures."""
 import importlib.util
 import re
 import shutil
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,90 @@ def test_the_chapters_carry_their_figures_and_equations(site):
     chapter = (site / "notebooks" / "05_dp_birch.html").read_text()
     assert "<img" in chapter and 'class="math' in chapter
     assert (site / "_static" / "mathjax" / "MathJax.js").is_file()  # typeset offline
+
+
+class _Math(HTMLParser):
+    """The text of a page's math elements, and its text outside math and code."""
+
+    SKIP = {"pre", "code", "script", "style"}
+    VOID = {"br", "img", "hr", "input", "meta", "link", "wbr"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.math, self.text = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.VOID:
+            return
+        kind = "math" if "math" in (dict(attrs).get("class") or "").split() else "skip" * (tag in self.SKIP)
+        self.stack.append((tag, kind))
+        if kind == "math":
+            self.math.append("")
+
+    def handle_endtag(self, tag):
+        while self.stack and self.stack.pop()[0] != tag:
+            pass
+
+    def handle_data(self, data):
+        kinds = {kind for _, kind in self.stack}
+        if "math" in kinds:
+            self.math[-1] += data
+        elif "skip" not in kinds:
+            self.text.append(data)
+
+
+def untypeset_formulas(markdown, html):
+    """The display formulas ($$...$$) of a chapter's Markdown that its HTML does not show as display math, and any
+    dollar sign left in its text outside math and code (a formula read as text)."""
+    parser = _Math()
+    parser.feed(html)
+    shown = {re.sub(r"\s+", "", math) for math in parser.math}
+    formulas = re.findall(r"\$\$(.+?)\$\$", markdown, re.S)
+    missing = [f.strip() for f in formulas if "\\[" + re.sub(r"\s+", "", f) + "\\]" not in shown]
+    text = "".join(parser.text)
+    return missing + [text[max(0, m.start() - 30) : m.start() + 30] for m in re.finditer(r"\$", text)]
+
+
+def test_the_formula_check_finds_a_formula_read_as_text():
+    # What the book made of notebook 02's Theorem 1 when $$...$$ inside a paragraph was not display math.
+    garbled = (
+        '<p>two factors change:\n$<span class="math notranslate nohighlight">\\(\\frac{p}{q}\\)</span>'
+        '<span class="math notranslate nohighlight">\\(\nand with \\)</span>p=\\tfrac12$ (Eq. 7).</p>'
+    )
+    markdown = "two factors change:\n$$\\frac{p}{q}$$\nand with $p=\\tfrac12$ (Eq. 7)."
+    assert untypeset_formulas(markdown, garbled)
+    typeset = '<p>two factors change:</p><div class="math notranslate nohighlight">\\[\\frac{p}{q}\\]</div>'
+    assert untypeset_formulas(markdown, typeset + '<p>and with <span class="math">\\(p=\\tfrac12\\)</span></p>') == []
+
+
+def test_every_display_formula_is_typeset_as_math_as_jupyterlab_shows_it(site):
+    """$$...$$ inside a paragraph (notebook 02's Theorem 1, 04's definition of DP) is display math in JupyterLab, and
+    must be in the book too; so is the math of a Markdown output."""
+    import nbformat
+
+    counted = 0
+    for path in book._notebooks():
+        cells = nbformat.read(path, as_version=4).cells
+        markdown = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+        counted += markdown.count("$$") // 2
+        html = (site / "notebooks" / f"{path.stem}.html").read_text(encoding="utf-8")
+        assert untypeset_formulas(markdown, html) == [], path.stem
+    assert counted >= 10
+
+
+def test_the_sweeps_page_shows_each_point_folder_as_named():
+    from dpclust.sweep import point_label
+
+    names = [point_label({"threshold": 0.3, "branching_factor": 10}), point_label({"epsilons": [0.5, 1]})]
+    text = (ROOT / "docs" / "sweeps.md").read_text(encoding="utf-8")
+    assert all(f"`{name}`" in text for name in names), "docs/sweeps.md names the point folders otherwise"
+
+
+def test_every_page_names_cjk_fonts_and_lets_wide_tables_scroll(site):
+    css = (site / "_static" / "book.css").read_text()
+    assert '"Noto Sans CJK SC"' in css and "overflow-x: auto" in css
+    for page in _pages(site):
+        assert "_static/book.css" in page.read_text(encoding="utf-8"), page.name
 
 
 def _pages(site):
@@ -122,22 +207,54 @@ IMAGES = """return Array.from(document.images).filter(i => !/^https?:/.test(i.ge
     .map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0]);"""
 
 
+# Tables, code and outputs that reach past the article's column with no scrolling box around them inside it, and
+# display formulas and outputs that cut off what does not fit in them rather than scroll it.
+SPILLED = """const article = document.querySelector('article.bd-article');
+    const box = article.getBoundingClientRect();
+    const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
+    const past = Array.from(article.querySelectorAll('table, pre, .output')).filter(el => {
+      const r = el.getBoundingClientRect();
+      if (!r.width || (r.left >= box.left - 1 && r.right <= box.right + 1)) return false;
+      for (let e = el.parentElement; e && e !== article; e = e.parentElement) if (scrolls(e)) return false;
+      return !scrolls(el);
+    });
+    const cut = Array.from(article.querySelectorAll('div.math, .output'))
+      .filter(el => el.scrollWidth > el.clientWidth + 1 && !scrolls(el));
+    return past.concat(cut).map(el => el.tagName + '.' + el.className);"""
+# The font families of the element that holds the papers' Chinese titles (notebook 02's first paragraph).
+CJK_FONT = """const walker = document.createTreeWalker(document.querySelector('article'), NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) if (/[\\u4e00-\\u9fff]/.test(walker.currentNode.data))
+      return getComputedStyle(walker.currentNode.parentElement).fontFamily;
+    return null;"""
+PAGES = [
+    ("index.html", "book_front.png"),
+    ("notebooks/05_dp_birch.html", "book_chapter.png"),
+    ("notebooks/02_ldp_kmodes_sampling.html", "book_chapter_02.png"),
+    ("ledgers.html", "book_ledgers.png"),
+]
+
+
 def test_a_browser_shows_typeset_equations_and_decoded_figures(site):
+    """Figures decoded, every equation typeset (notebook 02 holds display math inside paragraphs), wide tables
+    scrolling inside the column, and the Chinese titles in a CJK font the page names."""
     from selenium.webdriver.support.ui import WebDriverWait
 
     shots = ROOT / "data" / "results" / "smoke"
     shots.mkdir(parents=True, exist_ok=True)
     browser = _browser()
     try:
-        for page, shot in [("index.html", "book_front.png"), ("notebooks/05_dp_birch.html", "book_chapter.png")]:
+        for page, shot in PAGES:
             browser.get((site / page).as_uri())
-            images = WebDriverWait(browser, 30).until(
-                lambda b: (lambda imgs: imgs if all(ok for _, ok in imgs) else None)(b.execute_script(IMAGES))
+            [images] = WebDriverWait(browser, 30).until(
+                lambda b: (lambda imgs: [imgs] if all(ok for _, ok in imgs) else None)(b.execute_script(IMAGES))
             )
-            assert images, f"{page} shows no figure"
-            if page != "index.html":
+            assert images or page == "ledgers.html", f"{page} shows no figure"
+            if page.startswith("notebooks/"):
                 n_math, typeset, errors = WebDriverWait(browser, 60).until(lambda b: b.execute_script(TYPESET))
                 assert n_math > 10 and typeset == n_math and errors == 0, (page, n_math, typeset, errors)
+            assert browser.execute_script(SPILLED) == [], page
+            if "02_" in page:
+                assert "Noto Sans CJK SC" in browser.execute_script(CJK_FONT), page
             browser.save_screenshot(str(shots / shot))
     finally:
         browser.quit()

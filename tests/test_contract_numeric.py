@@ -26,7 +26,11 @@ from dpclust_lib import PrivacyLeakWarning
 from . import discover
 
 UNIT = (0.0, 1.0)
-PUBLIC = ("bounds", "n_public")  # the public quantities a numeric estimator may take; the checks' data declare none
+PUBLIC = (
+    "bounds",
+    "n_public",
+    "radius",
+)  # the public quantities a numeric estimator may take; the checks' data declare none
 
 # Every numeric estimator, found in dpclust_lib.cluster: a new one is checked without being listed here.
 NUMERIC = [cls for cls in discover.estimators() if not discover.is_categorical(cls)]
@@ -82,8 +86,11 @@ def test_the_estimators_are_found():
 
 
 def _private(cls, **kw):
-    extra = {"n_public": 300} if "n_public" in cls().get_params() else {}
-    return cls(3, bounds=UNIT, random_state=0, **extra, **kw)
+    params = cls().get_params()
+    extra = {"n_public": 300} if "n_public" in params else {}
+    # A ball's estimator (LSHCoresetKMeans) declares the ball around [0, 1]^2 instead of the box.
+    domain = {"radius": 0.75, "center": 0.5} if "radius" in params else {"bounds": UNIT}
+    return cls(3, random_state=0, **domain, **extra, **kw)
 
 
 def _blobs(n=300, seed=0):
@@ -108,7 +115,8 @@ def test_private_estimators_report_their_guarantee(cls):
     with warnings.catch_warnings(record=True) as first:  # the BIRCH estimators warn about the toy tree
         warnings.simplefilter("always")
         est = _private(cls).fit(X)
-    assert est.neighbouring_ == "add/remove one record"
+    local = cls.__name__ == "OneRoundLocalKMeans"  # the numeric local protocol: its budget is each user's
+    assert est.neighbouring_ == ("any two records of one user" if local else "add/remove one record")
     if cls.__name__ == "DPBirch":  # the paper's algorithm releases exact N: never DP
         assert est.epsilon_guaranteed_ == float("inf") and est.epsilon_spent_ == pytest.approx(2.0)
     else:

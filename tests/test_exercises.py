@@ -451,7 +451,10 @@ def sums_counts_one_draw_per_cluster(X, labels, K, eps, rng):
 @pytest.mark.parametrize(
     "wrong, hint",
     [
-        (lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, X.shape[1] / e, X.shape[1] / e), r"d \+ 1, not d"),
+        (
+            lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, X.shape[1] / e, X.shape[1] / e),
+            "what else does adding a record change",
+        ),
         (lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, 1 / e, 1 / e), "sensitivity of a count alone"),
         (
             lambda X, l, K, e, rng: _sums_counts(X, l, K, e, rng, count_scale=0.0),
@@ -485,7 +488,7 @@ def release_scale_reference(d, eps, N, t, schedule):
 @pytest.mark.parametrize(
     "wrong, hint",
     [
-        (lambda d, e, N, t, s: release_scale_reference(d, e, N, t, s) * d / (d + 1), "not d"),
+        (lambda d, e, N, t, s: release_scale_reference(d, e, N, t, s) * d / (d + 1), "what else in the release"),
         (lambda d, e, N, t, s: (d + 1) / e, "share eps"),
         (
             lambda d, e, N, t, s: (
@@ -493,7 +496,7 @@ def release_scale_reference(d, eps, N, t, schedule):
             ),
             "eps/2\\^t",
         ),
-        (lambda d, e, N, t, s: 1 / release_scale_reference(d, e, N, t, s), "sensitivity / budget"),
+        (lambda d, e, N, t, s: 1 / release_scale_reference(d, e, N, t, s), "which way round"),
     ],
 )
 def test_release_scale_checker(wrong, hint):
@@ -551,7 +554,7 @@ def _idp_centres(X, K, eps, rng, scale=None, order=False, keep_below_one=False, 
     [
         (
             lambda X, K, e, rng: _idp_centres(X, K, e, rng, scale=lambda d, e: d / e),
-            r"d \+ 1 \(sums AND count\), not d",
+            "what else does one record change in a release",
         ),
         (lambda X, K, e, rng: _idp_centres(X, K, e, rng, order=True), "misconception: the parts may be K contiguous"),
         (lambda X, K, e, rng: _idp_centres(X, K, e, rng, order="array_split"), "K contiguous blocks of the file"),

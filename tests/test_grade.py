@@ -5,6 +5,7 @@ is tests/test_nbgrader.py."""
 
 import os
 import sys
+import time
 
 import nbformat
 import numpy as np
@@ -14,7 +15,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from dpclust import assignments, grade
 from dpclust.__main__ import main
-from dpclust.exercises import _sandbox
+from dpclust.exercises import _bwrap, _sandbox
 from dpclust.exercises._remote import GradedRun, RunBroken
 
 STUDENT = """
@@ -191,6 +192,8 @@ def test_grade_refuses_a_missing_file_or_one_that_is_no_notebook(tmp_path, capsy
 
 def test_grade_runs_nbgraders_autograde_in_a_temporary_course(tmp_path, monkeypatch):
     pytest.importorskip("nbgrader", reason="nbgrader is not installed: pip install -e '.[teach]'")
+    if not _bwrap.available(unsandboxed=True):
+        pytest.skip("no sandbox here: apt-get install bubblewrap")
     monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ.get('PATH', '')}")
     teacher = new_notebook(
         cells=[
@@ -235,3 +238,55 @@ def test_a_run_that_writes_into_the_graders_pipes_breaks_at_once():
     forge += "    except OSError:\n        pass\n"
     with pytest.raises(RunBroken, match="not an answer"):
         GradedRun([("ex1", forge)], timeout=10)
+
+
+def test_without_a_sandbox_grading_refuses_unless_asked_by_name(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(_bwrap, "_why_not", lambda: "no bwrap program on PATH")
+    outside = grade.OutsideTheKernel(tmp_path)
+    with pytest.raises(_bwrap.Unavailable, match="apt-get install bubblewrap"):
+        outside.check(new_notebook(), {"nbgrader": {"notebook": "x"}})
+    nbformat.write(new_notebook(), tmp_path / "alice.ipynb")
+    with pytest.raises(ValueError, match="--unsandboxed"):
+        grade.grade([tmp_path / "alice.ipynb"], tmp_path / "grades.csv", teacher=tmp_path / "41_toy.ipynb")
+    assert grade.OutsideTheKernel(tmp_path, unsandboxed=True).sandboxed() is False
+    assert "WITHOUT a sandbox" in caplog.text and "can read the grading keys" in caplog.text
+
+
+def test_a_graded_run_sees_neither_the_graders_files_nor_its_processes_nor_the_network(tmp_path):
+    if not _bwrap.available(unsandboxed=True):
+        pytest.skip("no sandbox here")
+    (tmp_path / "key.json").write_text("{}")
+    probe = f"""
+import sys
+sys.modules["__main__"]._Fence.__call__ = lambda self, event, args: None  # the audit hook is no defence
+import os, socket
+def look():
+    seen = [os.path.exists({str(tmp_path / "key.json")!r}), os.getppid(), sorted(os.listdir("/proc"))]
+    try:
+        socket.create_connection(("127.0.0.1", 22), timeout=2)
+        seen.append("connected")
+    except OSError as exc:
+        seen.append(type(exc).__name__)
+    try:
+        open({str(tmp_path / "written")!r}, "w")
+        seen.append("written")
+    except OSError as exc:
+        seen.append(type(exc).__name__)
+    return seen
+"""
+    with GradedRun([("ex1", probe)], timeout=30) as run:
+        exists, parent, proc, connect, write = run.function("look")()
+    assert not exists and parent in (0, 1) and not write.startswith("written")
+    assert [p for p in proc if p.isdigit() and int(p) > 64] == [] and connect != "connected"
+    assert not (tmp_path / "written").exists()
+
+
+def test_a_process_a_run_leaves_behind_does_not_hang_the_grader_even_unsandboxed():
+    # without the sandbox nothing kills a process the student's code started; it holds the run's pipes open
+    cell = "import sys\nsys.modules['__main__']._Fence.__call__ = lambda *a: None\nimport os, time\n"
+    cell += "if os.fork() == 0:\n    time.sleep(LEFT)\n    os._exit(0)\ndef f():\n    return 1\n"
+    left = 30
+    start = time.monotonic()
+    with GradedRun([("ex1", cell.replace("LEFT", str(left)))], timeout=10, sandbox=False) as run:
+        assert run.function("f")() == 1
+    assert time.monotonic() - start < left

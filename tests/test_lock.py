@@ -40,7 +40,7 @@ def _glibc(machine):  # manylinux wheels a glibc 2.28 system (RHEL 8, Debian 10 
     return [f"manylinux_2_{v}_{machine}" for v in range(28, 4, -1)] + [f"{t}_{machine}" for t in legacy.values()]
 
 
-# The platforms the README promises, with the wheel platforms each installs and its marker values.
+# The platforms docs/install.md promises, with the wheel platforms each installs and its marker values.
 PLATFORMS = {
     "linux-x86_64": (_glibc("x86_64"), {"sys_platform": "linux", "platform_machine": "x86_64", "os_name": "posix"}),
     "linux-aarch64": (_glibc("aarch64"), {"sys_platform": "linux", "platform_machine": "aarch64", "os_name": "posix"}),
@@ -253,6 +253,8 @@ def test_environment_yml_is_the_readers_set_at_the_locked_versions():
             continue
         assert pinned[writer.CONDA_NAMES.get(name, name)] == pins[name], name
     assert "pytest" not in pinned and "nbgrader" not in pinned, "the reader's set holds no test or teaching tools"
+    # but nbval, to run the notebooks as tests (pytest --nbval-lax notebooks/), at the locked version
+    assert pinned.get("nbval") == pins["nbval"], "environment.yml lacks nbval at uv.lock's version"
     assert f"python={writer.LOCK_PYTHON}" in conda and "conda-forge" in env["channels"]
     assert next(d for d in env["dependencies"] if isinstance(d, dict))["pip"] == ["-e ./dpclust_lib", "-e ."]
 
@@ -260,8 +262,8 @@ def test_environment_yml_is_the_readers_set_at_the_locked_versions():
 @pytest.mark.slow  # a fresh copy with its own install from uv.lock (uv's cache, else PyPI), every notebook run: CI
 def test_the_readers_set_installs_alone_and_runs_every_notebook_the_sweep_and_plain_papermill(tmp_path):
     """The reader's path in the reader's install: a copy of the compendium's files (a fresh clone) whose .venv
-    holds the notebooks extra alone, as make makes it, runs every notebook in the smoke profile, the README's
-    sweep (make sweep, smoke) and plain papermill on a number and on a list, as the README writes them."""
+    holds the notebooks extra alone, as make makes it, runs every notebook in the smoke profile, the
+    sweep (make sweep, smoke) and plain papermill on a number and on a list, as docs/sweeps.md writes them."""
     import os
     import subprocess
 

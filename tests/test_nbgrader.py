@@ -21,10 +21,14 @@ checkers here. ``-s`` prints the table of scores.
 """
 
 import ast
+import contextlib
 import json
 import os
+import socketserver
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import nbformat
@@ -36,6 +40,10 @@ pytest.importorskip("nbgrader", reason="nbgrader is not installed: pip install -
 from nbgrader.api import Gradebook  # noqa: E402
 
 from dpclust import assignments  # noqa: E402
+from dpclust.exercises import _bwrap  # noqa: E402
+
+if not _bwrap.available(unsandboxed=True):  # autograde refuses every submission there, as it should
+    pytest.skip("no sandbox here: apt-get install bubblewrap", allow_module_level=True)
 
 from . import discover  # noqa: E402
 
@@ -43,6 +51,17 @@ ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "ps1"
 NOTEBOOKS = tuple(path.stem for path in discover.paper_notebooks())
 ATTACKED = ("04_idp_kmeans", "05_dp_birch")  # the attacks' garbage answers (GARBAGE) are written for these
+# Seconds per call of a student's function and per cell (nbgrader_config.py's timeout): what a submission that
+# never returns costs, per exercise
+TIME_LIMIT = 60
+# The exercise of notebook 04 whose function never returns in the spins-forever submission, and its test cell
+SPINS = ("ex3-solution", "ex3-check")
+
+
+def _written(port):
+    """The file the write-outside attack writes, in the course folder and in /tmp (named after this run's port)."""
+    return f"written-by-a-submission-{port}"
+
 
 # One typical mistake per notebook: (solution cell, text of the reference, the wrong text, the test cells whose
 # points it loses). Each is in an exercise a later one builds on, which must keep its points.
@@ -142,6 +161,147 @@ if "get_ipython" not in globals():
             pass
 """,
 }
+CATALOGUE = tuple(ATTACKS)  # the attacks on the checks; those on the grader follow
+# The attacks on the grader itself, each from the student's code wherever it runs (the kernel of the notebook's
+# run, the graded run of the solution cells). Every one first turns the graded run's audit hook off (an object in
+# the same interpreter, reached through __main__), so that only the operating system's sandbox stands in its way.
+UNHOOK = """
+import sys as _sys
+try:
+    _sys.modules["__main__"]._Fence.__call__ = lambda self, event, args: None
+except AttributeError:
+    pass
+"""
+# where the grader's course folder is from a student's process: the working folder of its parent or of any
+# nbgrader process it can see, or nbgrader's layout
+COURSE = """
+def _courses():
+    import glob, os
+    for _where in [f"/proc/{os.getppid()}", *glob.glob("/proc/[0-9]*")]:
+        try:
+            if _where.endswith(f"/{os.getppid()}") or b"nbgrader" in open(_where + "/cmdline", "rb").read():
+                yield os.readlink(_where + "/cwd")
+        except OSError:
+            pass
+    yield os.path.realpath("../../..")
+"""
+# the key's teacher solutions, defined here (what the reading attacks do once they have a key)
+SOLVE = """
+def _solve(key):
+    for _line in key.get("prelude", []):
+        exec(_line, globals())
+    for _source in key["solutions"].values():
+        exec(_source, globals())
+"""
+# the gradebook's grades of this student set to their maximum (what the writing attacks do once they reach it)
+FORGE = """
+def _forge(student):
+    import os, sqlite3, time
+    for _ in range(1200):
+        for _course in _courses():
+            if os.path.exists(_course + "/gradebook.db"):
+                db = sqlite3.connect(_course + "/gradebook.db", timeout=30)
+                db.execute("UPDATE grade SET manual_score = (SELECT max_score FROM grade_cells WHERE grade_cells.id ="
+                           " grade.cell_id) WHERE notebook_id IN (SELECT n.id FROM submitted_notebook n JOIN"
+                           " submitted_assignment a ON n.assignment_id = a.id WHERE a.student_id = ?)", (student,))
+                db.commit()
+        time.sleep(0.5)
+"""
+ATTACKS |= {
+    # the issue's: the guard rewritten through __main__, then the key read through the grader's working folder
+    "key-via-proc": UNHOOK
+    + COURSE
+    + SOLVE
+    + """
+import glob, json
+for _course in _courses():
+    for _path in glob.glob(_course + "/grading/*.json"):
+        _solve(json.load(open(_path)))
+""",
+    # the guard rewritten, then Exercise 1 answered by the library
+    "guard-via-main": UNHOOK + ATTACKS["library-answers"],
+    # the guard found by walking up from the student's function to the graded run's worker, then the library
+    "frame-walk": ATTACKS["library-answers"].replace(
+        "    import warnings\n",
+        "    import sys, warnings\n    for _frame in (sys._getframe(1), sys._getframe(2)):\n"
+        "        _self = _frame.f_locals.get('self')\n        if hasattr(_self, 'fence'):\n"
+        "            type(_self.fence).__call__ = lambda *a: None\n",
+    ),
+    # a detached process, started from the kernel, that outlives it and sets its grades in gradebook.db
+    "detached-gradebook": UNHOOK
+    + COURSE
+    + FORGE
+    + """
+import subprocess, sys, inspect
+_code = inspect.getsource(_courses) + inspect.getsource(_forge) + "_forge('detached-gradebook')"
+subprocess.Popen([sys.executable, "-c", _code], start_new_session=True,
+                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+""",
+    # the same from the graded run, by fork
+    "fork": UNHOOK
+    + COURSE
+    + FORGE
+    + """
+import os
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        _forge("fork")
+    os._exit(0)
+""",
+    # foreign functions: the key read through libc's own open and read, past every Python-level hook
+    "ctypes": UNHOOK
+    + COURSE
+    + SOLVE
+    + """
+import ctypes, glob, json
+_libc = ctypes.CDLL(None)
+for _course in _courses():
+    for _path in glob.glob(_course + "/grading/*.json"):
+        _fd, _buffer = _libc.open(_path.encode(), 0), ctypes.create_string_buffer(2**24)
+        if _fd >= 0:
+            _solve(json.loads(_buffer.raw[: _libc.read(_fd, _buffer, 2**24)]))
+""",
+    # a trace function on every frame: the checkers' failures turned into nothing wherever they run
+    "settrace": """
+import sys, threading
+def _tracer(frame, event, arg):
+    if frame.f_code.co_name in ("fail", "_fail", "check_function", "run_check"):
+        frame.f_globals["fail"] = lambda *a, **k: None
+    return _tracer
+sys.settrace(_tracer)
+threading.settrace(_tracer)
+""",
+    # the time limits' signals ignored, and every exercise a loop: stopped all the same
+    "signal": """
+import signal
+for _sig in (signal.SIGINT, signal.SIGTERM, signal.SIGXCPU, signal.SIGALRM):
+    signal.signal(_sig, signal.SIG_IGN)
+""",
+    # files written outside the scratch copy: into the course folder and the shared /tmp
+    "write-outside": UNHOOK
+    + COURSE
+    + """
+for _course in list(_courses()) + ["/tmp"]:
+    try:
+        open(_course + "/WRITTEN", "w").write("x")
+    except OSError:
+        pass
+""",
+    # the answers fetched from the network (a server the test starts on the grader's loopback)
+    "socket": UNHOOK
+    + SOLVE
+    + """
+import json, socket
+try:
+    with socket.create_connection(("127.0.0.1", ANSWERS_PORT), timeout=5) as _answers:
+        _solve(json.loads(_answers.makefile().read()))
+except OSError:
+    pass
+""",
+}
+SPINNING = "    while True:\n        pass\n"  # put at the top of one exercise's function body: it never returns
+
 # Garbage of the right shapes, for the attack that patches the comparisons (put in the last solution cell, so that
 # it replaces every stub).
 GARBAGE = {
@@ -170,9 +330,10 @@ def gaussian_sigma(n_features, epsilon, delta):
                       (30, 0.25, 1e-3): 84.10619263558407}
     return from_the_check[(n_features, epsilon, delta)]
 """
-# Every attack leaves a trace the grader reports (library-answers on 04 only, where the graded run refuses its
-# imports: notebook 05 never calls what it defines).
-FLAGGED = set(ATTACKS)
+# Every attack of the catalogue leaves a trace the grader reports (library-answers on 04 only, where the graded run
+# refuses its imports: notebook 05 never calls what it defines). The flags are a courtesy: the attacks on the
+# grader turn the audit hook off first, and what stops them is the sandbox, whether or not anything is flagged.
+FLAGGED = set(CATALOGUE)
 
 
 def _env():
@@ -186,9 +347,18 @@ def _env():
     }
 
 
+def _scratch(course):
+    """The temporary folder of the course's nbgrader commands: the sandboxes' scratch folders are made in it."""
+    folder = Path(f"{course}-tmp")
+    folder.mkdir(exist_ok=True)
+    return str(folder)
+
+
 def _nbgrader(course, *args, check=True):
+    # a guard against a hung command only: autograde of every submission takes minutes, more on a loaded machine
+    env = {**_env(), "TMPDIR": _scratch(course)}
     result = subprocess.run(
-        [sys.executable, "-m", "nbgrader", *args], cwd=course, env=_env(), capture_output=True, text=True, timeout=900
+        [sys.executable, "-m", "nbgrader", *args], cwd=course, env=env, capture_output=True, text=True, timeout=3600
     )
     assert result.returncode == 0 or not check, result.stdout[-3000:] + result.stderr[-3000:]
     return result
@@ -230,30 +400,81 @@ def _reference(released, teacher, replace=None, warn=False):
     return nb
 
 
-def _attacked(released, attack, stem):
+def _attacked(released, attack, stem, port):
     nb = nbformat.from_dict(released)
     solutions = [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
-    solutions[0].source = solutions[0].source + "\n\n" + ATTACKS[attack]
+    attack_source = ATTACKS[attack].replace("ANSWERS_PORT", str(port)).replace("WRITTEN", _written(port))
+    solutions[0].source = solutions[0].source + "\n\n" + attack_source
     if attack == "patched-numpy":
         solutions[-1].source = solutions[-1].source + "\n\nimport numpy as np\n" + GARBAGE[stem]
+    if attack == "signal":  # the last exercise's functions never return
+        _spin(solutions[-1])
     return nb
 
 
-def _submissions(released, teacher, stem):
+def _spin(cell):
+    """Every function of a solution cell made a loop that never returns."""
+    for function in [n for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)]:
+        head = cell.source.splitlines()[function.lineno - 1]
+        assert head.startswith("def ") and head.rstrip().endswith(":"), head
+        cell.source = cell.source.replace(head + "\n", head + "\n" + SPINNING, 1)
+
+
+def _submissions(released, teacher, stem, port):
     out = {
         "reference": _reference(released, teacher, warn=stem == "04_idp_kmeans"),
         "stubs": nbformat.from_dict(released),
         "one-wrong": _reference(released, teacher, MISTAKES[stem]),
     }
     if stem == "04_idp_kmeans":
+        spinning = _reference(released, teacher)
+        [cell] = [c for c in spinning.cells if c.get("id") == SPINS[0]]
+        _spin(cell)
+        out["spins-forever"] = spinning
         lookup = nbformat.from_dict(released)
         [cell] = [c for c in lookup.cells if c.get("id") == "ex5-solution"]
         cell.source = LOOKUP
         out["public-answers"] = lookup
         out["not-a-notebook"] = "this is not a notebook"
     if stem in ATTACKED:
-        out |= {attack: _attacked(released, attack, stem) for attack in ATTACKS}
+        out |= {attack: _attacked(released, attack, stem, port) for attack in ATTACKS}
     return out
+
+
+@contextlib.contextmanager
+def _answers_on_the_network(folder):
+    """A server on this machine's loopback that gives the keys' teacher solutions to whoever connects."""
+    keys = [json.loads(p.read_text()) for p in sorted((folder / "grading").glob("*.json"))]
+    answers = {"prelude": [], "solutions": {}}
+    for key in keys:
+        answers["prelude"] += key["prelude"]
+        answers["solutions"] |= {f"{key['notebook']}-{k}": v for k, v in key["solutions"].items()}
+    body = json.dumps(answers).encode()
+
+    class Answers(socketserver.BaseRequestHandler):
+        def handle(self):
+            self.request.sendall(body)
+
+    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), Answers) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            yield server.server_address[1]
+        finally:
+            server.shutdown()
+
+
+def _attack_processes(course):
+    """The processes left of the course's autograde: those in, or naming, its scratch folders (a sandbox is named by
+    its bwrap, whose command line binds one; a process outside any sandbox by its working folder)."""
+    scratch, found = _scratch(course), []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline, cwd = (proc / "cmdline").read_bytes(), os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        if scratch.encode() in cmdline or cwd.startswith(scratch):
+            found.append(f"{proc.name}: {cwd} {cmdline[:80]!r}")
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -270,15 +491,21 @@ def course(tmp_path_factory):
     for stem in NOTEBOOKS:  # one assignment of every paper notebook
         (folder / "source" / stem / f"{stem}.ipynb").rename(folder / "source" / ASSIGNMENT / f"{stem}.ipynb")
         (folder / "source" / stem).rmdir()
+    config = folder / "nbgrader_config.py"
+    config.write_text(config.read_text().replace("timeout=300", f"timeout={TIME_LIMIT}"))
     _nbgrader(folder, "generate_assignment", ASSIGNMENT)
-    for stem in NOTEBOOKS:
-        released = nbformat.read(folder / "release" / ASSIGNMENT / f"{stem}.ipynb", as_version=4)
-        for student, nb in _submissions(released, teachers[stem], stem).items():
-            target = folder / "submitted" / student / ASSIGNMENT / f"{stem}.ipynb"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(nb) if isinstance(nb, str) else nbformat.write(nb, target)
-    autograde = _nbgrader(folder, "autograde", ASSIGNMENT, check=False)  # the not-a-notebook one is refused
-    return folder, teachers, autograde
+    with _answers_on_the_network(folder) as port:
+        for stem in NOTEBOOKS:
+            released = nbformat.read(folder / "release" / ASSIGNMENT / f"{stem}.ipynb", as_version=4)
+            for student, nb in _submissions(released, teachers[stem], stem, port).items():
+                target = folder / "submitted" / student / ASSIGNMENT / f"{stem}.ipynb"
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(nb) if isinstance(nb, str) else nbformat.write(nb, target)
+        start = time.perf_counter()
+        autograde = _nbgrader(folder, "autograde", ASSIGNMENT, check=False)  # the not-a-notebook one is refused
+        seconds = time.perf_counter() - start
+    left = _attack_processes(folder)  # before the scores are read: a forger still running could yet write them
+    return folder, teachers, autograde, {"seconds": seconds, "left": left, "written": _written(port)}
 
 
 def _scores(folder, student, stem):
@@ -287,7 +514,7 @@ def _scores(folder, student, stem):
             graded = gradebook.find_submission_notebook(stem, ASSIGNMENT, student)
         except Exception:
             return {}
-        return {g.name: (g.auto_score, g.max_score, g.cell.cell_type, g.needs_manual_grade) for g in graded.grades}
+        return {g.name: (g.score, g.max_score, g.cell.cell_type, g.needs_manual_grade) for g in graded.grades}
 
 
 def _test_cells(folder, stem):
@@ -305,6 +532,7 @@ def _autograded(folder, student, stem):
 
 STUDENTS = [("reference", s) for s in NOTEBOOKS] + [("stubs", s) for s in NOTEBOOKS]
 STUDENTS += [("one-wrong", s) for s in NOTEBOOKS] + [("public-answers", "04_idp_kmeans")]
+STUDENTS += [("spins-forever", "04_idp_kmeans")]
 STUDENTS += [(attack, stem) for attack in ATTACKS for stem in ATTACKED]
 
 
@@ -318,6 +546,8 @@ def _lost(student, stem, cells):
         return set()
     if student == "one-wrong":
         return MISTAKES[stem][3]
+    if student == "spins-forever":
+        return {SPINS[1]}
     if student == "public-answers":  # it answers only Exercise 5, from the public cases
         return set(cells)
     return set(cells)  # the stubs and the attacks solve nothing
@@ -325,7 +555,7 @@ def _lost(student, stem, cells):
 
 @pytest.mark.parametrize(("student", "stem"), STUDENTS)
 def test_each_student_scores_what_they_solved(course, student, stem):
-    folder, _, _ = course
+    folder, *_ = course
     cells, scores = _test_cells(folder, stem), _scores(folder, student, stem)
     assert set(cells) <= set(scores), (student, stem)
     lost = _lost(student, stem, cells)
@@ -335,25 +565,41 @@ def test_each_student_scores_what_they_solved(course, student, stem):
 
 @pytest.mark.parametrize(("student", "stem"), STUDENTS)
 def test_attacks_that_leave_a_trace_are_flagged_and_honest_students_are_not(course, student, stem):
-    folder, _, _ = course
+    folder, *_ = course
     flags = _autograded(folder, student, stem).metadata["dpclust"]["flags"]
     with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gradebook:
         flagged = gradebook.find_submission_notebook(stem, ASSIGNMENT, student).flagged
     if student in FLAGGED and (stem == "04_idp_kmeans" or student != "library-answers"):
         assert flags and flagged, (student, stem)
-    elif student in ("reference", "stubs", "one-wrong", "public-answers"):
+    elif student in ("reference", "stubs", "one-wrong", "public-answers", "spins-forever"):
         assert not flags and not flagged, (student, stem, flags)
 
 
+def test_no_process_of_a_submission_outlives_autograde_and_nothing_is_written_outside(course):
+    folder, _, _, run = course
+    assert run["left"] == []
+    assert not (folder / run["written"]).exists() and not (Path("/tmp") / run["written"]).exists()
+
+
+def test_a_function_that_never_returns_is_stopped_and_told(course):
+    folder, *_ = course
+    cells = {
+        c.metadata.get("nbgrader", {}).get("grade_id"): c
+        for c in _autograded(folder, "spins-forever", "04_idp_kmeans").cells
+    }
+    [error] = cells[SPINS[1]].outputs
+    assert error.output_type == "error" and "time limit" in error.evalue
+
+
 def test_the_checks_are_graded_outside_the_kernel_and_say_why(course):
-    folder, _, _ = course
+    folder, *_ = course
     graded = _autograded(folder, "one-wrong", "04_idp_kmeans")
     cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in graded.cells}
     [error] = cells["ex1-check"].outputs
     # the checker's message, without the hidden lines, the checkers' code or the grader's paths
     assert error.output_type == "error" and "expected:" in "\n".join(error.traceback)
     assert "the noise of the sums" in error.evalue and "Traceback" not in "\n".join(error.traceback)
-    assert "the sensitivity is d + 1, not d" in "\n".join(error.traceback)  # the hint names the mistake
+    assert "what else does adding a record change" in "\n".join(error.traceback)  # the hint points at the mistake
     assert "HIDDEN" not in cells["ex1-check"].source and "GradedOutsideTheKernel" not in cells["ex1-check"].source
     text = json.dumps(graded)
     assert str(folder) not in text and sys.prefix not in text and str(ROOT) not in text
@@ -362,7 +608,7 @@ def test_the_checks_are_graded_outside_the_kernel_and_say_why(course):
 
 
 def test_a_right_answer_that_warns_keeps_its_point_and_is_told(course):
-    folder, _, _ = course
+    folder, *_ = course
     graded = _autograded(folder, "reference", "04_idp_kmeans")
     cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in graded.cells}
     [output] = cells["ex5-check"].outputs
@@ -370,7 +616,7 @@ def test_a_right_answer_that_warns_keeps_its_point_and_is_told(course):
 
 
 def test_the_export_tells_pending_answers_refused_submissions_and_flags_from_zeros(course, tmp_path):
-    folder, _, autograde = course
+    folder, _, autograde, _ = course
     assert autograde.returncode != 0 and "not-a-notebook" in autograde.stdout + autograde.stderr
     _nbgrader(folder, "export", "--to", str(tmp_path / "grades.csv"))
     book = pd.read_csv(tmp_path / "grades.csv", keep_default_na=False).set_index("student_id")
@@ -385,7 +631,7 @@ def test_the_export_tells_pending_answers_refused_submissions_and_flags_from_zer
 
 
 def test_feedback_waits_for_the_written_answers_then_shows_the_checkers_messages(course):
-    folder, _, _ = course
+    folder, *_ = course
     waiting = _nbgrader(folder, "generate_feedback", ASSIGNMENT, "--student", "one-wrong", check=False)
     assert waiting.returncode != 0 and "grade them in formgrader first" in waiting.stdout + waiting.stderr
     assert not (folder / "feedback" / "one-wrong").exists()
@@ -401,8 +647,20 @@ def test_feedback_waits_for_the_written_answers_then_shows_the_checkers_messages
     assert str(folder) not in html and sys.prefix not in html
 
 
+def test_release_feedback_goes_past_a_submission_that_did_not_come_through_the_exchange(course, tmp_path):
+    folder, *_ = course
+    for student in ("stubs", "public-answers"):  # no written answer waits: their feedback can be made
+        _nbgrader(folder, "generate_feedback", ASSIGNMENT, "--student", student, "--force")
+    exchanged = folder / "feedback" / "stubs" / ASSIGNMENT  # as if submitted through the exchange
+    (exchanged / "timestamp.txt").write_text("2026-01-05 10:00:00.000000 UTC")
+    (exchanged / "submission_secret.txt").write_text("a secret")
+    released = _nbgrader(folder, "release_feedback", ASSIGNMENT, f"--Exchange.root={tmp_path}")
+    assert "not releasing public-answers's feedback" in released.stdout + released.stderr
+    assert len(list(tmp_path.glob("*/feedback/*.html"))) == len(NOTEBOOKS)
+
+
 def test_the_release_holds_no_answer_and_the_key_stays_with_the_teacher(course):
-    folder, teachers, _ = course
+    folder, teachers, *_ = course
     release = folder / "release" / ASSIGNMENT
     assert sorted(p.name for p in release.iterdir()) == [f"{stem}.ipynb" for stem in NOTEBOOKS]
     assert sorted(p.name for p in (folder / "grading").iterdir()) == [f"{stem}.json" for stem in NOTEBOOKS]
@@ -422,12 +680,16 @@ def test_the_release_holds_no_answer_and_the_key_stays_with_the_teacher(course):
 
 def test_the_scores_table(course, capsys):
     """Autograded points per student and notebook (printed with ``-s``, for the notes on a release)."""
-    folder, _, _ = course
+    folder, _, _, run = course
     rows = {}
     for student, stem in STUDENTS:
         cells, scores = _test_cells(folder, stem), _scores(folder, student, stem)
         rows.setdefault(student, {})[stem] = f"{sum(scores[g][0] or 0 for g in cells):g} / {sum(cells.values()):g}"
     table = pd.DataFrame(rows).T.fillna("")
     assert len(table) == len({s for s, _ in STUDENTS})
+    submissions = len(list((folder / "submitted").glob(f"*/{ASSIGNMENT}/*.ipynb")))
     with capsys.disabled():
         print("\n" + table.to_string())
+        print(
+            f"autograde: {run['seconds']:.0f} s for {submissions} notebooks, {run['seconds'] / submissions:.1f} s each"
+        )

@@ -26,6 +26,8 @@ from dpclust_lib import (
     EUGKMeans,
     IDPKMeans,
     LDPKModes,
+    LSHCoresetKMeans,
+    OneRoundLocalKMeans,
     SamplingLDPKModes,
     mechanisms,
 )
@@ -477,6 +479,8 @@ CONFIGURED = {
     "DPKModes": (lambda: DPKModes(3, epsilon=0.7, max_iter=6, domain_sizes=(3, 4, 2)), "categorical"),
     "LDPKModes": (lambda: LDPKModes(3, epsilon=0.7, max_iter=6, domain_sizes=(3, 4, 2)), "categorical"),
     "SamplingLDPKModes": (lambda: SamplingLDPKModes(3, epsilon=0.7, max_iter=6, domain_sizes=(3, 4, 2)), "categorical"),
+    "LSHCoresetKMeans": (lambda: LSHCoresetKMeans(3, epsilon=0.7, radius=0.75, center=0.5, max_depth=8), "numeric"),
+    "OneRoundLocalKMeans": (lambda: OneRoundLocalKMeans(3, epsilon=0.7, bounds=(0, 1)), "numeric"),
 }
 
 
@@ -521,7 +525,9 @@ def test_epsilon_guaranteed_is_the_same_for_every_run_and_data_set(name):
         assert len(spent) > 1 and min(spent) < value
 
 
-CENTRAL_PRIVATE = [name for name in CONFIGURED if name not in ("DPBirch", "LDPKModes", "SamplingLDPKModes")]
+CENTRAL_PRIVATE = [
+    name for name in CONFIGURED if name not in ("DPBirch", "LDPKModes", "SamplingLDPKModes", "OneRoundLocalKMeans")
+]
 
 
 @pytest.mark.parametrize("name", CENTRAL_PRIVATE)
@@ -601,6 +607,8 @@ def test_a_leaky_option_is_declared_from_the_parameters():
         "DPKModes": [dict(init="records"), dict(domain_sizes="data")],
         "LDPKModes": [dict(domain_sizes="data")],
         "SamplingLDPKModes": [dict(protect_cluster_index=False), dict(init="records")],
+        "LSHCoresetKMeans": [dict(radius="data")],
+        "OneRoundLocalKMeans": [dict(bounds="data")],
     }
     for name, settings in options.items():
         make, kind = CONFIGURED[name]

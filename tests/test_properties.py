@@ -125,6 +125,7 @@ def test_categorical_estimator_properties(name, data, eps, seed):
     _same_seed_same_result(make, X, fitted)
 
 
+BALL_RADIUS = 1.0
 BOX = (0.0, 1.0)  # numeric_data draws from [0, 1)^d, the bounds every private estimator is given
 NUMERIC = {
     # name: (factory, the budget multiple epsilon_spent_ must not pass; None for the non-private ones)
@@ -153,6 +154,17 @@ NUMERIC = {
         ),
         1,
     ),
+    # The ball of radius 1 around the box's centre holds [0, 1)^d for every d <= 4 that numeric_data draws.
+    "LSHCoresetKMeans": (
+        lambda k, eps, seed: dp.LSHCoresetKMeans(
+            k, epsilon=eps, radius=BALL_RADIUS, center=0.5, max_depth=6, random_state=seed
+        ),
+        1,
+    ),
+    "OneRoundLocalKMeans": (
+        lambda k, eps, seed: dp.OneRoundLocalKMeans(k, epsilon=eps, bounds=BOX, random_state=seed),
+        1,
+    ),
 }
 
 
@@ -172,7 +184,9 @@ def test_numeric_estimator_properties(name, data, eps, seed):
         centres = np.asarray(fitted.cluster_centers_)
         assert centres.ndim == 2 and centres.shape[1] == X.shape[1] and 1 <= centres.shape[0]
         assert np.all(np.isfinite(centres))
-        if name != "DPBirch":  # the paper's noisy centroids are released unclipped; every other centre is clipped
+        if name == "LSHCoresetKMeans":  # its domain is the declared ball: its centres are averages of points in it
+            assert np.all(np.linalg.norm(centres - 0.5, axis=1) <= BALL_RADIUS)
+        elif name != "DPBirch":  # the paper's noisy centroids are released unclipped; every other centre is clipped
             assert np.all((centres >= BOX[0]) & (centres <= BOX[1]))
         labels = fitted.predict(X)  # private estimators keep no labels_
         assert labels.shape == (X.shape[0],)

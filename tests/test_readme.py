@@ -1,5 +1,5 @@
 """The README's verdicts are written from the ledgers (`python -m dpclust readme`): they cannot drift from them. Every
-command the README shows for reading, reviewing and sweeping works as typed."""
+command the README and the pages of docs/ show for reading, reviewing and sweeping works as typed."""
 
 import re
 import sys
@@ -34,29 +34,42 @@ def test_the_readme_exercise_table_is_the_notebooks_headings():
             "\n".join(c.source for c in cells if c.cell_type == "markdown")
         ):
             rows.append(f"| `{path.stem}` | {number}. {title[0].upper() + title[1:]} | {kind} | {minutes} min |")
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
     table = [line for line in text.splitlines() if re.match(r"^\| `\d\d_\w+` \| \d+\. ", line)]
-    assert rows and table == rows, "the README's exercise table differs from the notebooks' exercise headings"
+    assert rows and table == rows, "docs/teaching.md's exercise table differs from the notebooks' exercise headings"
 
 
-# The sections whose commands a reader, reviewer or batch user types (the teachers' own follow them).
-USERS_SECTIONS = re.compile(r"^## The two commands\n(.*?)^## For teachers\n", re.S | re.M)
+# The pages whose commands a reader, reviewer or batch user types (the teachers' own, docs/teaching.md, follow them
+# in tests/test_nbgrader.py; docs/cluster.md's start workers on other machines).
+PAGES = ["README.md", "docs/running.md", "docs/sweeps.md"]
 
 
 def _readme_commands():
-    """Each command of the README's bash blocks in the users' sections: (line, argv without variables and '&')."""
+    """Each command of the pages' bash blocks: (line, argv without variables and '&')."""
     import shlex
 
-    text = USERS_SECTIONS.search((ROOT / "README.md").read_text(encoding="utf-8")).group(1)
     out = []
-    for block in re.findall(r"^```bash\n(.*?)^```", text, re.S | re.M):
-        for line in block.splitlines():
-            words = shlex.split(line.split("  #")[0].rstrip(" &"))
-            while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
-                words = words[1:]
-            if words:
-                out.append((line, words))
+    for page in PAGES:
+        text = (ROOT / page).read_text(encoding="utf-8")
+        for block in re.findall(r"^```bash\n(.*?)^```", text, re.S | re.M):
+            for line in block.splitlines():
+                words = shlex.split(line.split("  #")[0].rstrip(" &"))
+                while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
+                    words = words[1:]
+                if words:
+                    out.append((line, words))
     return out
+
+
+def test_every_page_with_commands_is_read():
+    """A page of docs/ whose bash blocks a user types is in PAGES, and each page in PAGES still shows commands, so a
+    command that moves between pages stays tested."""
+    for page in PAGES:
+        assert "```bash" in (ROOT / page).read_text(encoding="utf-8"), f"{page} shows no command"
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        name = f"docs/{page.name}"
+        if name not in PAGES and name not in ("docs/teaching.md", "docs/cluster.md"):
+            assert "```bash" not in page.read_text(encoding="utf-8"), f"{name} shows commands no test runs: add it"
 
 
 COMMANDS = _readme_commands()

@@ -1,12 +1,15 @@
 """The grader's side of a graded run: the student's functions as proxies that run in a process of their own.
 
-A :class:`GradedRun` starts the student's solution cells in a fresh Python process
-(:mod:`dpclust.exercises._sandbox`, fenced in by an audit hook) and hands out :class:`Remote` functions: a
+A :class:`GradedRun` starts the student's solution cells in a fresh Python process inside an operating-system
+sandbox (:mod:`dpclust.exercises._bwrap`: the Python installation read-only, an empty scratch folder, no
+network, no view of the grader's processes or files; :mod:`dpclust.exercises._sandbox` is the program it runs)
+and hands out :class:`Remote` functions: a
 checker calls them as it would call the student's functions, with the arguments it chose, and gets back
 what they returned (numbers, text, arrays, tuples; anything else as an opaque value). What a call does to
 its array arguments and to its random generator is done to the checker's too, so a checker works the same
 on a remote function as on a local one. The checker itself, the expected values and the comparisons stay
-in the grader's process, where the student's code never runs.
+in the grader's process, where the student's code never runs; what crosses from the run is JSON (arrays as
+numbers or ``.npy`` bytes read without pickles).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import _sandbox
+from . import _bwrap, _sandbox
 from ._core import ExerciseError
 
 __all__ = ["GradedRun", "Remote", "RunBroken"]
@@ -96,7 +99,11 @@ class GradedRun:
         Seconds allowed to each call (and to the start, on top of ``START_TIME``).
     deny : list of paths
         Folders the run may not read even inside the Python installation (default: those of
-        ``dpclust`` and ``dpclust_lib``).
+        ``dpclust`` and ``dpclust_lib``): they appear empty in the sandbox.
+    sandbox : bool
+        Run in the operating-system sandbox (:mod:`._bwrap`); False only for a teacher's unsandboxed run.
+    cpu : float
+        Seconds of CPU time for the whole run (default: ``timeout`` and the start's allowance).
 
     Attributes
     ----------
@@ -122,20 +129,22 @@ class GradedRun:
     (1.0, [1.0, 0.0, 0.0])
     """
 
-    def __init__(self, cells, prelude=(), timeout=300.0, deny=None):
+    def __init__(self, cells, prelude=(), timeout=300.0, deny=None, sandbox=True, cpu=None):
         self.timeout, self.lent_once, self.notes, self.dead, self.deadline = float(timeout), False, [], None, None
         self._folder = tempfile.TemporaryDirectory(prefix="dpclust-graded-run-")
-        env = {"PATH": os.defpath, "HOME": self._folder.name, "TMPDIR": self._folder.name}
-        env.update({k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
+        threads = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
         # -B: a module first imported inside the fence must not try to write its bytecode cache (a
-        # fresh install has none), which the fence refuses and would flag as the student's doing
+        # fresh install has none), which the fence refuses and would flag as the student's doing. The program
+        # goes as -c: nothing of the compendium is inside the sandbox.
+        argv = [sys.executable, "-I", "-B", "-c", SANDBOX.read_text()]
+        if sandbox:
+            cpu = self.timeout + START_TIME if cpu is None else cpu
+            argv = _bwrap.command(argv, self._folder.name, hidden=_denied(deny), env=threads, cpu=max(1, int(cpu)))
+            where, env = None, None
+        else:
+            where, env = self._folder.name, {"PATH": os.defpath, "HOME": self._folder.name, **threads}
         self._process = subprocess.Popen(
-            [sys.executable, "-I", "-B", str(SANDBOX)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=self._folder.name,
-            env=env,
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=where, env=env
         )
         self._lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -149,10 +158,13 @@ class GradedRun:
         while True:
             try:
                 line = stream.readline(MAX_LINE)
-            except (OSError, ValueError):  # closed by close()
+            except (OSError, ValueError):
                 line = b""
             self._lines.put(line)
             if not line:
+                # closed here, not by close(): closing a stream another thread reads waits for that read, which
+                # a process the run left behind (outside the sandbox) can hold open for ever
+                stream.close()
                 return
 
     def _send(self, message):
@@ -237,9 +249,8 @@ class GradedRun:
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
-        for stream in (self._process.stdin, self._process.stdout):
-            with contextlib.suppress(OSError):
-                stream.close()
+        with contextlib.suppress(OSError):
+            self._process.stdin.close()
         self._folder.cleanup()
 
     def __enter__(self):

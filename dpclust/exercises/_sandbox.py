@@ -10,13 +10,15 @@ back what it returned (and what it did to its array arguments and its random gen
 raised. While a call runs, a function of an earlier exercise may be lent by the grader: the student's
 code then calls a stub that asks the grader, which answers with its reference's result.
 
-The fence is an audit hook (PEP 578; it cannot be removed once added): from the moment the student's code
-runs, no module of ``dpclust`` or ``dpclust_lib`` can be imported and no file read outside the Python
-installation's own folders (the standard library, numpy, scipy), no file written, no folder listed, no
-process started, no socket opened and no foreign function called. Nothing the student's code does here
-reaches the grader except the values it sends back, which the grader compares with what it expects. The
-module's functions are also the codec of those values, which the grader imports (values only: arrays go
-as numbers or as ``.npy`` bytes without pickles, and anything else as its type name).
+What keeps the student's code from the grader is the operating-system sandbox this process runs in
+(:mod:`dpclust.exercises._bwrap`): it sees the Python installation read-only and an empty scratch folder,
+and sends nothing to the grader but the values of its answers, which the grader decodes as data and compares
+with what it expects. The audit hook added here (PEP 578) is no part of that defence: code in the same
+interpreter can rewrite it. It is a courtesy to the teacher: what it refused (imports of ``dpclust`` or
+``dpclust_lib``, files, processes, sockets, foreign functions) is reported as a note on the check, so that
+a student whose code tried is seen. The module's functions are also the codec of those values, which the
+grader imports (values only: arrays go as numbers or as ``.npy`` bytes without pickles, and anything else
+as its type name).
 """
 
 from __future__ import annotations

@@ -52,19 +52,19 @@ SUMS_COUNTS_NOISE_MISTAKES = (
     (
         "sensitivity d",
         lambda d, eps, b: stats.laplace(scale=d / eps),
-        "Laplace scale d/eps: the sensitivity is d + 1, not d; adding a record changes its "
-        "cluster's count by 1 as well as its sum by up to d",
+        "Laplace scale d/eps: your sensitivity bounds how much one record moves the sums; the release "
+        "holds more than the sums: what else does adding a record change, and by how much?",
     ),
     (
         "sensitivity 1",
         lambda d, eps, b: stats.laplace(scale=1 / eps),
-        "Laplace scale 1/eps: 1 is the sensitivity of a count alone; a record in [0, 1]^d "
-        "changes the sum by up to d in L1, so the vector (sums, counts) has d + 1",
+        "Laplace scale 1/eps: 1 is the sensitivity of a count alone; how far, in L1, can one record "
+        "in [0, 1]^d move its cluster's sum?",
     ),
     (
         "scale inverted",
         lambda d, eps, b: stats.laplace(scale=eps / (d + 1)),
-        "the Laplace scale is sensitivity / eps = (d + 1)/eps, not eps/(d + 1)",
+        "the scale grows as eps shrinks: less budget, more noise; check which way round your ratio is",
     ),
     (
         "Gaussian",
@@ -219,12 +219,12 @@ RELEASE_SCALE_MISTAKES = (
     (
         "sensitivity d",
         lambda d, e, N, t, s: d / _share(s, e, N, t),
-        "the sensitivity is d + 1, not d: the count changes by 1 too",
+        "your sensitivity covers the sums; what else in the release does one record change?",
     ),
     (
         "sensitivity 1",
         lambda d, e, N, t, s: 1 / _share(s, e, N, t),
-        "1 is the count's sensitivity alone; the sums add d",
+        "1 is the sensitivity of a count alone; what does one record do to its cluster's sum?",
     ),
     (
         "the whole eps per release",
@@ -234,12 +234,12 @@ RELEASE_SCALE_MISTAKES = (
     (
         "eps/N multiplied",
         lambda d, e, N, t, s: (d + 1) / (e * N) if s == "fixed" else np.nan,
-        "each of the N releases gets eps/N, so its scale is (d + 1)/(eps/N) = (d + 1) N/eps",
+        "a smaller share of the budget means more noise: divide the sensitivity by the release's share",
     ),
     (
         "inverted",
         lambda d, e, N, t, s: _share(s, e, N, t) / (d + 1),
-        "the Laplace scale is sensitivity / budget, not the other way round",
+        "less budget must mean more noise: check which way round your ratio is",
     ),
     ("halving one step early", lambda d, e, N, t, s: (d + 1) / _share(s, e, N, t, -1), _HALVING_HINT),
     ("halving one step late", lambda d, e, N, t, s: (d + 1) / _share(s, e, N, t, +1), _HALVING_HINT),
@@ -372,8 +372,8 @@ _BLOCKS = (
 
 # The typical wrong initial centres: (how the answer deviates from the listing, the hint).
 _IDP_INIT_MISTAKES = [
-    ({"sensitivity": "d"}, "the sensitivity is d + 1 (sums AND count), not d"),
-    ({"sensitivity": "1"}, "the sensitivity is d + 1 (sums AND count), not 1"),
+    ({"sensitivity": "d"}, "your noise covers the sums' sensitivity; what else does one record change in a release?"),
+    ({"sensitivity": "1"}, "your noise covers a count's sensitivity; what does one record do to its part's sum?"),
     ({"denominator": "true"}, "divide by the NOISY count; the true count is private"),
     ({"keep": "positive"}, "a part whose noisy count is below 1 (not only below 0) takes its fallback centre"),
     ({"keep": "all"}, "a part whose noisy count is below 1 takes its fallback centre"),
@@ -490,27 +490,27 @@ GAUSSIAN_SIGMA_MISTAKES = (
     (
         "the L1 sensitivity",
         _sigma_with(lambda d: d + 1, lambda delta: 2 * math.log(1.25 / delta)),
-        "d + 1 is the L1 sensitivity (Laplace's); the Gaussian mechanism is calibrated to the L2 sensitivity",
+        "that sensitivity is the one Laplace's mechanism uses; which norm does the Gaussian mechanism's bound use?",
     ),
     (
         "the count left out",
         _sigma_with(lambda d: math.sqrt(d), lambda delta: 2 * math.log(1.25 / delta)),
-        "sqrt(d) bounds the change of the sums only; the same record also changes its cluster's count by 1",
+        "your sensitivity bounds the change of the sums; what else in the released vector does the record change?",
     ),
     (
         "L2 of the sums plus the count",
         _sigma_with(lambda d: math.sqrt(d) + 1, lambda delta: 2 * math.log(1.25 / delta)),
-        "the L2 norms of the two parts do not add: the change is the vector (x, 1), of norm sqrt(||x||^2 + 1)",
+        "norms of the parts of one vector do not add up to its norm: write the whole change as one vector",
     ),
     (
         "ln(1/delta)",
         _sigma_with(lambda d: math.sqrt(d + 1), lambda delta: 2 * math.log(1 / delta)),
-        "the classic bound has ln(1.25 / delta) under the root",
+        "compare your logarithm with the one of the classic bound (Dwork & Roth, Theorem A.1)",
     ),
     (
         "no factor 2",
         _sigma_with(lambda d: math.sqrt(d + 1), lambda delta: math.log(1.25 / delta)),
-        "the classic bound is sigma = Delta_2 sqrt(2 ln(1.25 / delta)) / epsilon",
+        "compare the constant under your square root with the classic bound's (Dwork & Roth, Theorem A.1)",
     ),
 )
 

@@ -72,6 +72,8 @@ __all__ = [
     "audit_release",
     "audit_case",
     "recover_sum_and_count",
+    "root_count_loss",
+    "top_cell_report",
     "private_estimators",
     "boundary_cases",
     "saturation_edge_case",
@@ -799,6 +801,54 @@ def corner_leaf_loss(X_d):
     return corner_leaf_cf_loss
 
 
+def root_count_loss(n_records):
+    """Statistic of LSHCoresetKMeans' root count (level 0 of its tree): the likelihood ratio of that Laplace release.
+
+    The count is ``level_counts_[0][0]``, n on D and n + 1 on D', with Laplace scale 1 / (the first budget of
+    ``ledger_``, the root's).
+
+    Examples
+    --------
+    >>> from dpclust_lib import LSHCoresetKMeans
+    >>> est = LSHCoresetKMeans(1, radius=0.5, center=0.5, max_depth=0, random_state=0).fit(np.zeros((100, 1)))
+    >>> loss = root_count_loss(100)(est)
+    >>> bool(abs(loss) <= est.ledger_.entries[0][1])  # |loss| <= 1 / scale: a count shifted by one
+    True
+    """
+
+    def root_count_release_loss(est):
+        return _laplace_loss(est.level_counts_[0][0], n_records, n_records + 1.0, 1.0 / est.ledger_.entries[0][1])
+
+    return root_count_release_loss
+
+
+def top_cell_report(est, record, rng, size):
+    """OneRoundLocalKMeans' user side at its first level: 1 for each of ``size`` reports of ``record`` that name the
+    last cell alone (OUE: that cell's bit set and no other; GRR: that cell).
+
+    The reports are drawn as the fitted estimator's users draw theirs (its ``bounds_``, ``level_epsilon_`` and
+    oracle); with one dimension and one level the grid has two cells, and the last holds the corner 1.
+
+    Examples
+    --------
+    >>> from dpclust_lib import OneRoundLocalKMeans
+    >>> est = OneRoundLocalKMeans(1, bounds=(0.0, 1.0), n_levels=1, random_state=0).fit(np.array([[0.0], [1.0]]))
+    >>> hits = top_cell_report(est, [1.0], np.random.default_rng(0), 20_000).mean()
+    >>> round(float(hits), 2)  # (1 - q) / 2 with q = 1 / (e + 1): 0.37
+    0.37
+    """
+    from ..cluster.one_round_local import ORACLES, grid_cells
+
+    X = np.repeat(np.asarray(record, dtype=float)[None, :], size, axis=0)
+    lower, upper = est.bounds_
+    cells = grid_cells(X, lower, upper, 1)
+    oracle = ORACLES[est.oracle](2 ** X.shape[1], est.level_epsilon_)
+    reports = oracle.perturb(cells, rng)
+    if reports.ndim == 1:
+        return (reports == oracle.k - 1).astype(float)
+    return ((reports[:, -1] == 1) & (reports[:, :-1].sum(axis=1) == 0)).astype(float)
+
+
 def released_total_n(est):
     """Total N of the leaf CFs in the paper's DPBirch release ``tree_`` (exact: the number of records)."""
     return float(est.tree_.leaf_cfs()[0].sum())
@@ -945,6 +995,9 @@ def _numeric_cases(cluster):
          cluster.DPBirchPublicTree(1, n_skeleton=20, threshold=0.2, branching_factor=4, budget_split=tuple(split),
                                    bounds=unit), _corner_pair(20, 2), corner_leaf_loss(np.zeros((20, 2))),
          (split[0], split[1] / 2, split[1] / 2, split[2])),
+        ("LSHCoresetKMeans", "d=1, max_depth=0, count_share=0.999: the root's count",
+         cluster.LSHCoresetKMeans(1, radius=0.5, center=0.5, max_depth=0, count_share=1 - tiny, max_iter=1, n_init=1),
+         line, root_count_loss(N_RECORDS), (1 - tiny,)),
     ]  # fmt: skip
 
 
@@ -1030,6 +1083,17 @@ def _local_cases(cluster):
             one,
             other,
             index_report,
+            REPLACE,
+            threshold=0.5,
+            per_report=True,
+        ),
+        BlackBoxCase(
+            "OneRoundLocalKMeans",
+            "one user's report, d=1, one level (two cells)",
+            cluster.OneRoundLocalKMeans(1, epsilon=1.0, bounds=(0.0, 1.0), n_levels=1, max_iter=1, n_init=1),
+            np.array([[0.0]]),
+            np.array([[1.0]]),
+            top_cell_report,
             REPLACE,
             threshold=0.5,
             per_report=True,

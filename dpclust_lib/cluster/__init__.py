@@ -18,6 +18,8 @@ MODULES = {
     "dpqt_kmeans": "DPQTKMeans: DPQTk-means (Zhang & Cheng 2021)",
     "birch": "Birch (BIRCH, Zhang, Ramakrishnan & Livny 1996) and its CF tree: a shared baseline",
     "dp_birch": "DPBirch, DPBirchPublicTree: DPBIRCH (Wang, Zhang, Dong & Li)",
+    "lsh_coreset": "LSHCoresetKMeans: the LSH private coreset of Google's DP library (Chang & Kamath 2021)",
+    "one_round_local": "OneRoundLocalKMeans: one-round local k-means on a grid's heavy cells (after Chang et al. 2021)",
 }
 
 __all__ = []
