@@ -109,14 +109,16 @@ def command(argv, scratch, *, readable=(), hidden=(), env=None, cpu=600, memory=
     ('bwrap', True, True, ['prlimit', '--cpu=5', '--as=1073741824', '--fsize=1073741824', '--', 'python', '-c', '1'])
     """
     roots = python_roots()
-    args = ["bwrap", *_system()]
+    # The empty /tmp first: an environment or a readable folder under /tmp (a clone there) is then bound on top of
+    # it, not hidden by it.
+    args = ["bwrap", *_system(), "--tmpfs", "/tmp"]
     for root in _outermost([*roots, *map(str, readable)]):
         args += ["--ro-bind", root, root]
     inside = _outermost([*roots, *map(str, readable)])
     for path in sorted({os.path.realpath(p) for p in hidden}):
         if os.path.isdir(path) and any(path.startswith(os.path.join(r, "")) for r in inside):
             args += ["--tmpfs", path]
-    args += ["--bind", str(scratch), SCRATCH, "--chdir", SCRATCH, "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+    args += ["--bind", str(scratch), SCRATCH, "--chdir", SCRATCH, "--proc", "/proc", "--dev", "/dev"]
     args += ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
     for name, value in {"PATH": "/usr/bin:/bin", "HOME": SCRATCH, "TMPDIR": "/tmp", **(env or {})}.items():
         args += ["--setenv", name, str(value)]
