@@ -99,17 +99,17 @@ def check_accountant(value, name="accountant"):
     return value
 
 
-def charge_accountant(estimator, epsilon_total):
+def charge_accountant(estimator, epsilon_total, delta=0.0):
     """Charge the estimator's accountant (if any) the fit's whole ex-ante guarantee, before any record is read.
 
-    ``epsilon_total`` is the fit's total epsilon from its public parameters; a leaky configuration
-    (:func:`declared_leaky`) is charged inf, which every budget refuses. Raises
+    ``epsilon_total`` (and ``delta``, for an (epsilon, delta) fit) is the fit's total from its public parameters;
+    a leaky configuration (:func:`declared_leaky`) is charged inf, which every budget refuses. Raises
     :class:`~dpclust_lib.accounting.BudgetExceededError` and records nothing when the budget would be passed.
     """
     accountant = check_accountant(getattr(estimator, "accountant", None))
     if accountant is not None:
         total = math.inf if declared_leaky(estimator) else float(epsilon_total)
-        accountant.spend(total, f"{type(estimator).__name__}.fit")
+        accountant.spend(total, f"{type(estimator).__name__}.fit", delta=delta)
 
 
 ACCOUNTANT = Custom(check_accountant)

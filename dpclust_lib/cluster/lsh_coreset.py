@@ -78,7 +78,7 @@ from ..validation import (
 from ..validation import (
     Fraction as FractionConstraint,
 )
-from ._base import ACCOUNTANT, CENTRAL, check_accountant, declared_leaky, is_from_data
+from ._base import ACCOUNTANT, CENTRAL, charge_accountant, is_from_data
 from ._numeric import PrivateCentroidMixin, check_n_clusters_public, numeric_input
 from .kmeans import kmeans_plusplus, lloyd
 
@@ -289,12 +289,6 @@ class LSHCoresetKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
             return level, sums, eps, None
         return level, sums, min(eps, zcdp_to_dp(spent, delta)), total
 
-    def _charge(self, epsilon, delta):
-        accountant = check_accountant(self.accountant)
-        if accountant is not None:
-            total = math.inf if declared_leaky(self) else float(epsilon)
-            accountant.spend(total, f"{type(self).__name__}.fit", delta=delta)
-
     def fit(self, X, y=None):
         """Fit to X (n, d); the release is the tree's counts, the coreset and the centres fitted to it.
 
@@ -310,7 +304,7 @@ class LSHCoresetKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         params = validate_params(self)
         level_budget, sum_budget, guaranteed, rho = self._budget(params)
         delta = params["delta"]
-        self._charge(guaranteed, delta)  # before any record is read
+        charge_accountant(self, guaranteed, delta)  # before any record is read
         X = numeric_input(self, X, allow_no_records=True, finite=False)
         n, d = X.shape
         k = check_n_clusters_public(params["n_clusters"], None)
