@@ -105,6 +105,14 @@ def check_noise_kind(noise):
     return noise
 
 
+def _check_size(size):
+    """``size`` as a shape tuple, refused (naming it) unless a non-negative integer or a tuple of them."""
+    shape = (size,) if isinstance(size, numbers.Integral) else tuple(size)
+    if not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 0 for s in shape):
+        raise ValueError(f"size must be a non-negative integer or a tuple of them, got size={size!r}")
+    return tuple(int(s) for s in shape)
+
+
 def _scale_fraction(scale):
     """A scale > 0 as an exact Fraction (a float's Fraction is its exact binary value)."""
     if isinstance(scale, Fraction):
@@ -328,10 +336,7 @@ def sample_discrete_laplace(scale, size, rng):
     if ratio > MAX_DISCRETE_SCALE:
         raise ValueError("scale must be <= 2^52 for the exact discrete Laplace sampler")
     ratio = _limit_up(ratio)
-    shape = (size,) if isinstance(size, numbers.Integral) else tuple(size)
-    if not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 0 for s in shape):
-        raise ValueError(f"size must be a non-negative integer or a tuple of them, got size={size!r}")
-    shape = tuple(int(s) for s in shape)
+    shape = _check_size(size)
     n = math.prod(shape)
     return _discrete_laplace_flat(n, ratio.numerator, ratio.denominator, rng).reshape(shape)
 
@@ -809,10 +814,7 @@ def sample_discrete_gaussian(sigma2, size, rng):
     variance = _variance_fraction(sigma2)
     if variance > MAX_GAUSSIAN_VARIANCE:
         raise ValueError("sigma2 must be <= 2^96 for the exact discrete Gaussian sampler")
-    shape = (size,) if isinstance(size, numbers.Integral) else tuple(size)
-    if not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 0 for s in shape):
-        raise ValueError(f"size must be a non-negative integer or a tuple of them, got size={size!r}")
-    shape = tuple(int(s) for s in shape)
+    shape = _check_size(size)
     return _discrete_gaussian_flat(math.prod(shape), variance, rng).reshape(shape)
 
 
