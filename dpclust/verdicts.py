@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from . import _paths
-from .experiments import save_results
+from .experiments import save_results, t_interval
 
 __all__ = [
     "DRAW_VERDICTS",
@@ -317,20 +317,13 @@ def comparison_draws(diffs, grid, blocks, share=0.8, confidence=0.95):
     >>> comparison_draws(rng.normal(2, 1, 100), grid, blocks)[0]
     ['reproduced', 'reproduced']
     """
-    from scipy import stats
-
     frame = pd.DataFrame({"diff": np.asarray(diffs, dtype=float), "grid": grid, "block": blocks})
     if frame.empty or frame["diff"].isna().any():
         raise ValueError("diffs must be non-empty and hold no NaN")
     level = 1 - (1 - confidence) / frame["grid"].nunique()
 
     def intervals(part):
-        out = []
-        for _, v in part.groupby("grid")["diff"]:
-            x = v.to_numpy()
-            half = stats.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size) if x.size > 1 else np.inf
-            out.append((x.mean() - half, x.mean() + half))
-        return np.array(out)
+        return np.array([t_interval(v, level)[1:] for _, v in part.groupby("grid")["diff"]])
 
     pooled = intervals(frame)
     above, below = int((pooled[:, 0] > 0).sum()), int((pooled[:, 1] < 0).sum())
