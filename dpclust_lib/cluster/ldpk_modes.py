@@ -46,7 +46,7 @@ from ..validation import (
     check_random_state,
     validate_params,
 )
-from ._base import ACCOUNTANT, LOCAL, charge_accountant, is_from_data
+from ._base import ACCOUNTANT, LOCAL, charge_accountant
 from ._common import PRIVATE_DOMAIN_SIZES, PrivateCategoricalClusterer, frequent_value_draw, lloyd, unique_rows
 
 __all__ = ["LDPKModes", "user_perturb", "server_aggregate", "server_synthetic_data", "server_cluster", "materialise"]
@@ -404,20 +404,15 @@ class LDPKModes(PrivateCategoricalClusterer):
         """
         params = validate_params(self)
         total, projection, T = params["epsilon"], params["projection"], params["max_iter"]
-        declared = params["domain_sizes"]
-        if params["budget"] == "total":
-            # epsilon_d = epsilon / m rounded down, so that m epsilon_d <= epsilon exactly (m is public: the schema)
-            eps = total if is_from_data(declared) else share_at_most(total, Fraction(1, len(declared)))
-        else:
-            eps = total
-        per_attribute = params["budget"] == "per_attribute" and not is_from_data(declared)
-        charge_accountant(self, compose([eps] * len(declared)) if per_attribute else total)  # before any record
+        per_attribute = params["budget"] == "per_attribute"
+        declared = params["domain_sizes"]  # "data" is leaky: the accountant is charged inf whatever is passed
+        charge_accountant(self, compose([total] * len(declared)) if per_attribute else total)  # before any record
         X, sizes, leaky = self._fit_input(X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
         rng = check_random_state(self.random_state)
         m = len(sizes)
-        if params["budget"] == "total" and is_from_data(declared):
-            eps = share_at_most(total, Fraction(1, m))
+        # budget="total": epsilon_d = epsilon / m rounded down, so that m epsilon_d <= epsilon exactly (m is public)
+        eps = total if per_attribute else share_at_most(total, Fraction(1, m))
 
         reports = user_perturb(X, sizes, eps, rng)  # what leaves the users' devices
         raw, counts = server_aggregate(reports, sizes, eps, projection, self.rounding)
