@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import logging
 import os
 import queue
 import re
@@ -288,6 +289,10 @@ def _kernel_manager():
     return AsyncKernelManager(kernel_name="python3", kernel_spec_manager=specs)
 
 
+def _left_behind(loop, context):
+    logging.getLogger(__name__).debug("left behind by a finished run: %s", context.get("message"))
+
+
 def _in_own_event_loop(func, *args):
     """``func(*args)`` in a context of its own, on an event loop of its own, closed at the end.
 
@@ -302,6 +307,10 @@ def _in_own_event_loop(func, *args):
         from jupyter_core.utils import ensure_event_loop
 
         loop = ensure_event_loop()  # this context's: a new loop, set for this thread
+        # A run stopped by Ctrl-C, a timeout or a failing cell leaves nbclient's wait for the kernel's reply
+        # behind; once the kernel is shut down that task ends with DeadKernelError, which asyncio would print
+        # as a traceback whenever the task is collected. The run's own outcome is reported by the caller.
+        loop.set_exception_handler(_left_behind)
         try:
             return func(*args)
         finally:
