@@ -16,7 +16,7 @@
 #                    JOBS=2, TIMEOUT=1800, OUT=...; SCHEDULER=tcp://host:8786 or SCHEDULER_FILE=... on a Dask cluster
 #                    (make install-dask installs Dask: .venv/bin/dask scheduler, .venv/bin/dask worker)
 #   make bench       benchmarks
-#   make data        fetch missing data files and report what is present
+#   make data        fetch missing data files and report what is present; fails if one the committed results used is absent
 #   make lab         JupyterLab on the notebooks, with the reader's set only (no teaching extensions)
 #   make lab-teach   JupyterLab on the course (COURSE=assignments), with the teacher's set: nbgrader's Formgrader
 #   make assignments the paper notebooks as an nbgrader course in assignments/ (source/<stem>/<stem>.ipynb,

@@ -470,9 +470,35 @@ def _data(args):
         table = fetch_missing() if args.fetch else available()
     finally:
         _remove_new_empty_folders(raw, before)
+    named, needed = _data_the_notebooks_use(table["dataset"].unique())
     print(_data_table(table))
-    failed = table["status"].astype(str).str.startswith("download failed")
-    return 1 if failed.any() else 0
+    lacking = set(table.loc[~table["present"].astype(bool) & (table["status"] != "generated"), "dataset"])
+    if lacking & needed:
+        print(f"The committed results were made with {', '.join(sorted(lacking & needed))}, which this machine lacks.")
+        return 1
+    if lacking:
+        ran_without, unread = sorted(lacking & named), sorted(lacking - named)
+        print("Every file the committed results were made with is here.", end="")
+        print(f" They were made without {', '.join(ran_without)} ('not run' rows)." if ran_without else "", end="")
+        print(f" No notebook reads {', '.join(unread)}." if unread else "")
+    return 0
+
+
+def _data_the_notebooks_use(names):
+    """The data sets the notebooks name in their code, and of those the ones their committed runs had:
+    what ``make reproduce`` needs to remake every committed result."""
+    import json
+    import re
+
+    from .reproduce import absent_data_sets, list_notebooks
+
+    named, needed = set(), set()
+    for path in list_notebooks():
+        code = "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code")
+        in_code = {n for n in names if re.search(rf"[\"']{re.escape(n)}[\"']", code)}
+        named |= in_code
+        needed |= in_code - set(absent_data_sets(path))
+    return named, needed
 
 
 def _remove_new_empty_folders(raw, before):

@@ -317,12 +317,25 @@ def test_data_prints_a_readable_table_and_leaves_no_empty_folder(tmp_path, monke
         raise datasets.DataError(f"could not download {datafile.url} (network error): ConnectionError: " + "x" * 500)
 
     monkeypatch.setattr(datasets, "fetch", failing_download)
+    # The committed 01 was made with car; the committed 02 without nursery (its output says so).
+    nbformat.write(new_notebook(cells=[new_code_cell('load("car")')]), root / "notebooks" / "01_a.ipynb")
+    absent = new_code_cell("load('nursery')")
+    said = "not run: the data set 'nursery' is not on this machine and could not be downloaded\n"
+    absent.outputs = [nbformat.v4.new_output("stream", name="stdout", text=said)]
+    nbformat.write(new_notebook(cells=[absent]), root / "notebooks" / "02_b.ipynb")
     assert main(["data", "--fetch"]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["dataset", "file", "status", "location"]
     assert any(line.split()[:4] == ["car", "car_evaluation/car.data", "download", "failed"] for line in lines)
     assert max(len(line) for line in lines) <= 170 and not any("https://" in line for line in lines)
+    assert lines[-1] == "The committed results were made with car, which this machine lacks."
     assert sorted(p.name for p in root.iterdir()) == ["notebooks", "pyproject.toml"]
+
+    # An offline machine with every file the committed results were made with: success, and what is absent said.
+    (root / "notebooks" / "01_a.ipynb").unlink()
+    assert main(["data", "--fetch"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("Every file the committed results were made with is here. They were made without nursery")
 
 
 LEAVE_A_FAILED_TASK = """
