@@ -87,7 +87,7 @@ class Remote:
 
 
 class GradedRun:
-    """The student's solution cells run in a fenced process; a context manager (the process ends with it).
+    """The student's solution cells run in a sandboxed process (:mod:`._bwrap`); a context manager (the process ends with it).
 
     Parameters
     ----------
@@ -112,7 +112,7 @@ class GradedRun:
     errors : dict
         {cell id: what the cell raised at its top level}.
     notes : list of str
-        What the student's code wrote to stderr or warned, and what the fence refused it.
+        What the student's code wrote to stderr or warned, and what the audit hook refused it.
     lent_once : bool
         Whether a reference was lent to this run (it must then not grade anything else).
     deadline : float or None
@@ -133,8 +133,8 @@ class GradedRun:
         self.timeout, self.lent_once, self.notes, self.dead, self.deadline = float(timeout), False, [], None, None
         self._folder = tempfile.TemporaryDirectory(prefix="dpclust-graded-run-")
         threads = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-        # -B: a module first imported inside the fence must not try to write its bytecode cache (a
-        # fresh install has none), which the fence refuses and would flag as the student's doing. The program
+        # -B: a module first imported after the audit hook is added must not try to write its bytecode cache (a
+        # fresh install has none), which the hook refuses and would flag as the student's doing. The program
         # goes as -c: nothing of the compendium is inside the sandbox.
         argv = [sys.executable, "-I", "-B", "-c", SANDBOX.read_text()]
         if sandbox:
