@@ -494,7 +494,9 @@ def _data_the_notebooks_use(names):
 
     named, needed = set(), set()
     for path in list_notebooks():
-        code = "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code")
+        code = "\n".join(
+            "".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"
+        )
         in_code = {n for n in names if re.search(rf"[\"']{re.escape(n)}[\"']", code)}
         named |= in_code
         needed |= in_code - set(absent_data_sets(path))

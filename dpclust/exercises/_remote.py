@@ -87,7 +87,8 @@ class Remote:
 
 
 class GradedRun:
-    """The student's solution cells run in a sandboxed process (:mod:`._bwrap`); a context manager (the process ends with it).
+    """The student's solution cells run in a sandboxed process (:mod:`._bwrap`); a context manager (the
+    process ends with it).
 
     Parameters
     ----------
