@@ -63,7 +63,7 @@ SCHEDULER_FILE ?=
 
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: install install-test install-lab install-teach install-book install-dask install-bench unsupported-python reproduce \
+.PHONY: install install-test install-reader-test install-lab install-teach install-book install-dask install-bench unsupported-python reproduce \
 	verify stability test test-full test-minimum sweep bench data lab lab-teach assignments book lock clean-venv
 
 # Installs by purpose, each a set of extras of pyproject.toml, exactly as uv.lock pins them (with hashes):
@@ -138,12 +138,18 @@ PYTEST = $(BIN)/python -m pytest -n $(JOBS) --dist loadscope
 # CI (.ci/run) runs the README's test command, make test, with CI=true: the slow tests then run too, as in test-full.
 SLOW = $(if $(filter true,$(CI)),,-m "not slow")
 
-test: install-test
+# The notebooks' smoke runs of make test run in the reader's set alone (tests/conftest.py), in an environment of its
+# own made as .venv is made for make reproduce.
+READER_VENV := .venv-reader
+install-reader-test: $(INSTALL_DEPS)
+	UV_PROJECT_ENVIRONMENT=$(READER_VENV) $(SYNC) --extra notebooks
+
+test: install-test install-reader-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(PYTEST) $(SLOW) tests
 
-test-full: install-test
+test-full: install-test install-reader-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(PYTEST) tests

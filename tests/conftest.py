@@ -8,15 +8,18 @@ no long one starts last. A notebook's smoke run is made once, by the worker of i
 """
 
 import http.server
+import json
 import os
 import re
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from dpclust import datasets, reproduce
+from dpclust import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -141,9 +144,36 @@ def http_root(tmp_path):
         server.server_close()
 
 
+# The reader's set (the notebooks extra alone), in an environment of its own, as make makes .venv for make reproduce:
+# make test makes it (Makefile, READER_VENV); a pytest run without make makes it on first use.
+READER_VENV = ROOT / ".venv-reader"
+# One notebook run in the reader's environment, its summary printed as JSON on the last line.
+RUN_IN_READERS_SET = """
+import json, sys
+from pathlib import Path
+from dpclust import reproduce
+notebook, output, parameters = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+row = reproduce.run_notebook(Path(notebook), Path(output), parameters, profile="smoke", single_thread=True)
+print(json.dumps(row))
+"""
+
+
+def readers_python():
+    """The reader's environment's Python, made with uv from uv.lock if it is not there."""
+    python = READER_VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if not python.exists():
+        uv = pytest.importorskip("uv", reason="the reader's set is made with uv (the test set)").find_uv_bin()
+        env = {**os.environ, "UV_PROJECT_ENVIRONMENT": str(READER_VENV), "UV_PYTHON_DOWNLOADS": "never"}
+        env.pop("VIRTUAL_ENV", None)
+        argv = [uv, "sync", "--locked", "--extra", "notebooks", "--python", sys.executable, "--quiet"]
+        subprocess.run(argv, cwd=ROOT, env=env, check=True)
+    return python
+
+
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory):
-    """``smoke_run(stem)``: the notebook run once in the smoke profile, with the data, outputs in a scratch folder.
+    """``smoke_run(stem)``: the notebook run once in the smoke profile, with the data, in the reader's set (the
+    environment ``make reproduce`` installs), outputs in a scratch folder.
 
     Returns the dict of :func:`dpclust.reproduce.run_notebook` (status, error, seconds, output: the executed
     notebook). The run is made once per worker: the tests that read it are in its unit of work
@@ -155,13 +185,14 @@ def smoke_run(tmp_path_factory):
     def run(stem):
         if stem not in runs:
             folder = tmp_path_factory.mktemp(f"smoke-{stem}")
-            runs[stem] = reproduce.run_notebook(
-                ROOT / "notebooks" / f"{stem}.ipynb",
-                output_path=folder / f"{stem}.ipynb",
-                parameters={"results_dir": str(folder / "results"), "figures_dir": str(folder / "figures")},
-                profile="smoke",
-                single_thread=True,
+            parameters = {"results_dir": str(folder / "results"), "figures_dir": str(folder / "figures")}
+            argv = [str(ROOT / "notebooks" / f"{stem}.ipynb"), str(folder / f"{stem}.ipynb"), json.dumps(parameters)]
+            env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"}}
+            done = subprocess.run(
+                [str(readers_python()), "-c", RUN_IN_READERS_SET, *argv], env=env, capture_output=True, text=True
             )
+            assert done.returncode == 0, done.stderr[-3000:]
+            runs[stem] = json.loads(done.stdout.splitlines()[-1])
         return runs[stem]
 
     return run

@@ -1,5 +1,6 @@
-"""Every notebook runs to the end in the smoke profile, with its data: each code cell ran, none raised (what
-``nbval --nbval-lax`` checked: the notebooks declare no output to compare).
+"""Every notebook runs to the end in the smoke profile, with its data, in the reader's set (the environment
+``make reproduce`` installs: the notebooks extra alone): each code cell ran, none raised (what ``nbval --nbval-lax``
+checked: the notebooks declare no output to compare).
 
 One run per notebook in the session (tests/conftest.py, ``smoke_run``), a unit of work of its own; a test that reads
 a notebook's smoke outputs reads this run.
