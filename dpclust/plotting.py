@@ -117,20 +117,38 @@ def algorithm_colors(names):
     True
     """
     to_rgb = require("matplotlib.colors", "notebooks").to_rgb
-    names = list(dict.fromkeys(names))
-    used, colors = {}, {}
-    # exact family names first, so that the family's own colour goes to the algorithm itself
-    for name in sorted(names, key=lambda n: _family(n) != n):
+    colors = {}
+    for name, step in variant_steps(names).items():
         family = _family(name)
         if family is None:
-            colors[name] = _shade((0.45, 0.45, 0.45), used.setdefault(None, 0))
-            used[None] += 1
-            continue
-        step = used.get(family, 0)
-        base = to_rgb(FAMILIES[family])
-        colors[name] = base if step == 0 else _shade(base, step - 1)
-        used[family] = step + 1
-    return {name: colors[name] for name in names}
+            colors[name] = _shade((0.45, 0.45, 0.45), step)
+        else:
+            base = to_rgb(FAMILIES[family])
+            colors[name] = base if step == 0 else _shade(base, step - 1)
+    return colors
+
+
+# A line style and a marker per variant of a family, so that variants whose shades are close stay apart
+VARIANT_STYLES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v"), ((0, (1, 3)), "P"))
+
+
+def variant_steps(names):
+    """Each name's place among the names of its family: 0 for the family's own algorithm, then 1, 2, ...
+
+    Examples
+    --------
+    >>> from dpclust import plotting
+    >>> plotting.variant_steps(["IDP k-means | fixed", "IDPk-means", "DPQTk-means", "IDP k-means | halving"])
+    {'IDP k-means | fixed': 1, 'IDPk-means': 0, 'DPQTk-means': 0, 'IDP k-means | halving': 2}
+    """
+    names = list(dict.fromkeys(names))
+    used, steps = {}, {}
+    # exact family names first, so that the family's own colour and style go to the algorithm itself
+    for name in sorted(names, key=lambda n: _family(n) != n):
+        family = _family(name)
+        steps[name] = used.get(family, 0)
+        used[family] = steps[name] + 1
+    return {name: steps[name] for name in names}
 
 
 def check_label(label, what="axis label"):
@@ -292,18 +310,21 @@ def log_scale(ax, axis="y"):
 def _draw_panel(ax, part, metric, hue, style, colors, errorbar):
     sns = require("seaborn", "notebooks")
     styles = list(dict.fromkeys(part[style])) if style else [None]
+    steps = variant_steps(colors)
     for (name, color), (i, level) in ((c, s) for c in colors.items() for s in enumerate(styles)):
         sub = part[(part[hue] == name) & ((part[style] == level) if style else True)]
         if len(sub):
             label = name if level is None or str(level) in str(name) else f"{name}; {level}"
-            ls = ("-", "--", ":", "-.")[i % 4]
+            ls, marker = VARIANT_STYLES[steps[name] % len(VARIANT_STYLES)]
+            if style:  # the style column sets the line style; the marker still tells the variants apart
+                ls = ("-", "--", ":", "-.")[i % 4]
             sns.lineplot(
                 data=sub,
                 x="epsilon",
                 y=metric,
                 color=color,
                 linestyle=ls,
-                marker="o",
+                marker=marker,
                 markersize=4,
                 errorbar=errorbar,
                 seed=0,
