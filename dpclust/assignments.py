@@ -421,7 +421,8 @@ def _outputs_cell(nbformat):
 
 
 def _declares_output_dirs(cell):
-    return bool(re.search(r"^results_dir\s*=", cell.source, re.M) and re.search(r"^figures_dir\s*=", cell.source, re.M))
+    declares = [re.search(rf"^{name}\s*(:[^=\n]*)?=", cell.source, re.M) for name in ("results_dir", "figures_dir")]
+    return all(declares)
 
 
 # What the teacher notebooks say of themselves that is false in a student's copy (the answer cells are empty there)

@@ -36,6 +36,7 @@ __all__ = [
     "PositiveFloat",
     "OpenUnitFloat",
     "PositiveFloats",
+    "Folder",
     "check",
     "declared",
     "convert",
@@ -185,6 +186,24 @@ class PositiveFloats(Kind):
         if not items:
             raise ValueError("an empty list")
         return [PositiveFloat.convert(v) for v in items]
+
+
+class Folder(Kind):
+    """A folder, as a path (a string or a :class:`~pathlib.Path`); the notebook makes it if it is not there.
+
+    Examples
+    --------
+    >>> Folder.convert("data/results/sweeps/x"), Folder.means
+    ('data/results/sweeps/x', 'a folder (a path)')
+    """
+
+    means = "a folder (a path)"
+
+    @classmethod
+    def convert(cls, value):
+        if not isinstance(value, (str, Path)) or not str(value).strip():
+            raise ValueError("not a path")
+        return str(value)
 
 
 _KINDS = {name: globals()[name] for name in __all__ if isinstance(globals().get(name), type)}

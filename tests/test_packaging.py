@@ -238,7 +238,7 @@ def test_every_notebook_has_a_parameters_cell_reading_the_profile_from_the_envir
         assert len(params) == 1, path.name
         source = "".join(params[0]["source"])
         assert 'profile: Profile = os.environ.get("DPCLUST_PROFILE", "paper")' in source, path.name
-        assert "results_dir = None" in source and "figures_dir = None" in source, path.name
+        assert "results_dir: Optional[Folder] = None" in source and "figures_dir: Optional[Folder] = None" in source
         injected = [c for c in nb["cells"] if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
         assert not injected, f"{path.name} carries a papermill-injected cell"
         errors = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
