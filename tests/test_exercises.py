@@ -54,7 +54,7 @@ def test_grr_checker():
     exercises.check_grr_perturb(grr_reference)
     with pytest.raises(ExerciseError, match="binary formula"):
         exercises.check_grr_perturb(grr_binary_p)
-    with pytest.raises(ExerciseError, match="OTHER k-1 values"):
+    with pytest.raises(ExerciseError, match="your replacement can be the true value itself"):
         exercises.check_grr_perturb(grr_other_includes_self)
 
 
@@ -181,7 +181,7 @@ def hamming_first_domain_for_all(X, sizes, epsilon, rng):
     [
         (hamming_binary_p, "binary formula"),
         (hamming_eps_over_m, "split eps over the m attributes"),
-        (hamming_other_includes_self, "OTHER k_j-1 values"),
+        (hamming_other_includes_self, "your replacement can be the true value itself"),
         (hamming_one_coin_per_user, "not independent"),
         (hamming_first_domain_for_all, "outside the domain of attribute 1"),
     ],
@@ -196,8 +196,8 @@ def test_hamming_rr_checker(wrong, hint):
     "wrong, hint",
     [
         (lambda sizes, eps: eps, "per unit of Hamming distance"),
-        (lambda sizes, eps: (len(sizes) - 1) * eps, "differ in ALL m attributes"),
-        (lambda sizes, eps: eps * sum(k - 1 for k in sizes), "differing attributes, not differing values"),
+        (lambda sizes, eps: (len(sizes) - 1) * eps, "you counted m - 1 attributes"),
+        (lambda sizes, eps: eps * sum(k - 1 for k in sizes), "you counted differing values"),
     ],
 )
 def test_hamming_ldp_level_checker(wrong, hint):
@@ -217,7 +217,7 @@ def _changed(sizes, eps):
         (lambda sizes, eps: float(np.sum(1 - _changed(sizes, eps))), "attributes the report KEEPS"),
         (lambda sizes, eps: len(sizes) / (np.exp(eps) + 1), "binary formula"),
         (lambda sizes, eps: len(sizes) * _changed(sizes[:1], eps)[0], "its own domain size"),
-        (lambda sizes, eps: float(np.sum(_changed(sizes, eps / len(sizes)))), "not eps/m"),
+        (lambda sizes, eps: float(np.sum(_changed(sizes, eps / len(sizes)))), "you ran each attribute at eps/m"),
     ],
 )
 def test_hamming_expected_distance_checker(wrong, hint):
@@ -265,9 +265,12 @@ def eq9_reference(bit_sums, cluster_sizes, d, eps):
 @pytest.mark.parametrize(
     "wrong, hint",
     [
-        (lambda s, n, d, e: (s - n[:, None] * _oue(e)[1]) / (_oue(e)[0] - _oue(e)[1]), r"\|C_r\|' = \|C_r\| / d"),
+        (
+            lambda s, n, d, e: (s - n[:, None] * _oue(e)[1]) / (_oue(e)[0] - _oue(e)[1]),
+            "subtracted q for every user of the cluster",
+        ),
         (lambda s, n, d, e: (s - n[:, None] / d * _oue(e)[0]) / (_oue(e)[1] - _oue(e)[0]), "swapped"),
-        (lambda s, n, d, e: s - n[:, None] / d * _oue(e)[1], r"divide by \(p - q\)"),
+        (lambda s, n, d, e: s - n[:, None] / d * _oue(e)[1], "not rescaled"),
         (lambda s, n, d, e: eq9_reference(s, n, d, e) / (n[:, None] / d), "share"),
         (lambda s, n, d, e: (s - n / d * _oue(e)[1]) / (_oue(e)[0] - _oue(e)[1]), "wrong axis"),
     ],
@@ -489,12 +492,10 @@ def release_scale_reference(d, eps, N, t, schedule):
     "wrong, hint",
     [
         (lambda d, e, N, t, s: release_scale_reference(d, e, N, t, s) * d / (d + 1), "what else in the release"),
-        (lambda d, e, N, t, s: (d + 1) / e, "share eps"),
-        (
-            lambda d, e, N, t, s: (
-                release_scale_reference(d, e, N, t, s) / 2 if s == "halving" else release_scale_reference(d, e, N, t, s)
-            ),
-            "eps/2\\^t",
+        (lambda d, e, N, t, s: (d + 1) / e, "the N releases share it"),
+        (  # halving one step early (from t = 2 on: at t = 1 it is the whole eps, a mistake of its own)
+            lambda d, e, N, t, s: release_scale_reference(d, e, N, t, s) / (2 if s == "halving" and t > 1 else 1),
+            "off by one release in the halving schedule",
         ),
         (lambda d, e, N, t, s: 1 / release_scale_reference(d, e, N, t, s), "which way round"),
     ],
@@ -513,7 +514,10 @@ def total_spent_reference(eps, N, schedule):
     "wrong, hint",
     [
         (lambda e, N, s: e, "never spends all of eps"),
-        (lambda e, N, s: N * e if s == "fixed" else total_spent_reference(e, N, s), "eps/N each"),
+        (
+            lambda e, N, s: N * e if s == "fixed" else total_spent_reference(e, N, s),
+            "you charged eps for every release",
+        ),
         (lambda e, N, s: e if s == "fixed" else e / 2**N, "LAST release"),
     ],
 )
@@ -558,9 +562,9 @@ def _idp_centres(X, K, eps, rng, scale=None, order=False, keep_below_one=False, 
         ),
         (lambda X, K, e, rng: _idp_centres(X, K, e, rng, order=True), "misconception: the parts may be K contiguous"),
         (lambda X, K, e, rng: _idp_centres(X, K, e, rng, order="array_split"), "K contiguous blocks of the file"),
-        (lambda X, K, e, rng: _idp_centres(X, K, e, rng, keep_below_one=True), "below 1 \\(not only below 0\\)"),
-        (lambda X, K, e, rng: _idp_centres(X, K, e, rng, clip=False), "np.clip"),
-        (lambda X, K, e, rng: _idp_centres(X, K, e, rng, true_count=True), "NOISY count"),
+        (lambda X, K, e, rng: _idp_centres(X, K, e, rng, keep_below_one=True), "whose noisy count is below 0"),
+        (lambda X, K, e, rng: _idp_centres(X, K, e, rng, clip=False), "what does the listing do with such a centre"),
+        (lambda X, K, e, rng: _idp_centres(X, K, e, rng, true_count=True), "you divided by the true count"),
     ],
 )
 def test_idp_initial_centres_checker(wrong, hint):
@@ -585,9 +589,9 @@ def _level(counts, scale, rng, split_on="noisy"):
 @pytest.mark.parametrize(
     "wrong, hint",
     [
-        (lambda c, e, h, T, rng: _level(c, 1 / e, rng), "not all of epsilon_tree"),
+        (lambda c, e, h, T, rng: _level(c, 1 / e, rng), "got the whole epsilon_tree"),
         (lambda c, e, h, T, rng: _level(c, (h + 1) / e, rng), "off by one in the depth"),
-        (lambda c, e, h, T, rng: _level(c, 2 * h / e, rng), "sensitivity is 1"),
+        (lambda c, e, h, T, rng: _level(c, 2 * h / e, rng), "you used sensitivity 2"),
         (lambda c, e, h, T, rng: _level(c, h / e, rng, split_on="true"), "TRUE count"),
         (lambda c, e, h, T, rng: _level(c, h / e, rng, split_on="inverted"), "inverted"),
         (lambda c, e, h, T, rng: (c, c > T), "came back exact"),
@@ -609,9 +613,9 @@ def _cells(n, eps, d, rounding=round, theta=10.0, exponent=None, at_least_one=Tr
     "wrong, hint",
     [
         (lambda n, e, d: _cells(n, e, d, exponent=lambda d: 2 * d / (d + 2)), "that is M"),
-        (lambda n, e, d: _cells(n, e, d, rounding=math.floor), "nearest integer"),
+        (lambda n, e, d: _cells(n, e, d, rounding=math.floor), "rounded the wrong way"),
         (lambda n, e, d: _cells(n, e, d, at_least_one=False), "at least one cell"),
-        (lambda n, e, d: _cells(n, e, d, theta=1.0), "theta = 10"),
+        (lambda n, e, d: _cells(n, e, d, theta=1.0), "you left theta out"),
         (lambda n, e, d: _cells(n, e, d, rounding=float), "is an integer"),
     ],
 )
@@ -629,10 +633,10 @@ def spent_reference(eps, gamma, max_height, levels):
 @pytest.mark.parametrize(
     "wrong, hint",
     [
-        (lambda e, g, h, L: e, "deeper levels release nothing"),
-        (lambda e, g, h, L: L * g * e + (1 - g) * e, "not all of epsilon_1"),
+        (lambda e, g, h, L: e, "charged the whole budget whatever the tree's depth"),
+        (lambda e, g, h, L: L * g * e + (1 - g) * e, "got all of the tree's budget"),
         (lambda e, g, h, L: spent_reference(e, g, h, L + 1), "off by one"),
-        (lambda e, g, h, L: g * e * L / h, "epsilon_2"),
+        (lambda e, g, h, L: g * e * L / h, "counted the tree's levels only"),
     ],
 )
 def test_dpqt_epsilon_spent_checker(wrong, hint):
@@ -976,7 +980,7 @@ def test_notebook_05s_dependent_exercises_are_graded_with_the_reference_sensitiv
         namespace,
     )
     wrong = namespace["cf_sensitivities"]
-    with pytest.raises(ExerciseError, match="not the largest one"):
+    with pytest.raises(ExerciseError, match="the largest change of one coordinate"):
         exercises.check_cf_sensitivities(wrong)
     exercises.check_dpbirch_insertion_epsilon(namespace["insertion_epsilon"])
     exercises.check_public_tree_leaf_noise(namespace["noisy_leaves"])
@@ -1131,20 +1135,20 @@ def cf_merge_in_place(a, b):
     "functions, hint",
     [
         ({"cf_of": lambda X: (len(X), X.sum(axis=0), (X**2).sum(axis=0))}, "SS is not a number"),
-        ({"cf_of": lambda X: (len(X), X.mean(axis=0), float(np.sum(X * X)))}, "SUM of the points"),
-        ({"cf_merge": lambda a, b: (a[0] + b[0], (a[1] + b[1]) / 2, (a[2] + b[2]) / 2)}, "ADDS the three parts"),
+        ({"cf_of": lambda X: (len(X), X.mean(axis=0), float(np.sum(X * X)))}, "mean of the points, their centroid"),
+        ({"cf_merge": lambda a, b: (a[0] + b[0], (a[1] + b[1]) / 2, (a[2] + b[2]) / 2)}, "you averaged the two CFs"),
         ({"cf_merge": cf_merge_in_place}, "changed its arguments"),
         ({"cf_radius": lambda cf: max(cf[2] / cf[0] - (cf[1] / cf[0]) @ (cf[1] / cf[0]), 0.0)}, r"that is R\^2"),
         (
             {"cf_radius": lambda cf: math.sqrt(cf[2] / cf[0] - (cf[1] / cf[0]) @ (cf[1] / cf[0]))},
-            "return 0 in that case",
+            "what does the prompt ask cf_radius to return then",
         ),
         (
             {"cf_radius": lambda cf: float(np.sqrt(cf[2] / cf[0] - (cf[1] / cf[0]) @ (cf[1] / cf[0])))},
-            "return 0 in that case",
+            "what does the prompt ask cf_radius to return then",
         ),
         ({"cf_diameter": lambda cf: 2 * cf_radius(cf)}, "not twice the radius"),
-        ({"cf_diameter": lambda cf: math.sqrt(2) * cf_radius(cf)}, "DISTINCT points"),
+        ({"cf_diameter": lambda cf: math.sqrt(2) * cf_radius(cf)}, r"all N\^2 pairs, the pairs \(i, i\) included"),
     ],
 )
 def test_clustering_feature_checker(functions, hint):
@@ -1198,14 +1202,14 @@ def _update(scale=lambda d, e: 1 / e, draw="laplace", shared=False, noisy_n=Fals
     [
         (_update(scale=lambda d, e: d / e), "scale d/eps"),
         (_update(scale=lambda d, e: 2 / e), "2 eps in all"),
-        (_update(scale=lambda d, e: e), "shrinks as epsilon grows"),
+        (_update(scale=lambda d, e: e), "does your noise shrink as epsilon grows"),
         (_update(draw="normal"), "Gaussian"),
         (_update(shared=True), "not independent"),
         (_update(noisy_n=True), "N is not exact"),
-        (_update(noise_record=True), "noise the sum"),
+        (_update(noise_record=True), "or the record before squaring it"),
         (
             lambda cf, x, e, rng: noisy_update((cf[0], cf[1], cf[2] - x @ x + x.sum()), x, e, rng),
-            "not the sum of x's coordinates",
+            "grew by the sum of x's coordinates",
         ),
     ],
 )
@@ -1224,11 +1228,17 @@ def cf_sensitivities(lower, upper):
     "wrong, hint",
     [
         (lambda lo, up: (1.0, 1.0, 1.0), "ONE coordinate"),
-        (lambda lo, up: (1.0, float(np.max(np.maximum(-lo, up))), cf_sensitivities(lo, up)[2]), "not the largest one"),
+        (
+            lambda lo, up: (1.0, float(np.max(np.maximum(-lo, up))), cf_sensitivities(lo, up)[2]),
+            "the largest change of one coordinate",
+        ),
         (lambda lo, up: (1.0, float(np.sum(up - lo)), cf_sensitivities(lo, up)[2]), "REPLACED"),
-        (lambda lo, up: (1.0, cf_sensitivities(lo, up)[1], cf_sensitivities(lo, up)[1] ** 2), "square of their sum"),
+        (
+            lambda lo, up: (1.0, cf_sensitivities(lo, up)[1], cf_sensitivities(lo, up)[1] ** 2),
+            r"square of the sum of the \|x_j\|",
+        ),
         (lambda lo, up: (1.0, cf_sensitivities(lo, up)[1], float(np.sum(up**2))), "l_j < 0"),
-        (lambda lo, up: (0.0, *cf_sensitivities(lo, up)[1:]), "exactly 1"),
+        (lambda lo, up: (0.0, *cf_sensitivities(lo, up)[1:]), "N is a count"),
     ],
 )
 def test_cf_sensitivities_checker(wrong, hint):
@@ -1265,8 +1275,8 @@ def _cost(f):
     [
         (_cost(lambda h, L, S, q, e, d: 2 * e), "paper's claim"),
         (_cost(lambda h, L, S, q, e, d: (L + S) * e / q), "ONE noisy CF"),
-        (_cost(lambda h, L, S, q, e, d: h * (L + S) * e), "not 1/eps"),
-        (_cost(lambda h, L, S, q, e, d: h * (L + L * L) * e / q), r"not by \(sum_j \|x_j\|\)\^2"),
+        (_cost(lambda h, L, S, q, e, d: h * (L + S) * e), "noise scale as 1/eps"),
+        (_cost(lambda h, L, S, q, e, d: h * (L + L * L) * e / q), r"you took \(sum_j \|x_j\|\)\^2"),
         (_cost(lambda h, L, S, q, e, d: (h - 1) * (L + S) * e / q), "leaf level"),
         (_cost(lambda h, L, S, q, e, d: 2 * h * d * e), r"on \[0, 1\]\^d only"),
     ],
@@ -1310,7 +1320,7 @@ def _leaf_noise(sensitivities=cf_sensitivities, shares=(0.25, 0.5, 0.25), noise_
 @pytest.mark.parametrize(
     "wrong, hint",
     [
-        (_leaf_noise(shares=(1, 1, 1)), "share eps"),
+        (_leaf_noise(shares=(1, 1, 1)), "each part got the whole eps"),
         (_leaf_noise(shares=(1 / 3, 1 / 3, 1 / 3)), "equal thirds"),
         (_leaf_noise(shares=(0.25 / 20_000, 0.5 / 20_000, 0.25 / 20_000)), "misconception: that the leaves share"),
         (_leaf_noise(sensitivities=lambda lo, up: (1.0, len(lo), len(lo))), r"sensitivity of LS on \[0, 1\]\^d only"),
@@ -1319,7 +1329,7 @@ def _leaf_noise(sensitivities=cf_sensitivities, shares=(0.25, 0.5, 0.25), noise_
             _leaf_noise(
                 sensitivities=lambda lo, up: (1.0, cf_sensitivities(lo, up)[1], cf_sensitivities(lo, up)[1] ** 2)
             ),
-            "square of their sum",
+            r"square of the sum of the \|x_j\|",
         ),
         (_leaf_noise(noise_n=False), "N carries no noise"),
         (_leaf_noise(shared=True), "not independent"),
@@ -1348,6 +1358,180 @@ def test_every_checker_is_exported_and_every_call_in_the_notebooks_resolves():
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         called |= set(re.findall(r"exercises\.(check_\w+)", path.read_text()))
     assert called and called <= set(exercises.__all__), called - set(exercises.__all__)
+
+
+# The formulas, values and fixes that answer the exercises, as hints once stated them: no hint may state them
+# again. A hint asks the question that leads to the answer, or names what the wrong answer computed.
+ANSWERS_IN_HINTS = {
+    "ldpk_modes": [
+        "e^eps/(e^eps+k",
+        "(k_j-1)/(e^eps+k_j-1)",
+        "draw among the OTHER",
+        "draw uniformly among",
+        "runs at eps",
+        "runs at the full eps",
+        "each at eps",
+        "not eps/m",
+        "ALL m attributes",
+        "1/(p - q)",
+        "subtract c_cell",
+        "(E w)^2",
+        "prod_j (1{",
+    ],
+    "sampling_kmodes": [
+        "p = 1/2",
+        "1/(e^eps+1)",
+        "e^eps/(e^eps+K-1)",
+        "1/(e^eps+K-1)",
+        "|C_r| / d",
+        "cluster_sizes[:, None]",
+        "divide by (p - q)",
+        "(I - q J) / (p - q)",
+        "apply (P^T)^{-1}",
+        "Bernoulli(p/d)",
+        "(p/d)(1 - p/d)",
+        "Var[s] / c^2",
+        "R_i (b_i - q)",
+        "(1{L_i = r} - q_K)",
+        "variance is divided by",
+    ],
+    "dpqt_kmeans": [
+        "epsilon_tree / maxH",
+        "maxH / epsilon_tree",
+        "M^(1/d)",
+        "2/(d + 2)",
+        "epsilon_1 / maxH",
+        "(1 - gamma) eps",
+        "exp(-z/b)",
+        "multiply, do not add",
+        "sensitivity is 1",
+        "noisy count > threshold",
+        "(2.55 -> 3)",
+    ],
+    "dp_birch": [
+        "N_a + N_b",
+        "LS_a + LS_b",
+        "SS_a + SS_b",
+        "SS/N",
+        "||LS/N||",
+        "||LS||^2 / N^2",
+        "N + 1",
+        "LS + x",
+        "SS + ||x||^2",
+        "Lap(1/eps)",
+        "divide by N",
+        "by exactly 1",
+        "max(|l_j|, |u_j|)",
+        "sum_j max(",
+        "is u_j - l_j",
+        "smallest x_j^2 is 0",
+        "||x_i||^2 + ||x_j||^2",
+        "ls_a + ls_b",
+        "eps/4",
+        "(1/4, 1/2, 1/4)",
+        "Delta / b",
+        "parallel composition",
+    ],
+    "idp_kmeans": [
+        "d + 1, not d",
+        "its L1 sensitivity is d + 1",
+        "no longer has sensitivity d + 1",
+        "by 1 AND its sum by up to d",
+        "(d + 1)/eps",
+        "(d + 1) N/eps",
+        "(sums AND count)",
+        "sensitivity / budget",
+        "each gets eps/N",
+        "get eps/N each",
+        "gets eps/2^t",
+        "sum eps/2^t",
+        "eps (1 - 2^-N)",
+        "divide by the NOISY count",
+        "(np.clip)",
+        "sqrt(||x||^2 + 1)",
+        "ln(1.25 / delta) under",
+        "Delta_2 sqrt(2 ln",
+    ],
+}
+
+# Where a checker's code writes a hint: the argument of these calls at this position, or hint=
+HINT_ARGUMENT = {"fail": 3, "diagnose": 3, "ks_check": 5, "_laplace_part": 5}
+
+
+def _texts(node):
+    """The string literals in an expression (f-strings included)."""
+    return [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def _catalogue_texts(value):
+    """Every string in a catalogue of typical mistakes (tuples, lists and dicts of them)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (tuple, list)):
+        return [text for item in value for text in _catalogue_texts(item)]
+    return []
+
+
+def _hints(module):
+    """The hints of a checker module: its catalogues of typical mistakes (``*_MISTAKES``), and the hints its code
+    writes: a ``hint=`` argument, the hint argument of ``fail``, ``diagnose``, ``ks_check`` and ``_laplace_part``,
+    and what is assigned to a name with HINT or MISTAKES in it, or a string assigned to any name."""
+    hints = [
+        text for key, value in vars(module).items() if key.endswith("MISTAKES") for text in _catalogue_texts(value)
+    ]
+    for node in ast.walk(ast.parse(Path(module.__file__).read_text())):
+        if isinstance(node, ast.Call):
+            hints += [text for keyword in node.keywords if keyword.arg == "hint" for text in _texts(keyword.value)]
+            called = getattr(node.func, "id", getattr(node.func, "attr", None))
+            if called in HINT_ARGUMENT and len(node.args) > HINT_ARGUMENT[called]:
+                hints += _texts(node.args[HINT_ARGUMENT[called]])
+        elif isinstance(node, ast.Assign):
+            names = [target.id.upper() for target in node.targets if isinstance(target, ast.Name)]
+            if any("HINT" in n or "MISTAKES" in n for n in names) or (names and isinstance(node.value, ast.JoinedStr)):
+                hints += _texts(node.value)
+            elif names and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                hints.append(node.value.value)
+    return hints
+
+
+def _answers_stated(hints, patterns):
+    return sorted({(pattern, hint) for hint in hints for pattern in patterns if pattern in hint})
+
+
+@pytest.mark.parametrize("name", sorted(ANSWERS_IN_HINTS))
+def test_no_hint_states_the_answer(name):
+    module = getattr(exercises, name)
+    hints = _hints(module)
+    assert _answers_stated(hints, ANSWERS_IN_HINTS[name]) == []
+    # the search reaches the catalogues and the hints written in the checkers' code, and it finds an old hint
+    catalogues = [value for key, value in vars(module).items() if key.endswith("MISTAKES")]
+    assert catalogues and set(_catalogue_texts(catalogues)) <= set(hints)
+    default, old = {
+        "ldpk_modes": (
+            "take the two records whose reports are easiest to tell apart",
+            "p looks like the binary formula e^eps/(e^eps+1); for k values use e^eps/(e^eps+k-1)",
+        ),
+        "sampling_kmodes": (
+            "check each piece of Eq. 9 against the prompt",
+            "g' = (s - |C_r|' q) / (p - q), with p = 1/2, q = 1/(e^eps+1) and |C_r|' = |C_r| / d",
+        ),
+        "dpqt_kmeans": (
+            "add up the budgets of the releases",
+            "m = M^(1/d), rounded to the nearest integer, at least 1",
+        ),
+        "dp_birch": (
+            "which quantities does the additivity theorem say add up",
+            "the additivity theorem: (N_a + N_b, LS_a + LS_b, SS_a + SS_b)",
+        ),
+        "idp_kmeans": (
+            "sequential composition: the budgets of the releases add up",
+            "the sensitivity is d + 1 (sums AND count), not d",
+        ),
+    }[name]
+    assert any(hint.startswith(default) for hint in hints)
+    assert _answers_stated(hints + [old], ANSWERS_IN_HINTS[name]) != []
 
 
 # =========================================================================== the harder exercises (one per notebook)

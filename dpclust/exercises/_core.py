@@ -62,13 +62,13 @@ def fail(what, expected, got, hint):
 
     Examples
     --------
-    >>> fail("the mean of [1, 2, 3] is not right", 2.0, 3.0, "divide by n, not n - 1")
+    >>> fail("the mean of [1, 2, 3] is not right", 2.0, 3.0, "you divided by n - 1: how many values are there?")
     Traceback (most recent call last):
     ...
     dpclust.exercises._core.ExerciseError: the mean of [1, 2, 3] is not right
       expected: 2.0
       got:      3.0
-      hint:     divide by n, not n - 1
+      hint:     you divided by n - 1: how many values are there?
     """
     raise ExerciseError(f"{what}\n  expected: {expected}\n  got:      {got}\n  hint:     {hint}")
 
@@ -351,7 +351,8 @@ def diagnose(got, wrong_answers, rtol, default):
 
     Examples
     --------
-    >>> wrong = [(np.array([3.0]), "divide by n, not n - 1"), (np.array([6.0]), "that is the sum")]
+    >>> wrong = [(np.array([3.0]), "you divided by n - 1: how many values are there?")]
+    >>> wrong.append((np.array([6.0]), "that is the sum"))
     >>> diagnose(np.array([6.0]), wrong, 1e-9, "recheck the derivation step by step")
     'that is the sum'
     >>> diagnose(np.array([2.5]), wrong, 1e-9, "recheck the derivation step by step")
@@ -548,7 +549,7 @@ def ks_check(name, x, n, cdf, mistakes=(), hint="", alpha=ALPHA):
     >>> x = stats.laplace(scale=1.0).ppf((np.arange(1001) + 0.5) / 1001)
     >>> bool(ks_check("Lap(1)", x, 1001, laplace_cdf(1.0)) >= ALPHA)
     True
-    >>> mistakes = [(laplace_cdf(1.0), "the scale is the sensitivity over epsilon: 2 here, not 1")]
+    >>> mistakes = [(laplace_cdf(1.0), "your noise is too narrow: which sensitivity and budget set its scale?")]
     >>> ks_check("Lap(2)", x, 1001, laplace_cdf(2.0), mistakes)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
@@ -556,7 +557,7 @@ def ks_check(name, x, n, cdf, mistakes=(), hint="", alpha=ALPHA):
       (Kolmogorov-Smirnov p < 0.001)
       expected: a sample passing the test
       got:      KS statistic 0.125, quartiles [-0.692, 0.0, 0.692]
-      hint:     the scale is the sensitivity over epsilon: 2 here, not 1
+      hint:     your noise is too narrow: which sensitivity and budget set its scale?
     """
     if x.shape != (n,):
         fail(f"{name}: wrong shape", f"({n},), one draw each", x.shape, "return n draws as a 1-D array")

@@ -110,10 +110,9 @@ def _cf_flat(out, name):
     if ss.size != 1:
         fail(
             f"{name}: SS is not a number",
-            "SS = the sum of the squared norms ||x||^2 of the points: one number",
+            "SS, one number",
             f"SS of shape {ss.shape}",
-            "SS is one number per CF (the notebook's and scikit-learn's convention): "
-            "sum the squares over the coordinates as well as over the points",
+            "SS is one number per CF (the notebook's and scikit-learn's convention), not one per coordinate",
         )
     if n.size != 1:
         fail(
@@ -137,7 +136,7 @@ def _cf_valued(fn, name):
                 f"{name} changed its arguments",
                 "the CFs it was given, unchanged",
                 "an argument modified in place",
-                "build a new CF: ls_a + ls_b makes a new array, while ls_a += ls_b changes CF a",
+                "build a new CF: an in-place operation such as += changes the array of a CF you were given",
             )
         return _cf_flat(out, name)
 
@@ -159,22 +158,22 @@ CF_OF_MISTAKES = (
     (
         "mean for LS",
         lambda X: _flat_parts(len(X), X.mean(axis=0), np.sum(X * X)),
-        "LS is the SUM of the points, not their mean (the centroid is LS/N)",
+        "your LS is the mean of the points, their centroid; reread what LS, the linear sum, is (Section 1)",
     ),
     (
         "SS without squares",
         lambda X: _flat_parts(len(X), X.sum(axis=0), X.sum()),
-        "SS sums the SQUARED norms ||x||^2 of the points",
+        "your SS adds up the coordinates as they are; what does SS, the square sum, square?",
     ),
     (
         "SS as ||LS||^2",
         lambda X: _flat_parts(len(X), X.sum(axis=0), X.sum(axis=0) @ X.sum(axis=0)),
-        "SS is the sum of the squared norms of the points, not the squared norm of their sum",
+        "your SS is the squared norm of LS; does SS square before or after summing over the points?",
     ),
     (
         "N as d",
         lambda X: _flat_parts(X.shape[1], X.sum(axis=0), np.sum(X * X)),
-        "N counts the points (the rows of X), not the coordinates",
+        "your N is the number of coordinates; what does N count?",
     ),
 )
 
@@ -182,70 +181,69 @@ CF_MERGE_MISTAKES = (
     (
         "averaged",
         lambda a, b: _flat_parts(a[0] + b[0], (a[1] + b[1]) / 2, (a[2] + b[2]) / 2),
-        "the additivity theorem ADDS the three parts; it does not average them",
+        "you averaged the two CFs; what does the additivity theorem say each part of the union is?",
     ),
     (
         "cross term in SS",
         lambda a, b: _flat_parts(a[0] + b[0], a[1] + b[1], a[2] + b[2] + 2 * a[1] @ b[1]),
-        "SS adds like N and LS: SS_a + SS_b. The cross term 2 LS_a.LS_b belongs to ||LS_a + LS_b||^2, not to SS",
+        "your SS has a cross term 2 LS_a.LS_b, as if you squared the norm of the union's LS; is SS the squared "
+        "norm of a sum, or a sum of squared norms?",
     ),
     (
         "SS as ||LS||^2",
         lambda a, b: _flat_parts(a[0] + b[0], a[1] + b[1], (a[1] + b[1]) @ (a[1] + b[1])),
-        "SS is not ||LS||^2: it is the sum of the points' squared norms, so the union has SS_a + SS_b",
+        "your SS is the union's ||LS||^2; is SS the squared norm of a sum, or a sum of squared norms?",
     ),
     (
         "LS as a centroid",
         lambda a, b: _flat_parts(a[0] + b[0], (a[1] + b[1]) / (a[0] + b[0]), a[2] + b[2]),
-        "LS is a sum, not a centroid: the union has LS_a + LS_b",
+        "your LS is the union's centroid, but LS is a sum, not a mean",
     ),
 )
 
 CF_RADIUS_MISTAKES = (
-    ("R^2", _sq_radius, "that is R^2; the radius is its square root"),
+    ("R^2", _sq_radius, "that is R^2, not R"),
     (
         "||LS||^2 / N",
         lambda cf: _root(cf[2] / cf[0] - cf[1] @ cf[1] / cf[0]),
-        "the centroid is LS/N, so its squared norm is ||LS||^2 / N^2",
+        "you divided ||LS||^2 by N once: how does the squared norm of the centroid scale with N?",
     ),
     (
         "sum, not mean",
         lambda cf: _root(cf[2] - cf[1] @ cf[1] / cf[0]),
-        "that is the root of the SUM of the squared distances to the centroid; R is the root of their MEAN: "
-        "divide by N",
+        "that is the root of the SUM of the squared distances to the centroid; R is a root MEAN square",
     ),
     (
         "roots subtracted",
         lambda cf: math.sqrt(max(cf[2] / cf[0], 0)) - np.linalg.norm(cf[1] / cf[0]),
-        "subtract before the square root: R^2 = SS/N - ||LS/N||^2",
+        "you subtracted two square roots; is the root of a difference the difference of the roots?",
     ),
     (
         "the diameter",
         "diameter",  # the value comes from the point set (scipy's pdist), not from a formula in the CF
-        "that is the diameter (the mean over pairs of points); the radius is the root mean squared distance "
-        "to the centroid",
+        "that is the diameter, from the distances between pairs of points; the radius measures distances to what?",
     ),
 )
 
 # The typical wrong diameters, as functions of the CF and of the right diameter (the mean over the pairs of
 # points, from scipy's pdist: the package holds no formula that answers the exercise).
 CF_DIAMETER_MISTAKES = (
-    ("D^2", lambda cf, want: want**2, "that is D^2; the diameter is its square root"),
+    ("D^2", lambda cf, want: want**2, "that is D^2, not D"),
     (
         "twice the radius",
         lambda cf, want: 2 * _root(_sq_radius(cf)),
-        "the diameter is not twice the radius: average the squared distances over the pairs of points",
+        "the diameter is not twice the radius: it is a root mean over pairs of points; start from ||x_i - x_j||^2",
     ),
     (
         "all N^2 pairs",
         lambda cf, want: _root(2 * _sq_radius(cf)),
-        "average over the N (N - 1) ordered pairs of DISTINCT points, not over all N^2 pairs",
+        "you averaged over all N^2 pairs, the pairs (i, i) included; which pairs does D average over?",
     ),
     (
         "unordered pairs counted twice",
         lambda cf, want: want / math.sqrt(2),
-        "each unordered pair {i, j} appears twice among the ordered pairs i != j: the sum over i != j of "
-        "||x_i - x_j||^2 counts both",
+        "off by a factor 2 under the root: how often does each unordered pair {i, j} appear in the sum over "
+        "i != j, and how many pairs does the mean divide by?",
     ),
     ("the radius", lambda cf, want: _root(_sq_radius(cf)), "that is the radius R"),
 )
@@ -291,9 +289,9 @@ def check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter, seed=0):
 
     ``cf_of(X)``: the CF of the rows of X. ``cf_merge(a, b)``: the CF of the
     union (the additivity theorem), without changing a or b.
-    ``cf_radius(cf)``: R = sqrt(SS/N - ||LS/N||^2), and 0 when noise makes the
-    square negative. ``cf_diameter(cf)``: the root mean squared distance between
-    two distinct points. The first three are compared with the library's
+    ``cf_radius(cf)``: the radius R, and 0 when noise makes its square negative.
+    ``cf_diameter(cf)``: the root mean squared distance between two distinct
+    points. The first three are compared with the library's
     :class:`~dpclust_lib.cluster.birch.ClusteringFeature` on five point sets
     (one with negative coordinates) and on noisy CFs, the diameter with the mean
     over the pairs of points (``scipy.spatial.distance.pdist``); relative
@@ -302,18 +300,15 @@ def check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter, seed=0):
 
     Examples
     --------
-    >>> import math
-    >>> import numpy as np
+    The first function is checked first; a typical mistake is named by its hint:
+
     >>> def cf_of(X):
-    ...     return len(X), np.sum(X, axis=0), float(np.sum(np.square(X)))
-    >>> def cf_merge(a, b):
-    ...     return a[0] + b[0], a[1] + b[1], a[2] + b[2]
-    >>> def cf_radius(cf):
-    ...     return math.sqrt(max(cf[2] / cf[0] - (cf[1] / cf[0]) @ (cf[1] / cf[0]), 0.0))
-    >>> def cf_diameter(cf):
-    ...     return math.sqrt(2 * (cf[0] * cf[2] - cf[1] @ cf[1]) / (cf[0] * (cf[0] - 1)))
-    >>> check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter)
-    Correct: ...
+    ...     return len(X), X.mean(axis=0), float(np.sum(X * X))
+    >>> check_clustering_feature(cf_of, None, None, None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: cf_of: cf_of(array([[0.63696169, ... is not right ...
+      hint:     your LS is the mean of the points, their centroid; reread what LS, the linear sum, is (Section 1)
     """
     sets = _point_sets(seed)
     noisy = (5.0, np.array([1.2, -0.3, 2.0]), 1.4)  # a CF after noise: R^2 = 0.0588 > 0
@@ -326,7 +321,7 @@ def check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter, seed=0):
         [(X,) for X in sets],
         rtol=_CF_RTOL,
         mistakes=_pairs(CF_OF_MISTAKES),
-        hint="N = the number of rows, LS = their sum (a vector), SS = the sum of their squared norms (a number)",
+        hint="compare each part with Section 1's definition of the CF: N and SS are numbers, LS a vector of d",
     )
     pairs = [(_cf(sets[0]), _cf(sets[1])), (_cf(sets[2][:5]), _cf(sets[2][5:])), (noisy, noisy_negative)]
     _quietly(
@@ -337,7 +332,8 @@ def check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter, seed=0):
         pairs,
         rtol=_CF_RTOL,
         mistakes=_pairs(CF_MERGE_MISTAKES),
-        hint="the additivity theorem: (N_a + N_b, LS_a + LS_b, SS_a + SS_b)",
+        hint="which quantities does the additivity theorem say add up over disjoint sets, and does the "
+        "squared-norm term add too?",
     )
     _quietly(
         check_function,
@@ -347,7 +343,7 @@ def check_clustering_feature(cf_of, cf_merge, cf_radius, cf_diameter, seed=0):
         [(_cf(X),) for X in sets] + [(noisy,)],
         rtol=_CF_RTOL,
         mistakes=_radius_mistakes(sets),
-        hint="R^2 = SS/N - ||LS/N||^2: the mean squared norm minus the squared norm of the mean",
+        hint="R^2 is the mean squared distance to the centroid: expand ||x - centroid||^2 and average over the points",
     )
     _check_negative_radius(cf_radius, noisy_negative)
     _check_diameter(cf_diameter, sets)
@@ -374,8 +370,8 @@ def _check_negative_radius(cf_radius, noisy_negative):
             f"{name}({short(noisy_negative, 90)}): a noisy CF whose squared radius is negative",
             0.0,
             crashed or np.round(got, 6).tolist(),
-            "noise can make SS/N - ||LS/N||^2 negative (section 2); the library then takes the radius as 0, "
-            "as the threshold test does: return 0 in that case",
+            "noise can make the squared radius negative (section 2): what does the prompt ask cf_radius to "
+            "return then?",
         )
 
 
@@ -393,7 +389,7 @@ def _check_diameter(cf_diameter, sets):
             got,
             wrong if got.size == 1 else [],
             _CF_RTOL,
-            "expand ||x_i - x_j||^2 = ||x_i||^2 + ||x_j||^2 - 2 x_i.x_j and sum over the pairs i != j",
+            "expand ||x_i - x_j||^2 and sum each of its terms over the pairs i != j: which sums are N, LS and SS?",
         )
         fail(
             f"cf_diameter({short(cf, 90)}) is not right (relative tolerance {_CF_RTOL:g}; the subcluster has "
@@ -444,28 +440,32 @@ UPDATE_MERGE_MISTAKES = (
     (
         "N not counted",
         lambda cf, x, *_: _flat((cf[0], cf[1] + x, cf[2] + x @ x)),
-        "N counts the records: the merged CF has N + 1",
+        "your N did not change; what does N count, and what happens to it when a record joins?",
     ),
     (
         "SS + sum(x)",
         lambda cf, x, *_: _flat((cf[0] + 1, cf[1] + x, cf[2] + x.sum())),
-        "SS adds the squared norm ||x||^2, not the sum of x's coordinates",
+        "your SS grew by the sum of x's coordinates; what does SS add up for each record?",
     ),
     (
         "SS + ||x||",
         lambda cf, x, *_: _flat((cf[0] + 1, cf[1] + x, cf[2] + math.sqrt(x @ x))),
-        "SS adds ||x||^2, the SQUARED norm",
+        "your SS grew by the norm ||x||; what does SS add up for each record?",
     ),
     (
         "SS unchanged",
         lambda cf, x, *_: _flat((cf[0] + 1, cf[1] + x, cf[2])),
-        "SS takes the record in as well: SS + ||x||^2",
+        "your SS did not change; the record joins the subcluster: what does it add to SS?",
     ),
-    ("LS unchanged", lambda cf, x, *_: _flat((cf[0] + 1, cf[1], cf[2] + x @ x)), "LS takes the record in: LS + x"),
+    (
+        "LS unchanged",
+        lambda cf, x, *_: _flat((cf[0] + 1, cf[1], cf[2] + x @ x)),
+        "your LS did not change; the record joins the subcluster: what does it add to LS?",
+    ),
     (
         "CF replaced",
         lambda cf, x, *_: _flat((cf[0] + 1, x, x @ x)),
-        "the record joins the subcluster: add it to the CF, do not replace the CF by it",
+        "your CF is the record's own CF; the record joins the subcluster: what does the additivity theorem say?",
     ),
 )
 
@@ -476,22 +476,27 @@ UPDATE_NOISE_MISTAKES = (
         "scale d/eps",
         stats.laplace,
         lambda d, eps: d / eps,
-        "scale d/eps = {scale:g}: d is the L1 sensitivity of LS on [0, 1]^d (the honest accounting of "
-        "Exercise 3), but the paper's step 1, which this exercise implements, uses Delta q = 1: Lap(1/eps)",
+        "scale d/eps = {scale:g}: that is the honest accounting of Exercise 3; this exercise implements the "
+        "paper's step 1: which Delta q does the paper use?",
     ),
     (
         "scale 2/eps",
         stats.laplace,
         lambda d, eps: 2 / eps,
-        "scale 2/eps: the paper spends eps on LS and eps on SS (2 eps in all), so each draw is Lap(1/eps)",
+        "scale 2/eps: the paper claims 2 eps in all: how much of it does each of LS and SS get?",
     ),
     (
         "scale 1/(2 eps)",
         stats.laplace,
         lambda d, eps: 1 / (2 * eps),
-        "scale 1/(2 eps): each of LS and SS gets the whole eps in the paper, so each draw is Lap(1/eps)",
+        "scale 1/(2 eps): how much budget does the paper give each of LS and SS?",
     ),
-    ("scale eps", stats.laplace, lambda d, eps: eps, "the scale is Delta q / eps = 1/eps, not eps"),
+    (
+        "scale eps",
+        stats.laplace,
+        lambda d, eps: eps,
+        "your scale grows with eps; more budget must mean less noise: check which way round your ratio is",
+    ),
     (
         "Gaussian, the same scale",
         stats.norm,
@@ -515,9 +520,9 @@ def _merged(cf, x, *_):
 def check_dpbirch_noisy_update(update, d=3, epsilon=0.5, n=10_000, seed=0):
     """``update(cf, x, epsilon, rng)``: the paper's step 1, record x merged into one CF with Laplace noise.
 
-    The answer must be (N + 1, LS + x + eta, SS + ||x||^2 + xi): eta are d and
-    xi one independent Lap(1/epsilon) draws (the paper's Delta q = 1 on [0, 1]
-    data), and N is exact. First at epsilon = 1e8 (noise below 1e-6) against the
+    The answer must be the record merged into the CF, with an independent
+    Lap(1/epsilon) draw (the paper's Delta q = 1 on [0, 1] data) on each
+    coordinate of LS and on SS, and N exact. First at epsilon = 1e8 (noise below 1e-6) against the
     library's merge ``ClusteringFeature`` + ``ClusteringFeature.of(x)`` on three
     CFs (typical mistakes: ``UPDATE_MERGE_MISTAKES``); then ``n`` calls at
     ``epsilon`` on one CF: Kolmogorov-Smirnov tests of the LS noise (all
@@ -527,11 +532,12 @@ def check_dpbirch_noisy_update(update, d=3, epsilon=0.5, n=10_000, seed=0):
 
     Examples
     --------
-    >>> def noisy_update(cf, x, epsilon, rng):
-    ...     eta = rng.laplace(0.0, 1.0 / epsilon, size=len(x) + 1)
-    ...     return cf[0] + 1, cf[1] + x + eta[:-1], cf[2] + x @ x + eta[-1]
-    >>> check_dpbirch_noisy_update(noisy_update)
-    Correct: ...
+    A CF returned as it was:
+
+    >>> check_dpbirch_noisy_update(lambda cf, x, epsilon, rng: cf)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: at epsilon = 1e+08 the update is far from the exact merge ...
     """
     rng = np.random.default_rng(seed)
     cfs = [_cf(rng.random((5, d))), _cf(rng.random((1, d))), _cf(rng.random((40, d)))]
@@ -546,9 +552,9 @@ def check_dpbirch_noisy_update(update, d=3, epsilon=0.5, n=10_000, seed=0):
     if np.any(out[:, 0] != want[0]):
         fail(
             "N is not exact",
-            f"N = {want[0]:g} (N + 1) in every call",
+            f"N = {want[0]:g} in every call",
             f"N from {out[:, 0].min():.4g} to {out[:, 0].max():.4g}",
-            "the paper adds no noise to N: it stays the exact count N + 1",
+            "the paper adds no noise to N: it stays exact",
         )
     _check_update_noise(out[:, 1:] - want[1:], d, epsilon)
     return passed(
@@ -566,7 +572,8 @@ def _check_update_noise_free(flat_update, cases):
             f"at epsilon = {big:g} the update is far from the exact merge",
             "noise of scale 1e-8",
             f"largest |difference| {np.max(np.abs(got - want)):.3g}",
-            "the Laplace scale is Delta q / epsilon = 1/epsilon: the noise shrinks as epsilon grows",
+            "at this epsilon the noise should be tiny: is the record merged in, and does your noise shrink as "
+            "epsilon grows?",
         )
     _quietly(
         check_function,
@@ -577,7 +584,8 @@ def _check_update_noise_free(flat_update, cases):
         rtol=1e-6,
         atol=1e-5,
         mistakes=_pairs(UPDATE_MERGE_MISTAKES),
-        hint="step 1 merges x into the CF, (N + 1, LS + x, SS + ||x||^2), and then adds the noise",
+        hint="step 1 first merges x into the CF by the additivity theorem (x alone is a CF of one point), then "
+        "adds the noise",
     )
 
 
@@ -594,7 +602,8 @@ def _check_update_noise(noise, d, epsilon):
         scale,
         level,
         mistakes,
-        "LS gets d independent Lap(1/eps) draws, one per coordinate, added to LS + x",
+        "LS needs one independent Laplace draw per coordinate, added after the merge; check its scale against "
+        "the prompt's",
     )
     _laplace_part(
         "SS",
@@ -602,8 +611,8 @@ def _check_update_noise(noise, d, epsilon):
         scale,
         level,
         mistakes,
-        "SS gets one Lap(1/eps) draw of its own, added to SS + ||x||^2 (noise the sum, not the record "
-        "before squaring it)",
+        "SS needs one Laplace draw of its own, added after the merge: do you noise SS itself, or the record "
+        "before squaring it?",
     )
     _independent(noise, [f"LS[{j}]" for j in range(d)] + ["SS"], level)
 
@@ -624,67 +633,62 @@ def _largest(lo, up):
 
 
 def _smallest_square(lo, up):
-    """The smallest x_j^2 over the box, per coordinate (0 where the side contains 0)."""
+    """The smallest x_j^2 over the box, per coordinate."""
     return np.where((lo <= 0) & (up >= 0), 0.0, np.minimum(lo**2, up**2))
 
 
 _REPLACED = "that is the change when one record is REPLACED by another; here a record x is added or removed"
 _ONLY_ON_THE_UNIT_BOX = "d is the answer on [0, 1]^d only; here the box has other sides"
+_SQUARE_OF_THE_SUM = "that is the square of the sum of the |x_j|; what does ||x||^2 add up?"
+_UPPER_SIDES_SQUARED = "you used the upper sides only; with l_j < 0, which end of a side gives the largest x_j^2?"
 
 # The typical wrong sensitivities, as data: for N, LS and SS in turn, (name, wrong value as a function of
 # (lower, upper, right sensitivities), hint). check_cf_sensitivities names the first one the answer matches.
 CF_SENSITIVITY_MISTAKES = (
-    (("0 for N", lambda lo, up, want: 0.0, "adding or removing one record changes N by exactly 1"),),
+    (("0 for N", lambda lo, up, want: 0.0, "N is a count: how much does adding or removing one record change it?"),),
     (
         (
             "Delta q = 1",
             lambda lo, up, want: 1.0,
-            "Delta q = 1 is the change of ONE coordinate on [0, 1]; LS has d coordinates, and its L1 "
-            "sensitivity adds up their changes",
+            "Delta q = 1 is the change of ONE coordinate on [0, 1]; LS has d coordinates: what does the L1 norm of "
+            "its change add up?",
         ),
         (
             "the largest coordinate",
             lambda lo, up, want: _largest(lo, up).max(),
-            "the Laplace mechanism needs the L1 norm of the change: the sum over the coordinates, not the largest one",
+            "that is the largest change of one coordinate; which norm of the whole change does the Laplace "
+            "mechanism need?",
         ),
         (
             "the L2 norm",
             lambda lo, up, want: np.sqrt(np.sum(_largest(lo, up) ** 2)),
-            "that is the L2 norm of the change; the Laplace mechanism is calibrated to its L1 norm",
+            "that is the L2 norm of the change; which norm is the Laplace mechanism calibrated to?",
         ),
-        ("replacement", lambda lo, up, want: np.sum(up - lo), _REPLACED + ", which moves LS by x itself"),
+        ("replacement", lambda lo, up, want: np.sum(up - lo), _REPLACED + ": how far does adding x move LS?"),
         (
             "upper sides only",
             lambda lo, up, want: np.sum(np.abs(up)),
-            "a coordinate can be negative: |x_j| can reach |l_j|; take max(|l_j|, |u_j|)",
+            "you used the upper sides only; a coordinate can be negative: how large can |x_j| be when l_j < 0?",
         ),
         ("d", lambda lo, up, want: float(len(lo)), _ONLY_ON_THE_UNIT_BOX),
     ),
     (
-        (
-            "(sum |x_j|)^2",
-            lambda lo, up, want: want[1] ** 2,
-            "||x||^2 is the sum of the squared coordinates, not the square of their sum",
-        ),
-        (
-            "upper sides only",
-            lambda lo, up, want: np.sum(up**2),
-            "a coordinate in [l_j, u_j] with l_j < 0 can reach l_j^2 > u_j^2: take the larger",
-        ),
-        ("||x||_1", lambda lo, up, want: want[1], "SS moves by ||x||^2 (squared coordinates), not by ||x||_1"),
-        ("1", lambda lo, up, want: 1.0, "SS moves by ||x||^2, which can be far above 1 (d on [0, 1]^d)"),
+        ("(sum |x_j|)^2", lambda lo, up, want: want[1] ** 2, _SQUARE_OF_THE_SUM),
+        ("upper sides only", lambda lo, up, want: np.sum(up**2), _UPPER_SIDES_SQUARED),
+        ("||x||_1", lambda lo, up, want: want[1], "that is LS's sensitivity, ||x||_1; how far can adding x move SS?"),
+        ("1", lambda lo, up, want: 1.0, "1 bounds a count's change; how far can adding x move SS in this box?"),
         (
             "replacement",
             lambda lo, up, want: np.sum(_largest(lo, up) ** 2 - _smallest_square(lo, up)),
-            _REPLACED + ", which moves SS by ||x||^2",
+            _REPLACED + ": how far does adding x move SS?",
         ),
         ("d", lambda lo, up, want: float(len(lo)), _ONLY_ON_THE_UNIT_BOX),
     ),
 )
 _SENSITIVITY_DEFAULT_HINTS = (
     "N counts the records",
-    "adding or removing x moves LS by x itself: take the largest L1 norm ||x||_1 over the box",
-    "adding or removing x moves SS by ||x||^2: take its largest value over the box",
+    "how far does adding or removing x move LS, in L1 norm, and how large can that be over the box?",
+    "how far does adding or removing x move SS, and how large can that be over the box?",
 )
 
 
@@ -745,12 +749,10 @@ def check_cf_sensitivities(cf_sensitivities, seed=None, solutions=None):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> def cf_sensitivities(lower, upper):
-    ...     largest = np.maximum(np.abs(lower), np.abs(upper))
-    ...     return 1.0, float(largest.sum()), float(np.sum(largest**2))
-    >>> check_cf_sensitivities(cf_sensitivities)
-    Correct: ...
+    >>> check_cf_sensitivities(lambda lower, upper: (1.0, 1.0, 1.0))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: cf_sensitivities: the L1 sensitivity of LS is not right ...
     """
     boxes, reference = answer_key(
         _SENSITIVITY_BOXES, CF_SENSITIVITY_ANSWERS, _boxes, seed, solutions, "cf_sensitivities"
@@ -813,36 +815,36 @@ INSERTION_EPSILON_MISTAKES = (
     (
         "the paper's 2 eps",
         lambda h, L, S, q, e, d: 2 * e,
-        "that is the paper's claim (eps for LS, eps for SS): it takes the sensitivity to be Delta q and counts one CF",
+        "that is the paper's claim (eps for LS, eps for SS); Section 6 lists what it leaves out: the "
+        "sensitivities, and how many CFs?",
     ),
     (
         "one CF",
         lambda h, L, S, q, e, d: (L + S) * e / q,
-        "that is the cost of ONE noisy CF. The record updates one CF on each of the h levels; all of them contain "
-        "it, so they compose sequentially",
+        "that is the cost of ONE noisy CF; how many CFs on the path hold the record, and how do their releases "
+        "compose?",
     ),
     (
         "Delta q as the sensitivity",
         lambda h, L, S, q, e, d: 2 * h * e,
-        "Delta q is the largest change of ONE coordinate: LS moves by up to sum_j max(|l_j|, |u_j|) in L1 norm, "
-        "and SS by up to sum_j max(l_j^2, u_j^2)",
+        "you took Delta q as the sensitivity; Delta q bounds ONE coordinate: what are the L1 sensitivities of LS "
+        "and SS (the first part)?",
     ),
     (
         "scale 1/eps",
         lambda h, L, S, q, e, d: h * (L + S) * e,
-        "the noise scale is Delta q / eps, not 1/eps: a release with L1 sensitivity Delta and noise scale b costs "
-        "Delta / b",
+        "you took the noise scale as 1/eps; which scale does the scheme draw with in this box?",
     ),
-    ("LS only", lambda h, L, S, q, e, d: h * L * e / q, "SS is noised too, and its change counts as well"),
+    ("LS only", lambda h, L, S, q, e, d: h * L * e / q, "you counted LS only; what else does each CF release?"),
     (
         "(sum |x_j|)^2 for SS",
         lambda h, L, S, q, e, d: h * (L + L * L) * e / q,
-        "SS moves by ||x||^2 = sum_j x_j^2, at most sum_j max(l_j^2, u_j^2), not by (sum_j |x_j|)^2",
+        "you took (sum_j |x_j|)^2 for SS's sensitivity; is ||x||^2 the square of a sum or a sum of squares?",
     ),
     (
         "h - 1 levels",
         lambda h, L, S, q, e, d: (h - 1) * (L + S) * e / q,
-        "count the leaf level too: a tree of h levels has h CFs on every path",
+        "one level short: does your count of the CFs on the path include the leaf level's?",
     ),
     (
         "2 h d eps",
@@ -868,14 +870,10 @@ def check_dpbirch_insertion_epsilon(insertion_epsilon, seed=None, solutions=None
 
     Examples
     --------
-    The ``cf_sensitivities`` it calls is the reference while the check runs:
-
-    >>> import numpy as np
-    >>> def insertion_epsilon(h, lower, upper, epsilon):
-    ...     _, delta_ls, delta_ss = cf_sensitivities(lower, upper)
-    ...     return h * (delta_ls + delta_ss) * epsilon / np.max(np.maximum(np.abs(lower), np.abs(upper)))
-    >>> check_dpbirch_insertion_epsilon(insertion_epsilon)
-    Correct: ...
+    >>> check_dpbirch_insertion_epsilon(lambda h, lower, upper, epsilon: 2 * epsilon)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the budget one insertion spends: <lambda>(9, ...
     """
     cases, reference = answer_key(
         INSERTION_CASES, INSERTION_ANSWERS, _insertion_cases, seed, solutions, "insertion_epsilon"
@@ -889,12 +887,12 @@ def check_dpbirch_insertion_epsilon(insertion_epsilon, seed=None, solutions=None
             cases,
             rtol=1e-9,
             mistakes=[(_insertion_mistake(f), hint) for _, f, hint in INSERTION_EPSILON_MISTAKES],
-            hint="for each CF on the path: (L1 sensitivity of LS + that of SS) / noise scale; then compose over "
-            "the path",
+            hint="for each noisy CF on the path, what does the Laplace mechanism's guarantee give, and how do the "
+            "CFs on the path compose?",
         )
 
 
-_SPLIT_HINT = "the three parts share eps: N gets eps/4, LS eps/2 and SS eps/4 (sequential composition)"
+_SPLIT_HINT = "each part got the whole eps, but the three parts hold the same record: how does the prompt split eps?"
 
 # The typical wrong noise scales of the leaves, as data: (part, or None for every part; name; wrong scale
 # as a function of (part index k, sensitivities, epsilon, the part's share of epsilon, lower, upper, the number
@@ -905,16 +903,15 @@ LEAF_NOISE_MISTAKES = (
         None,
         "the share divided among the leaves",
         lambda k, delta, eps, eps_k, lo, up, m: delta[k] / (eps_k / m),
-        "misconception: that the leaves share each part's budget. A record falls into ONE leaf, so the m "
-        "leaves' releases are on disjoint data (parallel composition): each leaf's N, LS and SS get their "
-        "part's whole share of eps. Dividing it among the leaves multiplies the noise by m for no privacy gain",
+        "misconception: that the leaves share each part's budget. How many leaves can one record fall into, "
+        "and which composition applies to releases on disjoint data?",
     ),
     (None, "the whole eps", lambda k, delta, eps, eps_k, lo, up, m: delta[k] / eps, _SPLIT_HINT),
     (
         None,
         "equal thirds",
         lambda k, delta, eps, eps_k, lo, up, m: delta[k] / (eps / 3),
-        "the split is (1/4, 1/2, 1/4) for (N, LS, SS), not equal thirds",
+        "you split eps in equal thirds; reread the prompt's budget_split",
     ),
     (
         "LS",
@@ -926,14 +923,14 @@ LEAF_NOISE_MISTAKES = (
         "LS",
         "Delta q = 1",
         lambda k, delta, eps, eps_k, lo, up, m: 1 / eps_k,
-        "Delta q = 1 is the paper's value for one coordinate; LS has d of them, and "
-        "its L1 sensitivity adds up their largest changes",
+        "Delta q = 1 is the paper's value for one coordinate; LS has d of them: what does its L1 sensitivity "
+        "add up (Exercise 3)?",
     ),
     (
         "LS",
         "the largest coordinate",
         lambda k, delta, eps, eps_k, lo, up, m: _largest(lo, up).max() / eps_k,
-        "the L1 sensitivity adds up the coordinates' largest changes; it is not the largest one",
+        "that is the largest change of one coordinate; what does the L1 sensitivity of LS add up (Exercise 3)?",
     ),
     (
         "LS",
@@ -947,24 +944,19 @@ LEAF_NOISE_MISTAKES = (
         lambda k, delta, eps, eps_k, lo, up, m: len(lo) / eps_k,
         "d is the sensitivity of SS on [0, 1]^d only; for this box it is larger",
     ),
-    ("SS", "1", lambda k, delta, eps, eps_k, lo, up, m: 1 / eps_k, "SS moves by ||x||^2, far more than 1 in this box"),
     (
         "SS",
-        "(sum |x_j|)^2",
-        lambda k, delta, eps, eps_k, lo, up, m: delta[1] ** 2 / eps_k,
-        "||x||^2 is the sum of the squared coordinates, not the square of their sum",
+        "1",
+        lambda k, delta, eps, eps_k, lo, up, m: 1 / eps_k,
+        "1 bounds a count's change; how far can adding x move SS in this box (Exercise 3)?",
     ),
-    (
-        "SS",
-        "upper sides only",
-        lambda k, delta, eps, eps_k, lo, up, m: np.sum(up**2) / eps_k,
-        "a side with l_j < 0 can reach l_j^2 > u_j^2: take the larger",
-    ),
+    ("SS", "(sum |x_j|)^2", lambda k, delta, eps, eps_k, lo, up, m: delta[1] ** 2 / eps_k, _SQUARE_OF_THE_SUM),
+    ("SS", "upper sides only", lambda k, delta, eps, eps_k, lo, up, m: np.sum(up**2) / eps_k, _UPPER_SIDES_SQUARED),
     (
         "SS",
         "||x||_1",
         lambda k, delta, eps, eps_k, lo, up, m: delta[1] / eps_k,
-        "SS moves by ||x||^2, not by ||x||_1",
+        "that is LS's sensitivity, ||x||_1; how far can adding x move SS?",
     ),
 )
 
@@ -973,8 +965,8 @@ def check_public_tree_leaf_noise(noisy_leaves, epsilon=1.0, m=20_000, seed=0):
     """``noisy_leaves(n, ls, ss, epsilon, lower, upper, rng)``: DPBirchPublicTree's release of its leaf CFs.
 
     Every leaf's N, each coordinate of its LS, and its SS get an independent
-    Laplace draw of scale Delta / (share * epsilon): the L1 sensitivities of
-    the box [lower, upper], the shares (1/4, 1/2, 1/4). Checked on m leaves in
+    Laplace draw, of the scale the Laplace mechanism needs for that part's L1
+    sensitivity in the box [lower, upper] and its share of epsilon (1/4, 1/2, 1/4). Checked on m leaves in
     a 4-d box with negative sides, against the library's scales
     (``birch.cf_sensitivities`` over DPBirchPublicTree's budget shares): a Kolmogorov-Smirnov test of each
     part's noise (typical mistakes: ``LEAF_NOISE_MISTAKES``) and a correlation test of all pairs of noise
@@ -983,13 +975,13 @@ def check_public_tree_leaf_noise(noisy_leaves, epsilon=1.0, m=20_000, seed=0):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> def noisy_leaves(n, ls, ss, epsilon, lower, upper, rng):
-    ...     top = np.maximum(np.abs(lower), np.abs(upper))
-    ...     scale = np.array([1.0, top.sum(), np.sum(top**2)]) / (np.array([0.25, 0.5, 0.25]) * epsilon)
-    ...     return tuple(part + rng.laplace(0.0, b, size=np.shape(part)) for part, b in zip((n, ls, ss), scale))
-    >>> check_public_tree_leaf_noise(noisy_leaves)
-    Correct: ...
+    Leaves released without noise:
+
+    >>> check_public_tree_leaf_noise(lambda n, ls, ss, epsilon, lower, upper, rng: (n, ls, ss))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the noise on N does not follow Lap(4) ...
+      hint:     N carries no noise: add a fresh Laplace draw to every number released
     """
     lower, upper = (np.array(b) for b in _SENSITIVITY_BOXES[0])
     d = len(lower)
@@ -1010,7 +1002,7 @@ def check_public_tree_leaf_noise(noisy_leaves, epsilon=1.0, m=20_000, seed=0):
             for part, _, scale, hint in LEAF_NOISE_MISTAKES
             if part in (None, what)
         ]
-        hint = f"{what}: Laplace noise of scale (L1 sensitivity of {what}) / (its share of eps)"
+        hint = f"{what}: which L1 sensitivity and which share of eps set the scale of its Laplace noise?"
         _laplace_part(what, noise, scales[k], level, mistakes, hint)
     columns = np.column_stack([parts[0], parts[1], parts[2]])
     _independent(columns, ["N"] + [f"LS[{j}]" for j in range(d)] + ["SS"], level)
@@ -1048,13 +1040,13 @@ _ADD_REMOVE = "that is the change when one record is ADDED or REMOVED; here one 
 # The typical wrong sensitivities under replacement, as data: for N, LS and SS in turn, (name, wrong value as a
 # function of (lower, upper), hint).
 REPLACEMENT_SENSITIVITY_MISTAKES = (
-    (("add or remove", lambda lo, up, want: 1.0, "a replaced record leaves N as it is: " + _ADD_REMOVE),),
+    (("add or remove", lambda lo, up, want: 1.0, _ADD_REMOVE + ": does N change?"),),
     (
         ("add or remove", lambda lo, up, want: float(np.sum(_largest(lo, up))), _ADD_REMOVE),
         (
             "twice the largest",
             lambda lo, up, want: float(2 * np.sum(_largest(lo, up))),
-            "x - x' has coordinates in [l_j - u_j, u_j - l_j]: the largest |x_j - x'_j| is u_j - l_j",
+            "you doubled the largest |x_j|; how far apart can two values x_j, x'_j of the side [l_j, u_j] be?",
         ),
     ),
     (
@@ -1062,12 +1054,13 @@ REPLACEMENT_SENSITIVITY_MISTAKES = (
         (
             "u^2 - l^2",
             lambda lo, up, want: float(np.sum(np.abs(np.asarray(up) ** 2 - np.asarray(lo) ** 2))),
-            "where the box contains 0 the smallest x_j^2 is 0, not min(l_j^2, u_j^2)",
+            "you took |u_j^2 - l_j^2| per side; where is x_j^2 smallest on a side that contains 0?",
         ),
         (
             "(u - l)^2",
             lambda lo, up, want: float(np.sum((np.asarray(up) - np.asarray(lo)) ** 2)),
-            "||x||^2 - ||x'||^2 is not ||x - x'||^2: take the largest ||x||^2 minus the smallest over the box",
+            "||x||^2 - ||x'||^2 is not ||x - x'||^2: how large can the difference of two squared norms be over "
+            "the box?",
         ),
     ),
 )

@@ -40,30 +40,31 @@ QUADTREE_SCALE_MISTAKES = (
     (
         "the whole budget per level",
         lambda eps, height: 1 / eps,
-        "every level gets epsilon_tree / maxH, not all of epsilon_tree: the maxH "
-        "levels run one after the other on the same data (sequential composition)",
+        "each level got the whole epsilon_tree, but the levels release counts of the same records one after "
+        "the other: how must they share the budget?",
     ),
     (
         "maxH + 1 levels",
         lambda eps, height: (height + 1) / eps,
-        "off by one in the depth: counts are released at depths "
-        "0, ..., maxH - 1, that is maxH levels (a node at depth maxH "
-        "stops whatever its count), so each gets epsilon_tree / maxH",
+        "off by one in the depth: at which depths does the tree release counts (what does a node at depth maxH "
+        "do?), and how many levels is that?",
     ),
     (
         "maxH - 1 levels",
         lambda eps, height: (height - 1) / eps,
-        "off by one in the depth: depths 0, ..., maxH - 1 are maxH levels, so each gets epsilon_tree / maxH",
+        "off by one in the depth: at which depths does the tree release counts, and how many levels is that?",
     ),
     (
         "budget times sensitivity",
         lambda eps, height: 1 / (eps * height),
-        "the scale is sensitivity / budget = 1 / (epsilon_tree / maxH) = maxH / epsilon_tree",
+        "your scale shrinks as maxH grows; more levels share the budget, so should each level's noise shrink or "
+        "grow? check how the level's share enters the scale",
     ),
     (
         "sensitivity 2",
         lambda eps, height: 2 * height / eps,
-        "the nodes of one level are disjoint cells, so one record changes one count by 1: the level's sensitivity is 1",
+        "you used sensitivity 2; the nodes of one level are disjoint cells: how many of the level's counts can "
+        "one added record change, and by how much?",
     ),
 )
 
@@ -72,18 +73,18 @@ QUADTREE_SPLIT_MISTAKES = (
     (
         "split on the true count",
         lambda counts, noisy, threshold: counts > threshold,
-        "the split is decided on the TRUE count; it must use the noisy count, or the tree's "
-        "shape leaks the data outside the budget",
+        "the split is decided on the TRUE count; the tree's shape is released too: what may it depend on to stay "
+        "within the budget?",
     ),
     (
         "inverted",
         lambda counts, noisy, threshold: noisy <= threshold,
-        "inverted: a node splits when its noisy count EXCEEDS the threshold (Alg. 2 stops if NoisyCount <= T)",
+        "your split rule is inverted: reread Alg. 2 line 5, which nodes stop and which split?",
     ),
     (
         "not strict",
         lambda counts, noisy, threshold: noisy >= threshold,
-        "a node splits when its noisy count exceeds T (strictly)",
+        "your rule splits a node whose noisy count equals T; reread Alg. 2 line 5: what happens at equality?",
     ),
 )
 
@@ -91,9 +92,9 @@ QUADTREE_SPLIT_MISTAKES = (
 def check_quadtree_level(release_level, epsilon_tree=0.6, max_height=4, threshold=10.0, n_nodes=20_000, seed=0):
     """``release_level(counts, epsilon_tree, max_height, threshold, rng)``: one level of the DP quadtree.
 
-    Must return (noisy counts, split): every node's count plus its own
-    Lap(max_height / epsilon_tree) (the level's share epsilon_tree / max_height,
-    sensitivity 1 over disjoint cells), and split = noisy count > threshold, as
+    Must return (noisy counts, split): every node's count plus its own Laplace
+    noise, of the scale that gives the level its share of epsilon_tree, and the
+    split decisions of Alg. 2 line 5, as
     :func:`~dpclust_lib.cluster.dpqt_kmeans.build_dp_quadtree` does. The noise is
     checked by a Kolmogorov-Smirnov test at alpha = 0.001 over ``n_nodes``
     nodes, naming typical wrong scales (``QUADTREE_SCALE_MISTAKES``); the split
@@ -101,12 +102,14 @@ def check_quadtree_level(release_level, epsilon_tree=0.6, max_height=4, threshol
 
     Examples
     --------
-    >>> import numpy as np
+    Counts released as they are:
+
     >>> def release_level(counts, epsilon_tree, max_height, threshold, rng):
-    ...     noisy = np.asarray(counts, dtype=float) + rng.laplace(0.0, max_height / epsilon_tree, size=len(counts))
-    ...     return noisy, noisy > threshold
-    >>> check_quadtree_level(release_level)
-    Correct: ...
+    ...     return counts, counts > threshold
+    >>> check_quadtree_level(release_level)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the counts came back exact ...
     """
     counts = np.random.default_rng([seed, 303]).integers(0, 40, size=n_nodes).astype(float)
     name = "release_level"
@@ -121,13 +124,14 @@ def check_quadtree_level(release_level, epsilon_tree=0.6, max_height=4, threshol
 
 
 def _check_level_noise(noise, epsilon_tree, max_height):
-    """The noise of one level: present, one draw per node, Lap(maxH / epsilon_tree)."""
+    """The noise of one level: present, one draw per node, of the level's Laplace scale."""
     if np.all(np.abs(noise) < 1e-12):
         fail(
             "the counts came back exact",
             "count + Laplace noise for every node",
             "the exact counts",
-            "the split decisions are released (they shape the tree), so they must come from noisy counts",
+            "no noise was added, yet the counts are released and the splits depend on them: what must each count "
+            "get first?",
         )
     if np.ptp(noise) == 0:
         fail(
@@ -144,18 +148,19 @@ def _check_level_noise(noise, epsilon_tree, max_height):
         noise.size,
         laplace_cdf(b),
         mistakes,
-        f"each count gets Lap(maxH / epsilon_tree) = Lap({b:g})",
+        "which share of epsilon_tree does one level get, and what is the sensitivity of a level's counts? the "
+        "Laplace scale follows from both",
     )
 
 
 def _check_level_split(split, counts, noisy, threshold):
-    """The split decisions: exactly noisy count > threshold, one boolean per node."""
+    """The split decisions: exactly Alg. 2 line 5's rule, one boolean per node."""
     want = noisy > threshold
     as_bool = split.astype(bool)
     if np.isin(split, [0, 1]).all() and np.array_equal(as_bool, want):
         return
     wrong = [(rule(counts, noisy, threshold), hint) for _, rule, hint in QUADTREE_SPLIT_MISTAKES]
-    hint = diagnose(split, wrong, 1e-9, "split = noisy count > threshold, one boolean per node")
+    hint = diagnose(split, wrong, 1e-9, "one boolean per node: reread Alg. 2 line 5 for the split rule")
     fail(
         "the split decisions are not right",
         f"{int(want.sum())} of {len(want)} nodes split",
@@ -165,40 +170,41 @@ def _check_level_split(split, counts, noisy, threshold):
 
 
 def _eug_raw(n, e, d, theta=10.0):
-    """m before rounding: (N eps / theta)^(2 / (d + 2))."""
+    """The cells per dimension before rounding, the number the typical wrong grid sizes below start from."""
     return (n * e / theta) ** (2.0 / (d + 2))
 
 
-_ROUNDING = "round to the nearest integer (2.55 -> 3), as the library does"
+_ROUNDING = "your m is rounded the wrong way: reread the prompt's rounding rule (what should 2.55 give?)"
 
 # The typical wrong grid sizes, as data: (name, m as a function of (n, epsilon, n_features), hint).
 EUG_GRID_MISTAKES = (
     (
         "M, not m",
         lambda n, e, d: max(1, math.floor(_eug_raw(n, e, d) ** d + 0.5)),
-        "that is M, the number of cells in all; each of the d dimensions gets m = M^(1/d)",
+        "that is M, the number of cells in all; the grid has m cells along each of its d dimensions: how do m "
+        "and M relate?",
     ),
     (
         "not rounded",
         lambda n, e, d: _eug_raw(n, e, d),
-        "a number of cells is an integer: round to the nearest, at least 1",
+        "a number of cells is an integer: reread the prompt's rounding rule",
     ),
     ("rounded down", lambda n, e, d: max(1, math.floor(_eug_raw(n, e, d))), _ROUNDING),
     ("rounded up", lambda n, e, d: max(1, math.ceil(_eug_raw(n, e, d))), _ROUNDING),
     (
         "no floor at 1",
         lambda n, e, d: math.floor(_eug_raw(n, e, d) + 0.5),
-        "a grid has at least one cell per dimension, even when N eps / 10 is below 1",
+        "a grid has at least one cell per dimension: what does yours give when N eps / 10 is below 1?",
     ),
     (
         "theta left out",
         lambda n, e, d: max(1, math.floor(_eug_raw(n, e, d, 1.0) + 0.5)),
-        "theta = 10 is part of the formula: (N eps / 10)",
+        "you left theta out: reread the prompt's M",
     ),
     (
         "exponent 2/d",
         lambda n, e, d: max(1, math.floor((n * e / 10) ** (2.0 / d) + 0.5)),
-        "M^(1/d) = (N eps / 10)^(2d/(d + 2) / d) = (N eps / 10)^(2/(d + 2))",
+        "check your exponent: what is the d-th root of a power?",
     ),
 )
 
@@ -226,16 +232,17 @@ def _eug_cases(rng):
 def check_eug_grid_size(cells_per_dim, seed=None, solutions=None):
     """``cells_per_dim(n, epsilon, n_features)``: m of Su et al.'s grid, as :func:`eug_grid_size` computes it.
 
-    M = (N epsilon / 10)^(2d / (d + 2)) cells in all, m = M^(1/d) per dimension,
-    rounded to the nearest integer, at least 1. Seven cases against ``EUG_GRID_ANSWERS`` (what
+    M = (N epsilon / 10)^(2d / (d + 2)) cells in all (Su et al.), the same number m along each
+    dimension, rounded to the nearest integer, at least 1. Seven cases against ``EUG_GRID_ANSWERS`` (what
     ``eug_grid_size`` gives; relative tolerance 1e-9; a graded run draws seven others from ``seed`` and
     compares with the teacher's solution); the typical mistakes named are ``EUG_GRID_MISTAKES``.
 
     Examples
     --------
-    >>> import math
-    >>> check_eug_grid_size(lambda n, epsilon, d: max(1, math.floor((n * epsilon / 10) ** (2 / (d + 2)) + 0.5)))
-    Correct: ...
+    >>> check_eug_grid_size(lambda n, epsilon, d: 1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the number of grid cells per dimension: <lambda>(10000, 0.1, 2) is not ...
     """
     cases, reference = answer_key(_EUG_CASES, EUG_GRID_ANSWERS, _eug_cases, seed, solutions, "cells_per_dim")
     return check_function(
@@ -244,7 +251,8 @@ def check_eug_grid_size(cells_per_dim, seed=None, solutions=None):
         reference,
         cases,
         mistakes=[(wrong, hint) for _, wrong, hint in EUG_GRID_MISTAKES],
-        hint="m = M^(1/d), rounded to the nearest integer, at least 1",
+        hint="the grid has the same number m of cells along each dimension: how does m relate to M? then apply "
+        "the prompt's rounding",
     )
 
 
@@ -275,7 +283,7 @@ def _dpqt_cases(rng):
 DPQT_SPENT_CASES = [(1.0, 0.3, 4, 4), (0.5, 0.5, 3, 1), (2.0, 0.3, 6, 5), (0.1, 0.2, 2, 2), (5.0, 0.7, 7, 7)]
 DPQT_SPENT_ANSWERS = [1.0, 0.3333333333333333, 1.9, 0.10000000000000002, 5.0]
 
-_OFF_BY_ONE_LEVEL = "off by one: levels_released already counts every released level, the root's included"
+_OFF_BY_ONE_LEVEL = "off by one in the levels: what does levels_released count, and is the root's level among them?"
 
 # The typical wrong budgets of a fit, as data: (name, epsilon spent as a function of (epsilon, gamma,
 # max_height, levels_released), hint).
@@ -283,21 +291,25 @@ DPQT_SPENT_MISTAKES = (
     (
         "every level charged",
         lambda e, g, h, L: e,
-        "a level releases counts only if it has nodes: when no node of depth h splits, the "
-        "deeper levels release nothing and spend nothing",
+        "you charged the whole budget whatever the tree's depth; what does a level that has no nodes release, "
+        "and spend?",
     ),
     (
         "the whole tree budget per level",
         lambda e, g, h, L: L * g * e + (1 - g) * e,
-        "each level gets epsilon_1 / maxH, not all of epsilon_1 = gamma eps",
+        "each released level got all of the tree's budget gamma eps; how do the maxH levels share it?",
     ),
     ("one level too many", lambda e, g, h, L: (L + 1) * g * e / h + (1 - g) * e, _OFF_BY_ONE_LEVEL),
     ("one level too few", lambda e, g, h, L: (L - 1) * g * e / h + (1 - g) * e, _OFF_BY_ONE_LEVEL),
-    ("leaves left out", lambda e, g, h, L: L * g * e / h, "the leaf counts spend epsilon_2 = (1 - gamma) eps as well"),
+    (
+        "leaves left out",
+        lambda e, g, h, L: L * g * e / h,
+        "you counted the tree's levels only: what else does a fit release, and what does it spend?",
+    ),
     (
         "shares swapped",
         lambda e, g, h, L: g * e + L * (1 - g) * e / h,
-        "gamma eps is the TREE's share; the leaf counts get (1 - gamma) eps",
+        "the shares look swapped: which part of eps does gamma give the tree, and which the leaves?",
     ),
 )
 
@@ -312,10 +324,10 @@ def check_dpqt_epsilon_spent(epsilon_spent, seed=None, solutions=None):
 
     Examples
     --------
-    >>> def epsilon_spent(epsilon, gamma, max_height, levels_released):
-    ...     return gamma * epsilon / max_height * levels_released + (1 - gamma) * epsilon
-    >>> check_dpqt_epsilon_spent(epsilon_spent)
-    Correct: ...
+    >>> check_dpqt_epsilon_spent(lambda epsilon, gamma, max_height, levels_released: 0.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the epsilon a DPQTk-means fit spends: <lambda>(1.0, 0.3, 4, 4) is not ...
     """
     cases, reference = answer_key(DPQT_SPENT_CASES, DPQT_SPENT_ANSWERS, _dpqt_cases, seed, solutions, "epsilon_spent")
     return check_function(
@@ -338,23 +350,24 @@ SPLIT_PROBABILITY_MISTAKES = (
     (
         "the tree's whole budget",
         lambda c, e, h, t: _laplace_tail(t - c, 1 / e),
-        "a level's counts get epsilon_tree / maxH, not the whole epsilon_tree: the scale is maxH / epsilon_tree",
+        "your noise spends the whole epsilon_tree; what share of it does one level's release get (Exercise 1)?",
     ),
     (
         "not splitting",
         lambda c, e, h, t: 1 - _laplace_tail(t - c, h / e),
-        "that is the probability that the node does NOT split: it splits when count + noise > T",
+        "that is the probability that the node does NOT split",
     ),
     (
         "Gaussian",
         lambda c, e, h, t: float(stats.norm.sf(t - c, scale=math.sqrt(2) * h / e)),
-        "the noise is Laplace, not Gaussian with the same variance: P[Lap(b) > z] = exp(-z/b)/2 for z >= 0",
+        "that is Gaussian noise of the same variance; the tree adds Laplace noise: what is the Laplace "
+        "distribution's tail?",
     ),
     (
         "one side only",
         lambda c, e, h, t: float(math.exp(-(t - c) * e / h)) if t >= c else 1.0,
-        "the Laplace density has mass 1/2 on each side: P[Lap(b) > z] = exp(-z/b)/2 for z >= 0, "
-        "1 - exp(z/b)/2 for z < 0",
+        "that is a one-sided exponential tail; how much of the Laplace density's mass lies on each side of 0, and "
+        "what if T is below the count?",
     ),
 )
 
@@ -411,8 +424,8 @@ def _lookup_split(count, epsilon_tree, max_height, threshold):
     key = (count, epsilon_tree, max_height, threshold)
     if key not in PATH_SPLIT_PROBABILITIES:
         raise ExerciseError(
-            f"split_probability{key} is not one of the calls the check expects: call it once per count on the "
-            "path, with the same epsilon_tree, max_height and threshold"
+            f"split_probability{key} is not one of the calls the check expects: it knows the split probabilities "
+            "of the counts on its paths only, at the case's epsilon_tree, max_height and threshold"
         )
     return PATH_SPLIT_PROBABILITIES[key]
 
@@ -421,7 +434,7 @@ def check_split_probability(split_probability, seed=None, solutions=None):
     """``split_probability(count, epsilon_tree, max_height, threshold)``: the probability that a node splits.
 
     A node holding ``count`` records splits in the DP quadtree when its count plus
-    its level's Laplace noise, of scale maxH / epsilon_tree, exceeds T (Alg. 2 line 5).
+    its level's Laplace noise (Exercise 1) exceeds T (Alg. 2 line 5).
     Checked on five counts below and above T, relative tolerance 1e-9, naming the typical mistakes
     of ``SPLIT_PROBABILITY_MISTAKES``; a graded run draws five others from ``seed`` and compares with the
     teacher's solution (:func:`~._core.answer_key`).
@@ -443,7 +456,8 @@ def check_split_probability(split_probability, seed=None, solutions=None):
         cases,
         rtol=1e-9,
         mistakes=[(f, hint) for _, f, hint in SPLIT_PROBABILITY_MISTAKES],
-        hint="the node splits when count + Lap(b) > T, with b = maxH / epsilon_tree: P[Lap(b) > T - count]",
+        hint="the node splits when its noisy count exceeds T: which Laplace scale does its level use, and what is "
+        "the tail of that Laplace distribution?",
     )
 
 
@@ -453,12 +467,13 @@ REACH_PROBABILITY_MISTAKES = (
     (
         "a sum",
         lambda split, cs, e, h, t: sum(split(c, e, h, t) for c in cs),
-        "the levels' noise draws are independent and every split on the path must happen: multiply, do not add",
+        "you added the split probabilities; every split on the path must happen, and the levels' noise is "
+        "independent: how do the probabilities of independent events combine?",
     ),
     (
         "the parent only",
         lambda split, cs, e, h, t: split(cs[-1], e, h, t) if cs else 1.0,
-        "the node exists only if EVERY node on its path split, not only its parent",
+        "you used the parent's split only; what must happen at the other nodes on the path for the node to exist?",
     ),
 )
 
@@ -476,10 +491,10 @@ def check_reach_probability(reach_probability, seed=None, solutions=None):
 
     Examples
     --------
-    >>> def reach_probability(path_counts, epsilon_tree, max_height, threshold):
-    ...     return float(np.prod([split_probability(c, epsilon_tree, max_height, threshold) for c in path_counts]))
-    >>> check_reach_probability(reach_probability)
-    Correct: the probability that a node is created is right on all 4 cases
+    >>> check_reach_probability(lambda path_counts, epsilon_tree, max_height, threshold: 0.5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the probability that a node is created: <lambda>((400, 30, 12), ...
     """
     cases, reference = answer_key(
         REACH_PROBABILITY_CASES, REACH_PROBABILITY_ANSWERS, _reach_cases, seed, solutions, "reach_probability"
@@ -493,6 +508,6 @@ def check_reach_probability(reach_probability, seed=None, solutions=None):
             cases,
             rtol=1e-9,
             mistakes=[(lambda *case, f=f: f(split, *case), hint) for _, f, hint in REACH_PROBABILITY_MISTAKES],
-            hint="the node is created when each node on its path splits, and the levels' noise is independent; "
-            "the empty path is the root, which always exists",
+            hint="when is the node created, and are the levels' noise draws independent? the empty path is the "
+            "root, which always exists",
         )

@@ -128,8 +128,8 @@ def _check_release_noise_drawn(noise, d):
                 f"the {part} came back exact",
                 f"the {part} plus Laplace noise",
                 f"the exact {part}",
-                f"noise on the {other} but not on the {part} is not private: one record changes its cluster's "
-                "count by 1 AND its sum by up to d, so both are released with noise",
+                f"noise on the {other} but not on the {part} is not private: what does one record change in the "
+                f"{part}?",
             )
     if _same_columns(noise):
         fail(
@@ -151,13 +151,16 @@ def _check_release_noise_scale(noise, d, epsilon, b):
     ):
         fail(
             "the sums and the counts each got their own sensitivity at the whole epsilon",
-            f"Lap((d + 1)/eps) = Lap({b:g}) on every entry",
+            f"Lap({b:g}) on every entry",
             "Lap(d/eps) on the sums, Lap(1/eps) on the counts",
-            "each of the two releases is eps-DP, so together they are 2 eps-DP (sequential composition). "
-            "Release the vector (sums, counts) at once: its L1 sensitivity is d + 1",
+            "each of the two releases is eps-DP, so together they are 2 eps-DP (sequential composition); what is "
+            "the L1 sensitivity of the vector (sums, counts) released at once?",
         )
     mistakes = [(law(d, epsilon, b).cdf, hint) for _, law, hint in SUMS_COUNTS_NOISE_MISTAKES]
-    hint = f"every entry is exact value + Lap((d + 1)/eps) = Lap({b:g}); check the exact sums and counts too"
+    hint = (
+        "one Laplace scale for every entry, from the sensitivity of the whole release (Sec. 2) and eps; check the "
+        "exact sums and counts too"
+    )
     ks_check("the noise of the sums", sum_noise, sum_noise.size, laplace_cdf(b), mistakes, hint, level)
     ks_check("the noise of the counts", count_noise, count_noise.size, laplace_cdf(b), mistakes, hint, level)
 
@@ -210,7 +213,7 @@ def _scale_cases(rng):
 
 
 _HALVING_HINT = (
-    "release t of the halving schedule gets eps/2^t: the first spends half of eps, each next one half of what is left"
+    "off by one release in the halving schedule: how much does release 1 spend, and how much is left for release 2?"
 )
 
 # The typical wrong scales of release t, as data: (name, scale as a function of (n_features, epsilon,
@@ -229,7 +232,8 @@ RELEASE_SCALE_MISTAKES = (
     (
         "the whole eps per release",
         lambda d, e, N, t, s: (d + 1) / e,
-        "the N releases share eps: each gets eps/N (fixed) or eps/2^t (halving)",
+        "each release got the whole eps, but the N releases share it (sequential composition): what is release "
+        "t's share under this schedule?",
     ),
     (
         "eps/N multiplied",
@@ -269,20 +273,24 @@ def check_release_scale(release_scale, seed=None, solutions=None):
         reference,
         cases,
         mistakes=[(wrong, hint) for _, wrong, hint in RELEASE_SCALE_MISTAKES],
-        hint="scale = sensitivity / budget of that release",
+        hint="what is the sensitivity of one release, and what budget does release t get under this schedule?",
     )
 
 
-_OFF_BY_ONE_RELEASE = "off by one: sum eps/2^t for t = 1..N"
+_OFF_BY_ONE_RELEASE = "off by one in the halving schedule: how many releases spend, and what does the first one get?"
 
 # The typical wrong totals, as data: (name, total as a function of (epsilon, n_releases, schedule), hint).
 TOTAL_SPENT_MISTAKES = (
     (
         "eps",
         lambda e, N, s: e,
-        "the halving schedule never spends all of eps: eps/2 + eps/4 + ... + eps/2^N = eps (1 - 2^-N)",
+        "the halving schedule never spends all of eps: what is still left after N halvings?",
     ),
-    ("N eps", lambda e, N, s: N * e, "the N releases get eps/N each, not eps each"),
+    (
+        "N eps",
+        lambda e, N, s: N * e,
+        "you charged eps for every release; what does each release of the fixed schedule get?",
+    ),
     ("N + 1 halvings", lambda e, N, s: e if s == "fixed" else e * (1 - 2.0 ** -(N + 1)), _OFF_BY_ONE_RELEASE),
     ("N - 1 halvings", lambda e, N, s: e if s == "fixed" else e * (1 - 2.0 ** -(N - 1)), _OFF_BY_ONE_RELEASE),
     (
@@ -365,19 +373,21 @@ def _idp_variant(X, K, eps, seed, **deviation):
 
 _BLOCKS = (
     "misconception: the parts may be K contiguous blocks of the file. The listing draws each record's part at "
-    "random, rng.integers(0, K, size=n): blocks depend on how the file is sorted (a sorted file puts whole "
-    "clusters into one part), and adding one record moves up to K - 1 others from one block to the next, so "
-    "the release no longer has sensitivity d + 1"
+    "random: blocks depend on how the file is sorted (a sorted file puts whole clusters into one part), and "
+    "adding one record moves up to K - 1 others from one block to the next: what does that do to the sensitivity?"
 )
 
 # The typical wrong initial centres: (how the answer deviates from the listing, the hint).
 _IDP_INIT_MISTAKES = [
     ({"sensitivity": "d"}, "your noise covers the sums' sensitivity; what else does one record change in a release?"),
     ({"sensitivity": "1"}, "your noise covers a count's sensitivity; what does one record do to its part's sum?"),
-    ({"denominator": "true"}, "divide by the NOISY count; the true count is private"),
-    ({"keep": "positive"}, "a part whose noisy count is below 1 (not only below 0) takes its fallback centre"),
-    ({"keep": "all"}, "a part whose noisy count is below 1 takes its fallback centre"),
-    ({"clip": False}, "project the centres onto [0, 1]^d (np.clip): a noisy ratio can leave the domain"),
+    ({"denominator": "true"}, "you divided by the true count; which counts may a released centre depend on?"),
+    (
+        {"keep": "positive"},
+        "you give the fallback centre to parts whose noisy count is below 0; reread the listing's threshold",
+    ),
+    ({"keep": "all"}, "you kept every part; reread the listing: when does a part take its fallback centre?"),
+    ({"clip": False}, "a noisy ratio can leave the domain [0, 1]^d; what does the listing do with such a centre?"),
     ({"parts": "blocks"}, _BLOCKS),
     ({"parts": "array_split"}, _BLOCKS),
 ]

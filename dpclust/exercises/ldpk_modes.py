@@ -28,18 +28,17 @@ def check_grr_perturb(perturb, k=4, epsilon=1.0, n=20_000, seed=0):
     """``perturb(values, k, epsilon, rng)`` must be k-ary randomized response.
 
     Chi-square test of the report distribution for every input value against
-    the exact one (keep with e^eps/(e^eps+k-1), else any other value uniformly),
-    Bonferroni over the k inputs, family-wise alpha = 0.001.
+    the exact one (the input's row of the library's ``grr_matrix``), Bonferroni
+    over the k inputs, family-wise alpha = 0.001.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> def grr(values, k, epsilon, rng):
-    ...     keep = rng.random(len(values)) < np.exp(epsilon) / (np.exp(epsilon) + k - 1)
-    ...     other = rng.integers(0, k - 1, len(values))
-    ...     return np.where(keep, values, other + (other >= values))
-    >>> check_grr_perturb(grr)
-    Correct: ...
+    Reports that always keep the value are told where they differ:
+
+    >>> check_grr_perturb(lambda values, k, epsilon, rng: values)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the reports for input 0 do not follow GRR ...
     """
     P = grr_matrix(k, epsilon)
     rng = np.random.default_rng(seed)
@@ -49,11 +48,11 @@ def check_grr_perturb(perturb, k=4, epsilon=1.0, n=20_000, seed=0):
         if stats.chisquare(observed, P[x] * n).pvalue < ALPHA / k:
             keep = observed[x] / n
             binary_p = np.exp(epsilon) / (np.exp(epsilon) + 1)
-            hint = "each other value should be equally likely"
+            hint = "which reports come out too often? compare how often each value is reported with GRR's definition"
             if abs(keep - binary_p) < 0.02:
-                hint = "p looks like the binary formula e^eps/(e^eps+1); for k values use e^eps/(e^eps+k-1)"
+                hint = "your keep rate is the binary formula's (k = 2); how does GRR's keep probability depend on k?"
             elif abs(keep - (P[x, x] + (1 - P[x, x]) / k)) < 0.02:
-                hint = "when you do not keep the value, draw among the OTHER k-1 values, not all k"
+                hint = "your replacement can be the true value itself: which values may a report take instead?"
             fail(
                 f"the reports for input {x} do not follow GRR (chi-square p < {ALPHA / k:.1e})",
                 np.round(P[x], 3).tolist(),
@@ -64,7 +63,7 @@ def check_grr_perturb(perturb, k=4, epsilon=1.0, n=20_000, seed=0):
 
 
 def _grr_inverses(sizes, eps, swap=False):
-    """(P_j^T)^{-1} = (I - q J) / (p - q) per attribute (``swap``: the p/q-swapped mistake)."""
+    """The inverse of each attribute's GRR matrix, in closed form (``swap``: the p/q-swapped mistake)."""
     out = []
     for k in sizes:
         p, q = grr_probabilities(k, eps)
@@ -84,15 +83,12 @@ def check_ldpfo_estimate(estimate, seed=0, rtol=1e-8):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> def ldpfo_estimate(counts, domain_sizes, epsilon):
-    ...     out = np.asarray(counts, dtype=float)
-    ...     for axis, k in enumerate(domain_sizes):
-    ...         p, q = np.exp(epsilon) / (np.exp(epsilon) + k - 1), 1 / (np.exp(epsilon) + k - 1)
-    ...         out = np.moveaxis(np.tensordot((np.eye(k) - q) / (p - q), out, axes=([1], [axis])), 0, axis)
-    ...     return out
-    >>> check_ldpfo_estimate(ldpfo_estimate)
-    Correct: ...
+    The reports' histogram itself is not the estimate:
+
+    >>> check_ldpfo_estimate(lambda counts, domain_sizes, epsilon: counts)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the estimate differs from the unbiased one for domain_sizes=(2, 2), ...
     """
     rng = np.random.default_rng(seed)
     for sizes, eps in [((2, 2), 1.0), ((3, 2, 3), 0.7), ((4, 3), 2.0), ((2, 2, 2, 2), 0.5)]:
@@ -111,29 +107,32 @@ def check_ldpfo_estimate(estimate, seed=0, rtol=1e-8):
                 )
         if np.allclose(got, expected, rtol=rtol, atol=1e-9):
             continue
-        hint = "apply the inverse of each attribute's k_j x k_j GRR matrix along that attribute's axis"
+        hint = "which matrix perturbs each attribute, and along which axis of the tensor must its inverse act?"
         ratio = got / expected
         if np.all(got >= 0) and np.isclose(got.sum(), counts.sum(), rtol=1e-6):
-            hint = "this looks post-processed (no negatives); return the RAW unbiased estimate"
+            hint = "this looks post-processed (no negatives, total n); which estimate does the prompt ask for?"
         elif np.all(np.isfinite(ratio)) and np.ptp(ratio) < 1e-6:
-            hint = f"off by a constant factor ({ratio.flat[0]:.4g}): check the 1/(p - q) scaling of each attribute"
+            hint = (
+                f"off by a constant factor ({ratio.flat[0]:.4g}): multiply each attribute's inverse by its GRR "
+                "matrix; do you get the identity, or a multiple of it?"
+            )
         else:
             hint = diagnose(
                 got,
                 [
                     (
                         apply_along_axes(counts, _grr_inverses(sizes, eps, swap=True)),
-                        "p and q look swapped: p = e^eps/(e^eps+k_j-1) is the probability of KEEPING the value",
+                        "p and q look swapped: which of the two is the probability of KEEPING the value?",
                     ),
                     (
                         apply_along_axes(counts, [np.linalg.inv(grr_matrix(k, eps * len(sizes))) for k in sizes]),
-                        "you used m * eps per attribute; eps is per unit of Hamming distance, so each attribute's GRR "
-                        "runs at eps",
+                        "you used m * eps per attribute; eps is per unit of Hamming distance: how far apart are "
+                        "two records that differ in one attribute?",
                     ),
                     (
                         apply_along_axes(counts, [np.linalg.inv(grr_matrix(k, eps / len(sizes))) for k in sizes]),
-                        "you used eps / m per attribute; eps is per unit of Hamming distance, so each attribute's GRR "
-                        "runs at eps",
+                        "you split eps over the m attributes; eps is per unit of Hamming distance: how far apart "
+                        "are two records that differ in one attribute?",
                     ),
                 ],
                 rtol,
@@ -170,8 +169,7 @@ def _as_records(out, n, sizes, name):
                 f"{name} returned values outside the domain of attribute {j}",
                 f"codes in 0..{k - 1}",
                 f"range [{arr[:, j].min()}, {arr[:, j].max()}]",
-                f"attribute {j} has its own domain size k_{j} = {k}: draw its replacement among its own "
-                "k_j - 1 other values",
+                f"attribute {j} has its own domain size k_{j} = {k}: which values may its replacement take?",
             )
     return arr
 
@@ -188,25 +186,26 @@ HAMMING_RR_KEEP_MISTAKES = (
     (
         "the other values not uniform",
         _grr_keep,
-        "each attribute keeps its value with the right probability, but the other values are not "
-        "equally likely: draw uniformly among the k_j - 1 OTHER values",
+        "each attribute keeps its value with the right probability, but its replacements do not follow "
+        "Eq. 4: how likely is each of the other values?",
     ),
     (
         "the binary formula",
         lambda sizes, eps: np.full(len(sizes), np.exp(eps) / (np.exp(eps) + 1)),
-        "p looks like e^eps/(e^eps+1) for every attribute (the binary formula, or k = 2 "
-        "for all): attribute j keeps its value with e^eps/(e^eps+k_j-1)",
+        "your keep rates are the binary formula's (k = 2) for every attribute: how does an attribute's "
+        "keep probability depend on its own domain size k_j?",
     ),
     (
         "eps split over the attributes",
         lambda sizes, eps: _grr_keep(sizes, eps / len(sizes)),
-        "you split eps over the m attributes; eps is per unit of Hamming distance, so every "
-        "attribute's randomized response runs at the full eps",
+        "you split eps over the m attributes; eps is per unit of Hamming distance: how far apart are two "
+        "records that differ in one attribute?",
     ),
     (
         "replacement among all k_j values",
         lambda sizes, eps: _grr_keep(sizes, eps) + (1 - _grr_keep(sizes, eps)) / np.asarray(sizes),
-        "when you do not keep the value, draw among the OTHER k_j-1 values, not all k_j",
+        "your replacement can be the true value itself: which values may an attribute report when it does "
+        "not keep its own?",
     ),
 )
 
@@ -222,14 +221,12 @@ def check_hamming_rr_perturb(perturb, domain_sizes=(3, 2, 4), epsilon=0.7, n=20_
 
     Examples
     --------
-    >>> import numpy as np
-    >>> def hamming_rr(X, domain_sizes, epsilon, rng):
-    ...     X, k = np.asarray(X), np.asarray(domain_sizes)
-    ...     keep = rng.random(X.shape) < np.exp(epsilon) / (np.exp(epsilon) + k - 1)
-    ...     other = rng.integers(0, k - 1, size=X.shape)
-    ...     return np.where(keep, X, other + (other >= X))
-    >>> check_hamming_rr_perturb(hamming_rr)
-    Correct: ...
+    Reports that always keep the record are told where they differ:
+
+    >>> check_hamming_rr_perturb(lambda X, domain_sizes, epsilon, rng: X)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the reports for record [0, 0, 0] do not follow Eq. 4 ...
     """
     sizes = tuple(int(k) for k in domain_sizes)
     cells = math.prod(sizes)
@@ -268,11 +265,11 @@ def _fail_hamming_rr(out, x, sizes, epsilon, level):
     n = out.shape[0]
     correct_keep = _grr_keep(sizes, epsilon)
     keep = (out == x).mean(axis=0)
-    hint = "Section 3: the mechanism is m independent k_j-ary randomized responses, each at eps"
+    hint = "Section 3: which simpler mechanism does each attribute go through, and at what privacy level?"
     if _marginals_ok(out, x, sizes, correct_keep, level):
         hint = (
-            "every attribute on its own is right, but the attributes are not independent: draw a separate "
-            "keep/replace decision for every attribute (the mechanism factorises, Section 3)"
+            "every attribute on its own is right, but the attributes are not independent: does each attribute "
+            "of a user get its own random draws (Section 3)?"
         )
     else:
         tol = 5 * np.sqrt(0.25 / n) + 0.01
@@ -317,14 +314,19 @@ def check_hamming_rr_ldp_level(plain_ldp_level, seed=None, solutions=None):
 
     Examples
     --------
-    >>> check_hamming_rr_ldp_level(lambda domain_sizes, epsilon: len(domain_sizes) * epsilon)
-    Correct: ...
+    >>> check_hamming_rr_ldp_level(lambda domain_sizes, epsilon: epsilon)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the plain LDP level of a report: <lambda>((3, 2, 3), 1.0) is not ...
     """
     mistakes = [
         (lambda s, e: e, "eps is the privacy per unit of Hamming distance; how far apart can two records be?"),
-        (lambda s, e: (len(s) - 1) * e, "two records can differ in ALL m attributes"),
-        (lambda s, e: e * sum(k - 1 for k in s), "the distance counts differing attributes, not differing values"),
-        (lambda s, e: e * math.prod(s), "the distance counts differing attributes, not cells of the domain"),
+        (
+            lambda s, e: (len(s) - 1) * e,
+            "you counted m - 1 attributes: in how many attributes can the two most different records differ?",
+        ),
+        (lambda s, e: e * sum(k - 1 for k in s), "you counted differing values; what does the Hamming distance count?"),
+        (lambda s, e: e * math.prod(s), "you counted cells of the domain; what does the Hamming distance count?"),
     ]
     cases, reference = answer_key(
         _HAMMING_CASES, HAMMING_LEVEL_ANSWERS, _hamming_cases, seed, solutions, "plain_ldp_level"
@@ -348,11 +350,10 @@ def check_hamming_rr_expected_distance(expected_distance, seed=None, solutions=N
 
     Examples
     --------
-    >>> import numpy as np
-    >>> check_hamming_rr_expected_distance(
-    ...     lambda sizes, epsilon: float(np.sum((np.asarray(sizes) - 1) / (np.exp(epsilon) + np.asarray(sizes) - 1)))
-    ... )
-    Correct: ...
+    >>> check_hamming_rr_expected_distance(lambda sizes, epsilon: 1.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the expected Hamming distance of a report: <lambda>((3, 2, 3), 1.0) is ...
     """
 
     def changed(s, e):  # the probability that each attribute changes, for one common k or per attribute
@@ -364,13 +365,14 @@ def check_hamming_rr_expected_distance(expected_distance, seed=None, solutions=N
         (lambda s, e: np.sum(1 - changed(s, e)), "that is the expected number of attributes the report KEEPS"),
         (
             lambda s, e: len(s) / (np.exp(e) + 1),
-            "the binary formula: attribute j changes with probability (k_j-1)/(e^eps+k_j-1)",
+            "that is the binary formula (k = 2) for every attribute: with k_j values, how likely is attribute j "
+            "to change?",
         ),
         (lambda s, e: len(s) * changed(s[0], e), own_k),
         (lambda s, e: len(s) * changed(max(s), e), own_k),
         (
             lambda s, e: np.sum(changed(s, e / len(s))),
-            "eps is per unit of distance: each attribute runs at eps, not eps/m",
+            "you ran each attribute at eps/m; eps is per unit of distance: what does changing one attribute cost?",
         ),
     ]
     cases, reference = answer_key(
@@ -382,14 +384,14 @@ def check_hamming_rr_expected_distance(expected_distance, seed=None, solutions=N
         reference,
         cases,
         mistakes=mistakes,
-        hint="Section 3: attribute j changes with its own probability; the expectation of a sum is "
-        "the sum of the expectations",
+        hint="write the distance as a sum of indicators, one per attribute (Section 3); the expectation of a sum "
+        "is the sum of the expectations",
     )
 
 
 def _ldpfo_variance_from_factors(hold, other, subtract=True):
-    """A wrong variance built from per-attribute factors ``hold(p, q)``, ``other(p, q)``: sum over records x
-    of c_x prod_j (hold_j if x_j = cell_j else other_j), minus c_cell if ``subtract``."""
+    """A wrong variance built from two per-attribute factors, ``hold(p, q)`` where a record agrees with the
+    cell and ``other(p, q)`` where it does not (``subtract``: the cell's count taken off)."""
 
     def variance(counts, domain_sizes, epsilon, cell):
         counts = np.asarray(counts, dtype=float)
@@ -414,24 +416,24 @@ LDPFO_VARIANCE_MISTAKES = (
             lambda p, q: q * (1 - q) / (p - q) ** 2,
             subtract=False,
         ),
-        "that is E[w(Y)^2] summed over the users: a user at the cell has E[w(Y)] = 1, so subtract c_cell",
+        "that is E[w(Y)^2] summed over the users, a second moment: what is E[w(Y)] for each user, and what "
+        "does a variance take off?",
     ),
     (
         "Bernoulli variances",
         _ldpfo_variance_from_factors(
             lambda p, q: p * (1 - p) / (p - q) ** 2, lambda p, q: q * (1 - q) / (p - q) ** 2, subtract=False
         ),
-        "GRR's per-attribute variances p(1-p) and q(1-q) do not multiply: the estimate of a cell weighs a report "
-        "by prod_j (1{y_j = x_j} - q_j)/(p_j - q_j); work out E[w(Y)^2] attribute by attribute, then subtract "
-        "(E w)^2",
+        "you multiplied GRR's per-attribute variances, but variances do not multiply over a product: which "
+        "moment of w(Y) does factorise over the attributes?",
     ),
     (
         "everyone elsewhere",
         lambda counts, sizes, e, cell: float(
             np.sum(counts) * math.prod(q * (1 - q) / (p - q) ** 2 for p, q in (grr_probabilities(k, e) for k in sizes))
         ),
-        "that is the rare-cell approximation (every user at a record that differs from the cell in every "
-        "attribute); users who share some attributes with the cell contribute more",
+        "that is the rare-cell approximation, as if every user differed from the cell in every attribute: "
+        "what does a user who shares some attributes with the cell contribute?",
     ),
     (
         "one GRR over the joint domain",
@@ -440,8 +442,8 @@ LDPFO_VARIANCE_MISTAKES = (
                 np.ravel_multi_index(tuple(cell), tuple(sizes))
             ]
         ),
-        "that is GRR over the prod_j k_j records at eps; LDP-FO perturbs each attribute on its own and inverts "
-        "one k_j x k_j matrix per attribute",
+        "that is GRR over the whole joint domain at eps; how does LDP-FO perturb a record, and what does "
+        "its estimate invert (Section 3)?",
     ),
 )
 
@@ -505,6 +507,6 @@ def check_ldpfo_variance(ldpfo_variance, seed=None, solutions=None):
         cases,
         rtol=1e-9,
         mistakes=[(f, hint) for _, f, hint in LDPFO_VARIANCE_MISTAKES],
-        hint="write the estimate of the cell as a sum over users of w(Y_i) = prod_j (1{Y_ij = cell_j} - q_j)/(p_j - "
-        "q_j); the users are independent, and for one user E[w^2] factorises over the attributes",
+        hint="write the estimate of the cell as a sum of one weight per user (Exercise 2's inverse); the users are "
+        "independent, so their variances add: what is one user's?",
     )

@@ -36,21 +36,26 @@ __all__ = [
 ]
 
 
+_OUE_SWAPPED = "p and q look swapped: which of the two belongs to the bit of the true value?"
+
+
 def check_oue_perturb(perturb, k=3, epsilon=1.0, n=30_000, seed=0):
     """``perturb(values, k, epsilon, rng)`` must return OUE bit vectors of shape (n, k).
 
-    The bit of the true value is 1 with p = 1/2, every other bit with
-    q = 1/(e^eps + 1), independently: chi-square over all 2^k reports per input,
-    Bonferroni over the k inputs, family-wise alpha = 0.001.
+    The bits are independent, with OUE's p and q (``mechanisms.oue_pq``): chi-square
+    over all 2^k reports per input against their exact probabilities, Bonferroni
+    over the k inputs, family-wise alpha = 0.001.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> def oue(values, k, epsilon, rng):
-    ...     one_hot = np.arange(k) == np.asarray(values)[:, None]
-    ...     return (rng.random(one_hot.shape) < np.where(one_hot, 0.5, 1 / (np.exp(epsilon) + 1))).astype(int)
-    >>> check_oue_perturb(oue)
-    Correct: ...
+    The one-hot encoding alone is not a private report:
+
+    >>> def one_hot(values, k, epsilon, rng):
+    ...     return (np.arange(k) == np.asarray(values)[:, None]).astype(int)
+    >>> check_oue_perturb(one_hot)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the reports for input 0 do not follow OUE ...
     """
     p, q = oue_pq(epsilon)
     rng = np.random.default_rng(seed)
@@ -72,11 +77,11 @@ def check_oue_perturb(perturb, k=3, epsilon=1.0, n=30_000, seed=0):
         exact = np.where(reports == 1, bit, 1 - bit).prod(axis=1)
         observed = np.bincount(out @ patterns, minlength=2**k)
         if stats.chisquare(observed, exact * n).pvalue < ALPHA / k:
-            hint = "keep the true bit at 1 with p = 1/2 and turn each 0 bit into 1 with q = 1/(e^eps+1)"
+            hint = "compare the rate of 1s of the true value's bit, and of the other bits, with OUE's p and q (Eq. 3)"
             if abs(rate[x] - q) < 0.02 and np.all(np.abs(np.delete(rate, x) - p) < 0.02):
-                hint = "p and q look swapped: the TRUE bit is 1 with p = 1/2, the others with q"
+                hint = _OUE_SWAPPED
             elif abs(rate[x] - np.exp(epsilon / 2) / (np.exp(epsilon / 2) + 1)) < 0.02:
-                hint = "these are SUE's probabilities (e^(eps/2)/(e^(eps/2)+1)); OUE uses p = 1/2, q = 1/(e^eps+1)"
+                hint = "these are SUE's probabilities (symmetric unary encoding); which p and q does OUE use (Eq. 3)?"
             fail(
                 f"the reports for input {x} do not follow OUE (chi-square p < {ALPHA / k:.1e})",
                 f"bit rates {np.round(bit, 3).tolist()}",
@@ -107,39 +112,41 @@ EQ9_ESTIMATE_MISTAKES = (
     (
         "|C_r| not divided by d",
         lambda s, N, d, eps, want: (s - N[:, None] * oue_pq(eps)[1]) / (oue_pq(eps)[0] - oue_pq(eps)[1]),
-        "|C_r|' = |C_r| / d: only about one user in d reports attribute j",
+        "you subtracted q for every user of the cluster: how many of them report attribute j, on average?",
     ),
     (
         "p and q swapped",
         lambda s, N, d, eps, want: (s - N[:, None] * oue_pq(eps)[0] / d) / (oue_pq(eps)[1] - oue_pq(eps)[0]),
-        "p and q look swapped: the TRUE bit is 1 with p = 1/2, the others with q",
+        _OUE_SWAPPED,
     ),
     (
         "not rescaled",
         lambda s, N, d, eps, want: s - N[:, None] * oue_pq(eps)[1] / d,
-        "the bias is removed, but the estimate is not rescaled: divide by (p - q)",
+        "the bias is removed, but the estimate is not rescaled: how much more does a holder add to the expected "
+        "bit sum than a non-holder?",
     ),
     (
         "the share of Eq. 11",
         lambda s, N, d, eps, want: (
             (s - N[:, None] * oue_pq(eps)[1] / d) / (oue_pq(eps)[0] - oue_pq(eps)[1]) / (N[:, None] / d)
         ),
-        "that is the share g'/|C_r|' of Eq. 11; return the count estimate g'",
+        "that is the share of Eq. 11; Eq. 9 estimates a count, not a share",
     ),
     (
         "SUE's p and q",
         lambda s, N, d, eps, want: (s - N[:, None] * sue_pq(eps)[1] / d) / (sue_pq(eps)[0] - sue_pq(eps)[1]),
-        "these are SUE's p and q; OUE uses p = 1/2, q = 1/(e^eps+1)",
+        "these are SUE's p and q; which does OUE use (Eq. 3)?",
     ),
     (
         "binary randomized response's p",
         lambda s, N, d, eps, want: (s - N[:, None] * oue_pq(eps)[1] / d) / (_binary_rr_p(eps) - oue_pq(eps)[1]),
-        "p = e^eps/(e^eps+1) is binary randomized response; OUE keeps a 1 with p = 1/2",
+        "that p is binary randomized response's; with which probability does OUE keep a 1 (Eq. 3)?",
     ),
     (
         "wrong axis",
         lambda s, N, d, eps, want: (s - (N * oue_pq(eps)[1] / d)[None, :]) / (oue_pq(eps)[0] - oue_pq(eps)[1]),
-        "|C_r| is subtracted along the wrong axis: cluster r is row r, so use cluster_sizes[:, None]",
+        "|C_r| is subtracted along the wrong axis: cluster r is row r; check how a (K,) array broadcasts "
+        "against a (K, k_j) one",
     ),
     (
         "transposed",
@@ -161,12 +168,12 @@ def check_eq9_estimate(estimate, seed=0, rtol=1e-9):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> def eq9(bit_sums, cluster_sizes, d, epsilon):
-    ...     q = 1 / (np.exp(epsilon) + 1)
-    ...     return (np.asarray(bit_sums) - np.asarray(cluster_sizes)[:, None] / d * q) / (0.5 - q)
-    >>> check_eq9_estimate(eq9)
-    Correct: ...
+    The bit sums themselves are not the estimate:
+
+    >>> check_eq9_estimate(lambda bit_sums, cluster_sizes, d, epsilon: bit_sums)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: g' of attribute 0 (eps=0.5) differs from Eq. 9 as the library computes it ...
     """
     rng = np.random.default_rng(seed)
     d = len(_TOY_SIZES)
@@ -196,7 +203,8 @@ def _check_eq9_attribute(estimate, s, N, d, eps, want, j, rtol):
         got,
         [(wrong(s, N, d, eps, want), hint) for _, wrong, hint in EQ9_ESTIMATE_MISTAKES],
         rtol,
-        "g' = (s - |C_r|' q) / (p - q), with p = 1/2, q = 1/(e^eps+1) and |C_r|' = |C_r| / d",
+        "check each piece of Eq. 9 against the prompt: OUE's p and q, the expected number of reporters, the "
+        "subtraction and the rescaling",
     )
     fail(
         f"g' of attribute {j} (eps={eps}) differs from Eq. 9 as the library computes it",
@@ -207,12 +215,15 @@ def _check_eq9_attribute(estimate, s, N, d, eps, want, j, rtol):
 
 
 def _unmix_with(mixed, pq, axis=0):
-    """The GRR inverse (observed - q * total) / (p - q) for the pair ``pq`` = (p, q), totals over ``axis``."""
+    """A closed-form un-mixing with the pair ``pq`` = (p, q), the totals taken over ``axis`` (wrong pairs and
+    axes make the typical mistakes below)."""
     p, q = pq
     return (mixed - q * mixed.sum(axis=axis, keepdims=True)) / (p - q)
 
 
-_OFF_BY_ONE_DOMAIN = "off by one in the domain: GRR over K labels has q = 1/(e^eps+K-1), K = observed.shape[0]"
+_OFF_BY_ONE_DOMAIN = (
+    "off by one in the domain: how many labels does the index's GRR choose among, and which axis of observed says?"
+)
 
 # The typical wrong un-mixings, as data: (name, answer as a function of (observed tallies, K, index_epsilon),
 # hint). check_index_unmix names the first one the answer equals.
@@ -220,12 +231,13 @@ UNMIX_MISTAKES = (
     (
         "p and q swapped",
         lambda mixed, K, ie: _unmix_with(mixed, grr_probabilities(K, ie)[::-1]),
-        "p and q look swapped: the true label is KEPT with p = e^eps/(e^eps+K-1)",
+        "p and q look swapped: which of the two is the probability that the true label is KEPT?",
     ),
     (
         "not rescaled",
         lambda mixed, K, ie: mixed - grr_probabilities(K, ie)[1] * mixed.sum(axis=0, keepdims=True),
-        "the leaked share is removed but not rescaled: divide by (p - q)",
+        "the leaked share is removed but not rescaled: what fraction of a true tally is left once that share "
+        "is taken out?",
     ),
     (
         "summed over the last axis",
@@ -246,17 +258,17 @@ UNMIX_MISTAKES = (
     (
         "OUE's p and q",
         lambda mixed, K, ie: _unmix_with(mixed, oue_pq(ie)),
-        "the index goes through K-ary GRR, not OUE: p = e^eps/(e^eps+K-1)",
+        "those are OUE's p and q; which mechanism protects the index, and what are its p and q?",
     ),
     (
         "mixed once more",
         lambda mixed, K, ie: np.tensordot(grr_matrix(K, ie).T, mixed, axes=1),
-        "that mixes the labels once more (P^T); apply its inverse",
+        "that mixes the labels once more (P^T): the server must undo the mixing, not repeat it",
     ),
     (
         "inverse on the wrong side",
         lambda mixed, K, ie: np.tensordot(np.linalg.inv(grr_matrix(K, ie)), mixed, axes=1),
-        "that is P^{-1} applied along the wrong side; E[observed] = P^T truth, so apply (P^T)^{-1}",
+        "that is P^{-1}; E[observed] = P^T truth: which matrix's inverse undoes that?",
     ),
 )
 
@@ -274,14 +286,12 @@ def check_index_unmix(unmix, seed=0, rtol=1e-9):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> def unmix(observed, index_epsilon):
-    ...     observed = np.asarray(observed, dtype=float)
-    ...     e, K = np.exp(index_epsilon), observed.shape[0]
-    ...     p, q = e / (e + K - 1), 1 / (e + K - 1)
-    ...     return (observed - q * observed.sum(axis=0, keepdims=True)) / (p - q)
-    >>> check_index_unmix(unmix)
-    Correct: ...
+    The tallies by reported label are not the tallies by true cluster:
+
+    >>> check_index_unmix(lambda observed, index_epsilon: observed)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: unmix does not give back the clear-index tallies (K=2, index_epsilon=1.0) ...
     """
     rng = np.random.default_rng(seed)
     for K, ie in [(2, 1.0), (3, 0.5), (5, 2.0)]:
@@ -309,7 +319,8 @@ def _check_unmix_expectation(unmix, truth, ie, rtol):
         got,
         [(wrong(mixed, K, ie), hint) for _, wrong, hint in UNMIX_MISTAKES],
         rtol,
-        "E[observed] = P^T truth with P the K x K GRR matrix; (P^T)^{-1} = (I - q J) / (p - q)",
+        "E[observed] = P^T truth with P the K x K GRR matrix: derive the inverse of P^T in closed form, and "
+        "check on K = 2 that it times P^T is the identity",
     )
     fail(
         f"unmix does not give back the clear-index tallies (K={K}, index_epsilon={ie})",
@@ -349,7 +360,8 @@ def _plain_oue_variance(g, N, d, e):
 
 
 def _sampled_variance(g, N, d, e, squared=True):
-    """Each bit Bernoulli(p/d) or Bernoulli(q/d); ``squared=False``: Var[s], not divided by (p - q)^2."""
+    """The variance of g' that counts the reporters by their expected number (a typical mistake for the observed
+    number); ``squared=False``: the variance of the bit sum s instead (a typical mistake for the expected one)."""
     p, q, s2 = _oue_parts(g, N, d, e)
     var_s = g * p / d * (1 - p / d) + (N - g) * q / d * (1 - q / d)
     return var_s / s2 if squared else var_s
@@ -367,59 +379,60 @@ EQ9_VARIANCE_MISTAKES = {
         (
             "Eq. 12 as printed",
             _eq12_variance,
-            "that is Eq. 12 as printed: the OUE variance of a count whose true value is N/d. Here 1/d is the "
-            "chance that a user reports attribute j at all",
+            "that is Eq. 12 as printed, the OUE variance of a count whose true value is N/d; here 1/d is the chance "
+            "that a user reports attribute j at all: what bit does the server then get from a user?",
         ),
         (
             "plain OUE",
             _plain_oue_variance,
-            "that is plain OUE over all N users; only a 1/d share reports attribute j, so a holder's "
-            "bit is Bernoulli(p/d)",
+            "that is plain OUE over all N users; only about one user in d reports attribute j: what is the "
+            "distribution of the bit the server gets from a holder?",
         ),
         (
             "plain OUE over d",
             lambda g, N, d, e: _plain_oue_variance(g, N, d, e) / d,
-            "p(1-p)/d is the variance of a reporter's bit times 1/d; the bit the server receives from a user is "
-            "Bernoulli(p/d), with variance (p/d)(1 - p/d)",
+            "you scaled a reporter's bit variance by 1/d, which leaves out the chance of reporting j: what is the "
+            "distribution of the bit the server gets from a user?",
         ),
         (
             "Var[s]",
             lambda g, N, d, e: _sampled_variance(g, N, d, e, squared=False),
-            "that is Var[s], the variance of the bit sum; g' = (s - |C_r|' q)/(p - q), so divide by (p - q)^2",
+            "that is Var[s], the variance of the bit sum; g' rescales s: what does scaling a random variable by "
+            "a constant do to its variance?",
         ),
         (
             "divided by (p - q) once",
             lambda g, N, d, e: _sampled_variance(g, N, d, e, squared=False) / (oue_pq(e)[0] - oue_pq(e)[1]),
-            "Var[s / c] = Var[s] / c^2: divide by (p - q) squared",
+            "you divided the variance by the scaling factor once: what does scaling a random variable by c do "
+            "to its variance?",
         ),
     ),
     "observed": (
         (
             "given who reports",
             lambda g, N, d, e: _plain_oue_variance(g, N, d, e) / d,
-            "that is the variance given WHO reports attribute j (about g/d holders among N/d reporters). Which "
-            "users report j is random too: add the variance that comes from the number of holders among the "
-            "reporters",
+            "that is the variance given WHO reports attribute j; which users report j is random too: what does "
+            "that randomness add (the law of total variance)?",
         ),
         (
             "expected reporters",
             _sampled_variance,
-            "that is the variance with the expected number of reporters |C_r|/d; with the observed n_rj "
-            "the subtracted term n_rj q moves together with the bit sum",
+            "that is the variance with the expected number of reporters |C_r|/d; with the observed n_rj, is the "
+            "subtracted term still a constant?",
         ),
         (
             "plain OUE",
             _plain_oue_variance,
-            "that is plain OUE over all N users; only a 1/d share reports attribute j",
+            "that is plain OUE over all N users; how many of them report attribute j, and is that number fixed?",
         ),
     ),
 }
 
 EQ9_VARIANCE_HINTS = {
-    "expected": "a user's bit at position w of attribute j is Bernoulli(p/d) if it holds w, Bernoulli(q/d) if "
-    "not, independently across users",
-    "observed": "write (p - q) g' = sum over the users of R_i (b_i - q), with R_i ~ Bernoulli(1/d) whether user i "
-    "reports j, and take the variance of one term",
+    "expected": "what is the distribution of the bit w of attribute j that the server gets from one user, "
+    "counting the chance that the user reports another attribute? the users are independent",
+    "observed": "write (p - q) g' as a sum of independent terms, one per user (the prompt's hint), and take the "
+    "variance of one term",
 }
 
 _EQ9_VARIANCE_CASES = [
@@ -460,12 +473,10 @@ def check_eq9_variance(variance, reporters="expected", seed=None, solutions=None
 
     Examples
     --------
-    >>> import numpy as np
-    >>> def variance(g, N, d, epsilon):
-    ...     p, q = 0.5, 1 / (np.exp(epsilon) + 1)
-    ...     return (g * (p / d) * (1 - p / d) + (N - g) * (q / d) * (1 - q / d)) / (p - q) ** 2
-    >>> check_eq9_variance(variance, reporters="expected")
-    Correct: ...
+    >>> check_eq9_variance(lambda g, N, d, epsilon: 0.0, reporters="expected")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the variance of g' (expected reporters): <lambda>(40, 400, 6, 1.0) is ...
     """
     if reporters not in ("expected", "observed"):
         raise ValueError(f"reporters must be 'expected' or 'observed', got reporters={reporters!r}")
@@ -519,24 +530,26 @@ UNMIXED_VARIANCE_MISTAKES = (
     (
         "no index noise",
         _unmixed_mistake(lambda pi, a, pk, qk, own: pi * (1 - pi) if own else 0.0),
-        "that is the variance without the index's randomized response: every user's bit is counted under a label "
-        "drawn by GRR, and the un-mixing weighs all labels' sums",
+        "that is the variance without the index's randomized response: which users' bits can end up in the "
+        "un-mixed sum of cluster r?",
     ),
     (
         "S'_r alone",
         _unmixed_mistake(lambda pi, a, pk, qk, own: pi * a * (1 - pi * a) / (pk - qk) ** 2),
-        "that is Var[S'_r] / (p_K - q_K)^2: the share q_K sum_r' S'_r' that the un-mixing subtracts is random "
-        "too, and it is correlated with S'_r. Write each user's term b (1{L = r} - q_K) / (p_K - q_K)",
+        "that is Var[S'_r] / (p_K - q_K)^2: the share the un-mixing subtracts is random too, and it shares "
+        "users with S'_r; write the un-mixed sum as one term per user",
     ),
     (
         "no division",
         _unmixed_mistake(lambda pi, a, pk, qk, own: pi * (a * (1 - qk) ** 2 + (1 - a) * qk**2) - (pi * (a - qk)) ** 2),
-        "the un-mixing divides by p_K - q_K, so the variance is divided by (p_K - q_K)^2",
+        "you left out the un-mixing's rescaling: what does dividing a random variable by a constant do to its "
+        "variance?",
     ),
     (
         "terms as if independent",
         _unmixed_mistake(lambda pi, a, pk, qk, own: (pi * a * (1 - pi * a) + qk**2 * pi * (1 - pi)) / (pk - qk) ** 2),
-        "Var[S'_r - q_K sum S'] is not Var[S'_r] + q_K^2 Var[sum S']: the two share the users counted under r",
+        "you added the variances of S'_r and of the subtracted share as if they were independent; they share "
+        "the users counted under r: what term does that add?",
     ),
 )
 
@@ -599,6 +612,6 @@ def check_unmixed_variance(unmixed_variance, seed=None, solutions=None):
         cases,
         rtol=1e-9,
         mistakes=[(f, hint) for _, f, hint in UNMIXED_VARIANCE_MISTAKES],
-        hint="write the un-mixed sum as a sum over users of b_i (1{L_i = r} - q_K) / (p_K - q_K), with b_i and L_i "
-        "independent; the users are independent, so their variances add",
+        hint="write the un-mixed sum as a sum of one term per user (the prompt's hint); the users are independent, "
+        "so their variances add: what is one user's?",
     )
