@@ -89,17 +89,16 @@ def check_noisy_sums_counts(noisy_sums_counts, epsilon=0.8, n_features=2, n_clus
 
     Examples
     --------
+    A release without noise is refused:
+
     >>> import numpy as np
-    >>> def noisy_sums_counts(X, labels, n_clusters, epsilon, rng):
-    ...     d = X.shape[1]
-    ...     exact = np.column_stack(
-    ...         [np.bincount(labels, weights=X[:, j], minlength=n_clusters) for j in range(d)]
-    ...         + [np.bincount(labels, minlength=n_clusters)]
-    ...     )
-    ...     released = exact + rng.laplace(0.0, (d + 1) / epsilon, size=(n_clusters, d + 1))
-    ...     return released[:, :d], released[:, d]
-    >>> check_noisy_sums_counts(noisy_sums_counts)
-    Correct: ...
+    >>> def exact_only(X, labels, n_clusters, epsilon, rng):
+    ...     sums = np.array([X[labels == k].sum(axis=0) for k in range(n_clusters)])
+    ...     return sums, np.bincount(labels, minlength=n_clusters).astype(float)
+    >>> check_noisy_sums_counts(exact_only)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: ...
     """
     d, K = n_features, n_clusters
     data_rng = np.random.default_rng([seed, 404])
@@ -261,10 +260,10 @@ def check_release_scale(release_scale, seed=None, solutions=None):
 
     Examples
     --------
-    >>> def release_scale(d, epsilon, n_releases, t, schedule):
-    ...     return (d + 1) / (epsilon / n_releases if schedule == "fixed" else epsilon / 2**t)
-    >>> check_release_scale(release_scale)
-    Correct: ...
+    >>> check_release_scale(lambda d, epsilon, n_releases, t, schedule: d / epsilon)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the Laplace scale of release t: <lambda>(4, 1.0, 3, 1, 'fixed') ...
     """
     cases, reference = answer_key(_SCALE_CASES, RELEASE_SCALE_ANSWERS, _scale_cases, seed, solutions, "release_scale")
     return check_function(
@@ -434,18 +433,15 @@ def check_idp_initial_centres(idp_initial_centres, seed=0):
 
     Examples
     --------
-    The ``noisy_sums_counts`` it calls is the library's while the check runs:
+    The ``noisy_sums_counts`` it calls is the library's while the check runs; centres that ignore the data fail:
 
     >>> import numpy as np
-    >>> def idp_initial_centres(X, n_clusters, epsilon, rng):
-    ...     part_of = rng.integers(0, n_clusters, size=len(X))
-    ...     centres = rng.uniform(0.0, 1.0, size=(n_clusters, X.shape[1]))
-    ...     sums, counts = noisy_sums_counts(X, part_of, n_clusters, epsilon, rng)
-    ...     usable = counts >= 1
-    ...     centres[usable] = sums[usable] / counts[usable][:, None]
-    ...     return np.clip(centres, 0.0, 1.0)
-    >>> check_idp_initial_centres(idp_initial_centres)
-    Correct: ...
+    >>> def centre_of_the_domain(X, n_clusters, epsilon, rng):
+    ...     return np.full((n_clusters, X.shape[1]), 0.5)
+    >>> check_idp_initial_centres(centre_of_the_domain)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpclust.exercises._core.ExerciseError: the initial centres differ from IDPKMeans' ...
     """
     for case in _idp_cases(seed):
         n, d, K, eps = case
