@@ -600,6 +600,7 @@ def grade(submissions, out, teacher=None, time_limit=300, unsandboxed=False):
         raise ValueError(str(exc)) from None
     pd = require("pandas", "notebooks")
     out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)  # before minutes of grading, not after
     with tempfile.TemporaryDirectory(prefix="dpclust-course-") as folder:
         course = Path(folder)
         stems = sorted({stem for _, stem in found})

@@ -222,14 +222,13 @@ def test_grade_runs_nbgraders_autograde_in_a_temporary_course(tmp_path, monkeypa
     [solution] = [c for c in handout.cells if c.get("id") == "c1"]
     solution.source = teacher.cells[1].source
     nbformat.write(handout, tmp_path / "alice.ipynb")
-    book = grade.grade(
-        [tmp_path / "alice.ipynb", tmp_path / "bob.ipynb"], tmp_path / "grades.csv", teacher=tmp_path / "41_toy.ipynb"
-    )
+    out = tmp_path / "export" / "grades.csv"  # a folder that is not there yet: made before grading
+    book = grade.grade([tmp_path / "alice.ipynb", tmp_path / "bob.ipynb"], out, teacher=tmp_path / "41_toy.ipynb")
     rows = book.set_index("student_id")
     assert rows.loc["alice", "autograded"] == rows.loc["alice", "autograded_max"] == 1
     assert rows.loc["bob", "autograded"] == 0 and (rows["status"] == "graded").all()
-    assert pd.read_csv(tmp_path / "grades.csv").shape[0] == 2
-    autograded = tmp_path / "grades_autograded" / "alice" / "41_toy" / "41_toy.ipynb"
+    assert pd.read_csv(out).shape[0] == 2
+    autograded = tmp_path / "export" / "grades_autograded" / "alice" / "41_toy" / "41_toy.ipynb"
     assert "Correct:" in autograded.read_text()
 
 
