@@ -591,12 +591,14 @@ def paired_bootstrap(a, b, statistic, n_boot=2_000, level=0.95, random_state=Non
     """Percentile bootstrap interval of ``statistic(mean(a), mean(b))`` for paired samples.
 
     Each resample draws n pair indices with replacement, so paired values (two methods
-    fitted with one seed) stay together.
+    fitted with one seed) stay together. With n rows of k columns (e.g. one column per data set,
+    one row per run), a resample draws whole rows, and the statistic reads the k column means.
 
     Parameters
     ----------
-    a, b : array-like of floats, the same length n, paired entry by entry
-    statistic : callable (mean_a, mean_b) -> float, vectorised over arrays of means
+    a, b : array-like of floats, the same shape: n values, or n rows of k columns, paired row by row
+    statistic : callable (mean_a, mean_b) -> float, vectorised over arrays of means; with k columns, the means
+        come as arrays whose last axis holds the k columns, and the statistic reduces that axis to one value
     n_boot : int, the number of resamples
     level : float in (0, 1), the confidence level
     random_state : None, int or numpy Generator; a Generator is advanced by one draw of
@@ -611,21 +613,27 @@ def paired_bootstrap(a, b, statistic, n_boot=2_000, level=0.95, random_state=Non
     >>> est, low, high = paired_bootstrap([1.0, 2.0, 3.0, 4.0], [0.5, 1.5, 2.0, 3.0], np.subtract, random_state=0)
     >>> float(est), bool(low <= est <= high)
     (0.75, True)
+    >>> rows = [[1.0, 10.0], [2.0, 30.0], [3.0, 20.0]]  # two columns: the gap between their means, row by row
+    >>> est, low, high = paired_bootstrap(rows, rows, lambda m, _: m[..., 1] - m[..., 0], random_state=0)
+    >>> float(est), bool(low <= est <= high)
+    (18.0, True)
     """
-    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
-    if a.shape != b.shape or a.size == 0:
-        raise ValueError(f"a and b must be non-empty and pair up one to one, got {a.size} and {b.size} values")
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    a, b = (a.ravel(), b.ravel()) if a.ndim < 2 and b.ndim < 2 else (a, b)
+    if a.shape != b.shape or a.size == 0 or a.ndim > 2:
+        raise ValueError(f"a and b must be non-empty and pair up one to one, got shapes {a.shape} and {b.shape}")
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got level={level!r}")
     n_boot = check_int(n_boot, "n_boot", minimum=1)
     from decimal import Decimal
 
     rng = np.random.default_rng(random_state)
-    idx = rng.integers(0, a.size, size=(n_boot, a.size))
+    idx = rng.integers(0, len(a), size=(n_boot, len(a)))
     boot = statistic(a[idx].mean(axis=1), b[idx].mean(axis=1))
     # The tails of the level as written (0.95: 0.025 and 0.975), not of the float 1 - 0.95 = 0.05000000000000004
     tail = float((1 - Decimal(repr(float(level)))) / 2)
-    return float(statistic(a.mean(), b.mean())), float(np.quantile(boot, tail)), float(np.quantile(boot, 1 - tail))
+    estimate = statistic(a.mean(axis=0), b.mean(axis=0))
+    return float(estimate), float(np.quantile(boot, tail)), float(np.quantile(boot, 1 - tail))
 
 
 def homogeneity_pvalue(a, b, n_bins=6):

@@ -44,6 +44,9 @@ __all__ = [
     "verdict_by_tests",
     "verdict_by_shares",
     "verdict_by_intervals",
+    "family_level",
+    "comparison_draws",
+    "equivalence_cells",
     "Ledger",
     "VerdictBox",
     "read_ledgers",
@@ -286,6 +289,75 @@ def verdict_by_intervals(low, high, share=0.8, value=0.0):
     return verdict_by_tests(above >= max(1, round(share * low.size)) and below == 0, above > below), above, below
 
 
+def family_level(n, confidence=0.95):
+    """The level of each of ``n`` intervals that must hold together with probability ``confidence`` (Bonferroni).
+
+    A claim graded cell by cell (each ε, each (data set, ε) pair) reads every cell's interval at this level, so that
+    a null effect shows an interval on the claimed side in some cell with probability at most 1 − ``confidence``.
+
+    Parameters
+    ----------
+    n : int >= 1, the number of cells the claim is graded on
+    confidence : float in (0, 1), the family-wise level
+
+    Returns
+    -------
+    float : 1 − (1 − ``confidence``) / ``n``.
+
+    Examples
+    --------
+    >>> round(family_level(10), 6), round(family_level(44), 6)
+    (0.995, 0.998864)
+    >>> family_level(1)
+    0.95
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be an int >= 1, got n={n!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got confidence={confidence!r}")
+    return 1 - (1 - confidence) / int(n)
+
+
+EQUIVALENCE_CALLS = ("close", "undecided", "apart")
+"""What :func:`equivalence_cells` makes of a cell's interval."""
+
+
+def equivalence_cells(low, high, margin):
+    """Each cell of an equivalence claim ("A close to B") from its interval: two one-sided tests.
+
+    A cell is ``"close"`` when its interval lies wholly within the margins, ``"apart"`` when it lies wholly outside
+    them, and ``"undecided"`` when it straddles a margin. An interval wholly within [lower, upper] rejects both
+    one-sided hypotheses, effect ≤ lower and effect ≥ upper, each at half the interval's error (the two one-sided
+    tests of an equivalence): a cell whose interval is too wide to tell is never close, however near its estimate
+    lies to the value of no difference. Read the intervals at :func:`family_level` over the claim's cells.
+
+    Parameters
+    ----------
+    low, high : array-like of floats, the same length n >= 1, the bounds of the cells' intervals
+    margin : float > 0, the range [−margin, margin]; or a pair (lower, upper) with lower < upper
+
+    Returns
+    -------
+    ndarray of str : one of :data:`EQUIVALENCE_CALLS` per cell.
+
+    Examples
+    --------
+    >>> equivalence_cells([-0.1, -0.4, 0.3, -0.6], [0.1, 0.2, 0.5, 0.6], 0.25).tolist()
+    ['close', 'undecided', 'apart', 'undecided']
+    >>> equivalence_cells([0.12, 0.02], [0.2, 0.06], (0.10, 0.25)).tolist()
+    ['close', 'apart']
+    """
+    low, high = np.asarray(low, dtype=float).ravel(), np.asarray(high, dtype=float).ravel()
+    if low.shape != high.shape or low.size == 0 or np.isnan(low).any() or np.isnan(high).any():
+        raise ValueError(f"low and high must be non-empty, of one length and without NaN, got {low.size}, {high.size}")
+    lower, upper = (-float(margin), float(margin)) if np.ndim(margin) == 0 else map(float, margin)
+    if not lower < upper:
+        raise ValueError(f"margin must be > 0 or a pair (lower, upper) with lower < upper, got margin={margin!r}")
+    close = (low > lower) & (high < upper)
+    apart = (high < lower) | (low > upper)
+    return np.where(close, EQUIVALENCE_CALLS[0], np.where(apart, EQUIVALENCE_CALLS[2], EQUIVALENCE_CALLS[1]))
+
+
 def comparison_draws(diffs, grid, blocks, share=0.8, confidence=0.95):
     """The draws of a comparison claim, "A above B" over a grid (e.g. each ε), from paired differences A − B.
 
@@ -320,7 +392,7 @@ def comparison_draws(diffs, grid, blocks, share=0.8, confidence=0.95):
     frame = pd.DataFrame({"diff": np.asarray(diffs, dtype=float), "grid": grid, "block": blocks})
     if frame.empty or frame["diff"].isna().any():
         raise ValueError("diffs must be non-empty and hold no NaN")
-    level = 1 - (1 - confidence) / frame["grid"].nunique()
+    level = family_level(frame["grid"].nunique(), confidence)
 
     def intervals(part):
         return np.array([t_interval(v, level)[1:] for _, v in part.groupby("grid")["diff"]])

@@ -103,6 +103,20 @@ def test_paired_bootstrap_shares_one_stream_and_refuses_unpaired_samples():
         experiments.paired_bootstrap([1.0, 2.0], [1.0], np.subtract)
 
 
+def test_paired_bootstrap_of_rows_resamples_whole_rows():
+    # rows of three columns (e.g. data sets): a statistic of one column draws exactly what that column alone draws
+    gen = np.random.default_rng(9)
+    a, b = gen.gamma(2.0, 1.0, size=(20, 3)), gen.gamma(2.0, 1.0, size=(20, 3))
+    rows = experiments.paired_bootstrap(a, b, lambda x, y: rcp(x[..., 1], y[..., 1]), n_boot=500, random_state=4)
+    column = experiments.paired_bootstrap(a[:, 1], b[:, 1], rcp, n_boot=500, random_state=4)
+    assert rows == pytest.approx(column, rel=1e-12)
+    # a statistic across the columns: the spread of the column means, its interval around the estimate
+    est, low, high = experiments.paired_bootstrap(a, b, lambda x, y: np.ptp(x, axis=-1) - np.ptp(y, axis=-1))
+    assert est == pytest.approx(np.ptp(a.mean(axis=0)) - np.ptp(b.mean(axis=0)), rel=1e-12) and low <= est <= high
+    with pytest.raises(ValueError, match="pair up"):
+        experiments.paired_bootstrap(a, b[:, :2], np.subtract)
+
+
 def test_homogeneity_pvalue_closed_forms():
     # three bins {0}, {1}, {2}; observed [[30, 20, 10], [10, 20, 30]], expected 20 each: statistic 20, 2 df,
     # and the chi-squared survival function on 2 df is exp(-x / 2)

@@ -104,6 +104,60 @@ def test_verdict_by_intervals_bad_input():
         verdicts.verdict_by_intervals([0.1], [0.3], share=0.0)
 
 
+def _family_intervals(effects, level):
+    # one paired t-interval per cell of the runs' effects (cells x runs), at the given level
+    return np.array([experiments.t_interval(cell, level)[1:] for cell in effects]).T
+
+
+def test_family_level_keeps_a_null_effect_on_one_side_rarely_over_many_cells():
+    # 200 grids of 20 cells of 30 runs with no effect: read at the pointwise 95% level, some interval lies wholly
+    # above 0 in about 1 - 0.975^20 = 40% of the grids; at the family-wise level, in at most about 5%
+    rng = np.random.default_rng(2)
+    level = verdicts.family_level(20)
+    assert level == pytest.approx(0.9975)
+    hits = {0.95: 0, level: 0}
+    for _ in range(200):
+        effects = rng.normal(0.0, 1.0, size=(20, 30))
+        for lv in hits:
+            hits[lv] += bool((_family_intervals(effects, lv)[0] > 0).any())
+    assert hits[0.95] >= 50 and hits[level] <= 20
+    with pytest.raises(ValueError, match="n must be"):
+        verdicts.family_level(0)
+
+
+def test_equivalence_cells_need_a_tight_interval_not_a_near_estimate():
+    # twelve cells with no difference at all: with 4 noisy runs each, every interval (family-wise) straddles the
+    # margin, so no cell is close, though most estimates lie within it; with 30 quiet runs, every cell is close
+    rng = np.random.default_rng(5)
+    level = verdicts.family_level(12)
+    noisy = rng.normal(0.0, 0.3, size=(12, 4))
+    low, high = _family_intervals(noisy, level)
+    assert (np.abs(noisy.mean(axis=1)) <= 0.25).mean() >= 0.5  # the means alone would read "close"
+    assert set(verdicts.equivalence_cells(low, high, 0.25)) == {"undecided"}
+    assert verdicts.verdict_by_shares([(verdicts.equivalence_cells(low, high, 0.25) == "close").mean()]) == (
+        "not reproduced"
+    )
+    quiet = rng.normal(0.0, 0.05, size=(12, 30))
+    low, high = _family_intervals(quiet, level)
+    assert set(verdicts.equivalence_cells(low, high, 0.25)) == {"close"}
+    # a true difference of 1 with the same quiet runs: every cell apart, on either side
+    for shift in (1.0, -1.0):
+        low, high = _family_intervals(quiet + shift, level)
+        assert set(verdicts.equivalence_cells(low, high, 0.25)) == {"apart"}
+
+
+def test_equivalence_cells_with_a_range_and_bad_input():
+    # a claimed range [0.10, 0.25]: inside, straddling its lower end, wholly below it, wholly above it
+    calls = verdicts.equivalence_cells([0.12, 0.05, 0.0, 0.3], [0.2, 0.15, 0.09, 0.4], (0.10, 0.25))
+    assert calls.tolist() == ["close", "undecided", "apart", "apart"]
+    with pytest.raises(ValueError, match="margin"):
+        verdicts.equivalence_cells([0.0], [0.1], 0.0)
+    with pytest.raises(ValueError, match="margin"):
+        verdicts.equivalence_cells([0.0], [0.1], (0.25, 0.10))
+    with pytest.raises(ValueError, match="one length"):
+        verdicts.equivalence_cells([0.0, 0.1], [0.1], 0.25)
+
+
 # ---- replicates: a verdict over independent draws
 
 
