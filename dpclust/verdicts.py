@@ -457,7 +457,7 @@ class VerdictBox:
     --------
     >>> box = VerdictBox("Fig. 3", "IDP above DP at every ε", "DS1: iris", "unstable", "3 of 5 reproduced, 2 partly")
     >>> print(box._repr_markdown_())
-    > **Fig. 3: IDP above DP at every ε.** Primary reading: DS1: iris. Verdict: **unstable** (3 of 5 ...).
+    > **Fig. 3: IDP above DP at every ε.** Verdict: **unstable** (3 of 5 reproduced, 2 partly). Primary reading: ...
     """
 
     artefact: str
@@ -467,11 +467,10 @@ class VerdictBox:
     replicates: str
 
     def _repr_markdown_(self):
-        reading = f" Primary reading: {self.reading}." if self.reading else ""
-        return (
-            f"> **{self.artefact}: {self.claim.rstrip('.')}.**{reading} "
-            f"Verdict: **{self.verdict}** ({self.replicates})."
-        )
+        # the verdict first: a claim's primary readings can run to several hundred characters
+        reading = f" Primary reading: {self.reading.rstrip('.')}." if self.reading else ""
+        verdict = f"Verdict: **{self.verdict}** ({self.replicates})."
+        return f"> **{self.artefact}: {self.claim.rstrip('.')}.** {verdict}{reading}"
 
     def __repr__(self):
         return self._repr_markdown_()
@@ -517,7 +516,7 @@ class Ledger:
     >>> ledger.sensitivity_frame()[["reading", "verdict", "changes"]].values.tolist()
     [['γ = 0.5', 'partly', 'reproduced -> partly']]
     >>> ledger.box("fig5")
-    > **Fig. 5: NICV falls as ε grows.** Primary reading: tree budget: γ = 0.3. Verdict: **reproduced** (2 of 2).
+    > **Fig. 5: NICV falls as ε grows.** Verdict: **reproduced** (2 of 2). Primary reading: tree budget: γ = 0.3.
     >>> ledger
     Ledger('Zhang & Cheng 2021': 1 claims, 2 readings, 1 sensitivity entries, 2 artefacts)
     >>> with tempfile.TemporaryDirectory() as out:

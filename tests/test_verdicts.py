@@ -290,7 +290,7 @@ def test_a_verdict_box_says_what_the_figure_decided():
     ledger = _ledger()
     ledger.add("idp", "IDP above DP.", "Fig. 3", "", ["reproduced"] * 3, artefact="Fig. 3", uses="DS1 stand-in")
     text = ledger.box("idp")._repr_markdown_()
-    assert text == "> **Fig. 3: IDP above DP.** Primary reading: DS1 stand-in: Iris. Verdict: **reproduced** (3 of 3)."
+    assert text == "> **Fig. 3: IDP above DP.** Verdict: **reproduced** (3 of 3). Primary reading: DS1 stand-in: Iris."
 
 
 @pytest.mark.parametrize(
