@@ -7,7 +7,8 @@
 #                    (replicates.csv), then reproduce them and the overview with those replicates
 #   make test        ruff, then every test but the slow ones over $(JOBS) cores (pytest-xdist): unit, privacy,
 #                    audit, doctest, packaging, lock, wheel and book tests, and each notebook run once in the
-#                    smoke profile (with and without its data) and graded through its assignment
+#                    smoke profile (with its data in the reader's set, .venv-reader; and without its data) and
+#                    graded through its assignment
 #   make test-full   make test's tests and the slow ones: full-size statistical tests, a fresh install of the
 #                    reader's set running a notebook (make test runs them too under CI=true, as .ci/run sets it)
 #   make test-minimum  the unit tests on the lowest versions pyproject.toml allows (.venv-minimum, Python 3.10)
