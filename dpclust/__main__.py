@@ -470,8 +470,11 @@ def _data(args):
         table = fetch_missing() if args.fetch else available()
     finally:
         _remove_new_empty_folders(raw, before)
-    named, needed = _data_the_notebooks_use(table["dataset"].unique())
     print(_data_table(table))
+    try:
+        named, needed = _data_the_notebooks_use(table["dataset"].unique())
+    except CompendiumNotFoundError:  # the installed package alone: no committed results to remake
+        return 0
     lacking = set(table.loc[~table["present"].astype(bool) & (table["status"] != "generated"), "dataset"])
     if lacking & needed:
         print(f"The committed results were made with {', '.join(sorted(lacking & needed))}, which this machine lacks.")
