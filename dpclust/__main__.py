@@ -471,8 +471,10 @@ def _data(args):
     finally:
         _remove_new_empty_folders(raw, before)
     print(_data_table(table))
+    from .reproduce import data_the_notebooks_use
+
     try:
-        named, needed = _data_the_notebooks_use(table["dataset"].unique())
+        named, needed = data_the_notebooks_use(table["dataset"].unique())
     except CompendiumNotFoundError:  # the installed package alone: no committed results to remake
         return 0
     lacking = set(table.loc[~table["present"].astype(bool) & (table["status"] != "generated"), "dataset"])
@@ -485,25 +487,6 @@ def _data(args):
         print(f" They were made without {', '.join(ran_without)} ('not run' rows)." if ran_without else "", end="")
         print(f" No notebook reads {', '.join(unread)}." if unread else "")
     return 0
-
-
-def _data_the_notebooks_use(names):
-    """The data sets the notebooks name in their code, and of those the ones their committed runs had:
-    what ``make reproduce`` needs to remake every committed result."""
-    import json
-    import re
-
-    from .reproduce import absent_data_sets, list_notebooks
-
-    named, needed = set(), set()
-    for path in list_notebooks():
-        code = "\n".join(
-            "".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"
-        )
-        in_code = {n for n in names if re.search(rf"[\"']{re.escape(n)}[\"']", code)}
-        named |= in_code
-        needed |= in_code - set(absent_data_sets(path))
-    return named, needed
 
 
 def _remove_new_empty_folders(raw, before):

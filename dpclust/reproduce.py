@@ -1242,6 +1242,24 @@ def absent_data_sets(notebook):
     return sorted({name for _, text in _output_texts(notebook) for name in _ABSENT_DATA.findall(text)})
 
 
+def data_the_notebooks_use(names):
+    """Of the data sets ``names``, those the notebooks name in their code, and of these the ones their committed
+    runs had (:func:`absent_data_sets`): what ``make reproduce`` needs to remake every committed result.
+
+    Returns
+    -------
+    (set, set) : the data sets named, the data sets needed
+    """
+    named, needed = set(), set()
+    for path in list_notebooks():
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        in_code = {n for n in names if re.search(rf"[\"']{re.escape(n)}[\"']", code)}
+        named |= in_code
+        needed |= in_code - set(absent_data_sets(path))
+    return named, needed
+
+
 def claims_lost(new_results, old_results):
     """Claims the committed ledger graded and the new run could not (``not run``: its data were absent)."""
     old, new = Path(old_results) / "ledger.csv", Path(new_results) / "ledger.csv"

@@ -12,7 +12,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -144,9 +143,9 @@ def http_root(tmp_path):
         server.server_close()
 
 
-# The reader's set (the notebooks extra alone), in an environment of its own, as make makes .venv for make reproduce:
-# make test makes it (Makefile, READER_VENV); a pytest run without make makes it on first use.
-READER_VENV = ROOT / ".venv-reader"
+# The reader's set (the notebooks extra alone), in an environment of its own that make test makes as make reproduce
+# makes .venv (Makefile, install-reader-test).
+READER_PYTHON = ROOT / ".venv-reader" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 # One notebook run in the reader's environment, its summary printed as JSON on the last line.
 RUN_IN_READERS_SET = """
 import json, sys
@@ -156,18 +155,6 @@ notebook, output, parameters = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 row = reproduce.run_notebook(Path(notebook), Path(output), parameters, profile="smoke", single_thread=True)
 print(json.dumps(row))
 """
-
-
-def readers_python():
-    """The reader's environment's Python, made with uv from uv.lock if it is not there."""
-    python = READER_VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    if not python.exists():
-        uv = pytest.importorskip("uv", reason="the reader's set is made with uv (the test set)").find_uv_bin()
-        env = {**os.environ, "UV_PROJECT_ENVIRONMENT": str(READER_VENV), "UV_PYTHON_DOWNLOADS": "never"}
-        env.pop("VIRTUAL_ENV", None)
-        argv = [uv, "sync", "--locked", "--extra", "notebooks", "--python", sys.executable, "--quiet"]
-        subprocess.run(argv, cwd=ROOT, env=env, check=True)
-    return python
 
 
 @pytest.fixture(scope="session")
@@ -188,8 +175,10 @@ def smoke_run(tmp_path_factory):
             parameters = {"results_dir": str(folder / "results"), "figures_dir": str(folder / "figures")}
             argv = [str(ROOT / "notebooks" / f"{stem}.ipynb"), str(folder / f"{stem}.ipynb"), json.dumps(parameters)]
             env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"}}
+            if not READER_PYTHON.exists():
+                pytest.fail("the smoke runs need the reader's set: make install-reader-test (make test makes it)")
             done = subprocess.run(
-                [str(readers_python()), "-c", RUN_IN_READERS_SET, *argv], env=env, capture_output=True, text=True
+                [str(READER_PYTHON), "-c", RUN_IN_READERS_SET, *argv], env=env, capture_output=True, text=True
             )
             assert done.returncode == 0, done.stderr[-3000:]
             runs[stem] = json.loads(done.stdout.splitlines()[-1])
