@@ -174,7 +174,8 @@ def smoke_run(tmp_path_factory):
             folder = tmp_path_factory.mktemp(f"smoke-{stem}")
             parameters = {"results_dir": str(folder / "results"), "figures_dir": str(folder / "figures")}
             argv = [str(ROOT / "notebooks" / f"{stem}.ipynb"), str(folder / f"{stem}.ipynb"), json.dumps(parameters)]
-            env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"}}
+            # The reader's packages, and this compendium's own first (a copy of it has its own: test_sixth_paper).
+            env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"} | {"PYTHONPATH": str(ROOT)}
             if not READER_PYTHON.exists():
                 pytest.fail("the smoke runs need the reader's set: make install-reader-test (make test makes it)")
             done = subprocess.run(
