@@ -28,6 +28,7 @@ from dpclust_lib import (
     LDPKModes,
     LSHCoresetKMeans,
     OneRoundLocalKMeans,
+    PrivacyLeakWarning,
     SamplingLDPKModes,
     mechanisms,
 )
@@ -593,7 +594,8 @@ def test_an_accountant_refuses_the_fit_past_its_budget_before_reading_the_data(n
 
 
 def test_a_leaky_option_is_declared_from_the_parameters():
-    """Every configuration whose fit guarantees nothing is one the accountant refuses ex ante (declared_leaky)."""
+    """Every configuration whose fit guarantees nothing is one the accountant refuses ex ante (declared_leaky), and
+    its fit says so with a PrivacyLeakWarning."""
     from dpclust_lib.cluster._base import declared_leaky
 
     options = {
@@ -613,7 +615,8 @@ def test_a_leaky_option_is_declared_from_the_parameters():
     for name, settings in options.items():
         make, kind = CONFIGURED[name]
         for setting in settings:
-            est = _fit_quietly(make().set_params(random_state=0, **setting), _data_sets(kind)[0])
+            with pytest.warns(PrivacyLeakWarning):
+                est = make().set_params(random_state=0, **setting).fit(_data_sets(kind)[0])
             assert est.epsilon_guaranteed_ == math.inf and declared_leaky(est), (name, setting)
         if name != "DPBirch":
             assert not declared_leaky(make()), name

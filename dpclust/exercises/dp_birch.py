@@ -20,6 +20,7 @@ from dpclust_lib.cluster.birch import (  # the checker's argument has this name
 )
 from dpclust_lib.cluster.birch import cf_sensitivities as library_cf_sensitivities
 from dpclust_lib.cluster.dp_birch import DPBirch, DPBirchPublicTree
+from dpclust_lib.validation import PrivacyLeakWarning
 
 from ._core import (
     ALPHA,
@@ -779,8 +780,9 @@ def _insertion_cases(rng, public=False):
     """(h, lower, upper, epsilon) of DPBirch trees fitted to data drawn from ``rng``: a graded run's cases, each
     epsilon moved by up to 25% (``public``: the trees as listed)."""
     cases = []
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # DPBirch's notes (its leak, its noisy radii) on data drawn here: no one's
         warnings.simplefilter("ignore", NegativeRadiusWarning)
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
         for lower, upper, eps, T, B, n in _INSERTION_TREES:
             eps = eps if public else float(np.round(eps * 10 ** rng.uniform(-0.1, 0.1), 3))
             lo, up = np.array(lower), np.array(upper)

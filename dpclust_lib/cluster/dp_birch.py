@@ -205,6 +205,13 @@ class DPBirch(_PrivateBirch):
         charge_accountant(self, eps)  # inf: every budget refuses it, before any record is read
         threshold, branching_factor = self._check_tree_params()
         noise_kind, _ = resolve_noise(self.noise)
+        warnings.warn(  # every fit, before any record is read: it depends on the class alone
+            "DPBirch is the paper's algorithm: the tree's shape and its number of records are released without "
+            "noise, so no epsilon covers it (epsilon_guaranteed_ = inf; epsilon_spent_ is the paper's 2 epsilon). "
+            "DPBirchPublicTree is the private variant.",
+            PrivacyLeakWarning,
+            stacklevel=2,
+        )
         X, lower, upper, _ = private_records(self, X)
         rng = check_random_state(self.random_state)
         delta = float(np.maximum(np.abs(lower), np.abs(upper)).max())  # the paper's Delta q: 1 on [0, 1]
