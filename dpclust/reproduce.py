@@ -1261,14 +1261,25 @@ def data_the_notebooks_use(names):
 
 
 def claims_lost(new_results, old_results):
-    """Claims the committed ledger graded and the new run could not (``not run``: its data were absent)."""
+    """Claims the committed run graded and the new run could not (``not run``: its data were absent).
+
+    Each run is judged by its own draws (``run_verdicts``), not by the headline verdict, which joins the
+    committed replicates: a run that graded nothing can still show a replicate's verdict there.
+    """
+    from .verdicts import SEPARATOR
+
     old, new = Path(old_results) / "ledger.csv", Path(new_results) / "ledger.csv"
     if not (old.is_file() and new.is_file()):
         return []
-    read = lambda path: pd.read_csv(path, keep_default_na=False).set_index("claim_id")["verdict"]  # noqa: E731
-    before, after = read(old), read(new)
+
+    def graded(path):  # claim_id -> whether the run graded it (a draw other than "not run")
+        ledger = pd.read_csv(path, keep_default_na=False).set_index("claim_id")
+        draws = ledger["run_verdicts"] if "run_verdicts" in ledger else ledger["verdict"]
+        return draws.map(lambda cell: any(d != "not run" for d in str(cell).split(SEPARATOR)))
+
+    before, after = graded(old), graded(new)
     shared = before.index.intersection(after.index)
-    return [c for c in shared if before[c] != "not run" and after[c] == "not run"]
+    return [c for c in shared if before[c] and not after[c]]
 
 
 def _data_files(names):

@@ -309,7 +309,7 @@ def stability(notebooks=None, seeds=(1, 2, 3, 4), jobs=1, timeout=None, progress
             for i, (path, call) in enumerate(zip(paths, calls)):
                 lacked = _lacked_data(path, call)
                 lost = rep.claims_lost(call["parameters"]["results_dir"], rep.committed_results_dir(path.stem))
-                if lacked and lost:  # its draws would be "not run" where the committed run graded: never written
+                if lacked or lost:  # its draws would be "not run" where the committed run graded: never written
                     summary.loc[i, ["status", "note"]] = ["failed", f"could not reach the data sets {lacked}"]
             summaries.append(summary.assign(seed=seed))
         summary = pd.concat(summaries, ignore_index=True)

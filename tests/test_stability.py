@@ -37,8 +37,10 @@ def compendium(tmp_path, monkeypatch):
 
 
 def _commit(path, committed, tmp_path):
+    # as reproduce commits a run: the executed notebook in place of the source, the tables beside the ledger
     row = reproduce.run_notebook(path, tmp_path / "run.ipynb", parameters={"results_dir": str(committed)})
     assert row["status"] == "ok", row["error"]
+    path.write_bytes((tmp_path / "run.ipynb").read_bytes())
     return pd.read_csv(committed / "ledger.csv", keep_default_na=False).set_index("claim_id")
 
 
@@ -104,9 +106,13 @@ def test_a_replicate_without_the_data_is_written_only_if_the_committed_run_had_n
     nbformat.write(nb, path)
     monkeypatch.setenv("DEMO_DATA", "1" if committed_with_data else "0")
     _commit(path, committed, tmp_path)
+    assert stability(["20"], seeds=(1,))[0]["status"].tolist() == ["ok"]  # replicates drawn as the committed run
+    _commit(path, committed, tmp_path)  # the headline now joins them: a run without data still shows a verdict
     monkeypatch.setenv("DEMO_DATA", "0")
-    summary, written = stability(["20"], seeds=(1,))
+    before = (committed / "replicates.csv").read_text()
+    summary, written = stability(["20"], seeds=(2,))
     if committed_with_data:  # its draw would be "not run" where the committed run graded the claim
         assert summary["status"].tolist() == ["failed"] and "demo" in summary["note"][0] and not written
+        assert (committed / "replicates.csv").read_text() == before
     else:
         assert summary["status"].tolist() == ["ok"] and written == [committed / "replicates.csv"]
