@@ -174,8 +174,8 @@ def compare_folders(notebook, committed_dir, new_dir):
     return pd.DataFrame(rows, columns=DIFF_COLUMNS)
 
 
-def _rerun(paths, root, jobs, timeout, progress, seed=None):
-    """Run notebooks in the paper profile into ``root/<stem>/`` (at another root seed if given): (summary, calls)."""
+def _calls(paths, root, timeout, seed=None):
+    """The paper-profile runs of notebooks into ``root/<stem>/`` (at another root seed if given)."""
     from . import reproduce as rep
 
     calls = []
@@ -186,6 +186,14 @@ def _rerun(paths, root, jobs, timeout, progress, seed=None):
         call = dict(notebook=path, output_path=root / path.stem / path.name, parameters=params, profile="paper")
         calls.append({**call, "timeout": timeout or rep.DEFAULT_CELL_TIMEOUT})
         Path(call["output_path"]).parent.mkdir(parents=True, exist_ok=True)
+    return calls
+
+
+def _rerun(paths, root, jobs, timeout, progress, seed=None):
+    """Run notebooks in the paper profile into ``root/<stem>/`` (at another root seed if given): (summary, calls)."""
+    from . import reproduce as rep
+
+    calls = _calls(paths, root, timeout, seed)
     return rep.run_batch(calls, jobs, progress=progress), calls
 
 
@@ -302,17 +310,18 @@ def stability(notebooks=None, seeds=(1, 2, 3, 4), jobs=1, timeout=None, progress
     paths = [rep.resolve_notebook(n) for n in notebooks] if notebooks else rep.list_notebooks()
     paths = [p for p in paths if (rep.committed_results_dir(p.stem) / "ledger.csv").is_file()]
     rep.recover_interrupted_commits()
-    written, summaries = [], []
+    written = []
     with tempfile.TemporaryDirectory(prefix="dpclust-stability-") as tmp:
-        for seed in seeds:
-            summary, calls = _rerun(paths, Path(tmp) / f"seed-{seed}", jobs, timeout, progress, seed)
-            for i, (path, call) in enumerate(zip(paths, calls)):
-                lacked = _lacked_data(path, call)
-                lost = rep.claims_lost(call["parameters"]["results_dir"], rep.committed_results_dir(path.stem))
-                if lacked or lost:  # its draws would be "not run" where the committed run graded: never written
-                    summary.loc[i, ["status", "note"]] = ["failed", f"could not reach the data sets {lacked}"]
-            summaries.append(summary.assign(seed=seed))
-        summary = pd.concat(summaries, ignore_index=True)
+        # every (seed, notebook) run in one batch, so that jobs runs side by side whatever the number of notebooks
+        calls = [call for seed in seeds for call in _calls(paths, Path(tmp) / f"seed-{seed}", timeout, seed)]
+        summary = rep.run_batch(calls, jobs, progress=progress)
+        summary["seed"] = [call["parameters"]["seed"] for call in calls]
+        for i, call in enumerate(calls):
+            path = Path(call["notebook"])
+            lacked = _lacked_data(path, call)
+            lost = rep.claims_lost(call["parameters"]["results_dir"], rep.committed_results_dir(path.stem))
+            if lacked or lost:  # its draws would be "not run" where the committed run graded: never written
+                summary.loc[i, ["status", "note"]] = ["failed", f"could not reach the data sets {lacked}"]
         for path in paths:
             if not (summary.loc[summary["notebook"] == path.stem, "status"] == "ok").all():
                 continue
