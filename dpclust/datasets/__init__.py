@@ -36,4 +36,19 @@ for _name in PAPER_MODULES:
     _module = importlib.import_module(f".{_name}", __name__)
     globals().update({name: getattr(_module, name) for name in _module.__all__ if name not in ("NOTEBOOK", "PAPER")})
 
-__all__ = [*_registry.__all__, "make_uniform_square", "PAPER_MODULES"]  # noqa: F405
+
+def papers():
+    """Each paper's notebook and the paper it reproduces, in the order of the notebooks (from :data:`PAPER_MODULES`).
+
+    The one list of the papers: the overview and the README read it, so a new paper's module adds its row.
+
+    Examples
+    --------
+    >>> list(papers().items())[0]
+    ('01_ldpk_modes', 'Peng et al. 2021 (LDPK-modes)')
+    """
+    modules = (importlib.import_module(f".{name}", __name__) for name in PAPER_MODULES)
+    return {module.NOTEBOOK: module.PAPER for module in modules}
+
+
+__all__ = [*_registry.__all__, "make_uniform_square", "PAPER_MODULES", "papers"]  # noqa: F405
