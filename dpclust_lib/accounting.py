@@ -175,10 +175,10 @@ class BudgetAccountant(PrivacyLedger):
 
     Each fit is charged its whole ex-ante guarantee (its ``epsilon``, the total of one fit; infinite for a
     configuration with a leaky option) *before* it reads any record, and a fit that would take the total past
-    ``budget`` raises :class:`BudgetExceededError` without touching the data. The fits compose sequentially
-    (pure epsilon-DP, the only kind of guarantee the estimators give, composes by summation; advanced
-    composition pays off only over many fits and needs a delta, which no estimator here takes). For local
-    estimators the budget is per user, as their epsilon is.
+    ``budget`` raises :class:`BudgetExceededError` without touching the data. The fits compose sequentially:
+    their epsilons add, and so do the deltas of (epsilon, delta) fits (``LSHCoresetKMeans(delta=...)``), against
+    the accountant's ``delta`` budget (0 by default, which refuses them). Advanced composition is not offered: it
+    pays off only over many fits. For local estimators the budget is per user, as their epsilon is.
 
     Examples
     --------
