@@ -6,6 +6,7 @@ Google's clustering benchmarks (notebook 06), or None with the reason when it ca
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import importlib.util
@@ -35,13 +36,15 @@ def _kmeans_module_alone():
         raise
 
 
+@functools.lru_cache(maxsize=1)
 def diffprivlib_kmeans():
     """(diffprivlib's KMeans class or None, what was loaded and how, or why not).
 
     diffprivlib 0.6.6's package ``__init__`` imports all its models, and its forest model needs a private name of
     ``sklearn.tree._tree`` that scikit-learn 1.7 removed; its ``KMeans`` imports no such name. Where the package
     cannot be imported whole, its ``models/k_means.py`` is loaded with the package's ``__init__`` files skipped
-    (its own code, unchanged); where that fails too, or diffprivlib is absent, the class is None.
+    (its own code, unchanged); where that fails too, or diffprivlib is absent, the class is None. Loaded once per
+    process.
 
     Examples
     --------
