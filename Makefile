@@ -89,10 +89,11 @@ define sync
 	$(SYNC) $(1)
 endef
 
-# The reader's set (the notebooks extra); .installed is kept for whoever checks that .venv is ready.
+# The reader's set (the notebooks extra, and the peers extra: the other libraries' methods notebook 06 runs beside
+# the papers'); .installed is kept for whoever checks that .venv is ready.
 .PHONY: $(VENV)/.installed
 $(VENV)/.installed: $(INSTALL_DEPS)
-	$(call sync,--inexact --extra notebooks)
+	$(call sync,--inexact --extra notebooks --extra peers)
 	touch $@
 
 # A contributor's install: every set (the test set holds the others), as make test needs it.
@@ -143,7 +144,7 @@ SLOW = $(if $(filter true,$(CI)),,-m "not slow")
 # own made as .venv is made for make reproduce.
 READER_VENV := .venv-reader
 install-reader-test: $(INSTALL_DEPS)
-	UV_PROJECT_ENVIRONMENT=$(READER_VENV) $(SYNC) --extra notebooks
+	UV_PROJECT_ENVIRONMENT=$(READER_VENV) $(SYNC) --extra notebooks --extra peers
 
 test: install-test install-reader-test
 	$(BIN)/ruff check .

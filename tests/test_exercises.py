@@ -1723,3 +1723,26 @@ def test_replacement_sensitivities_checker():
         for _, value, hint in mistakes:
             with pytest.raises(ExerciseError, match=re.escape(hint[:40])):
                 exercises.check_replacement_sensitivities(_sensitivity_answer(k, value))
+
+
+# =========================================================================== Chang et al.; Google's LSH clustering (06)
+
+
+def test_the_lsh_answers_are_the_librarys_budget_and_the_zcdp_tail_bound():
+    from fractions import Fraction
+
+    from dpclust_lib import LSHCoresetKMeans
+    from dpclust_lib.accounting import zcdp_to_dp
+
+    m = exercises.lsh_coreset
+    X = np.random.default_rng(0).uniform(-0.1, 0.1, size=(50, 1))
+    for (eps, radius, d, depth, share), (count, total) in zip(m.NOISE_SCALE_CASES, m.NOISE_SCALE_ANSWERS):
+        est = LSHCoresetKMeans(2, epsilon=eps, radius=radius, max_depth=depth, count_share=share, random_state=0)
+        est.fit(np.hstack([X, np.zeros((50, d - 1))]))
+        level = est.ledger_.entries[0][1]  # the root's count: one level's share
+        assert np.isclose(1 / level, count, rtol=1e-9)
+        assert np.isclose(radius * np.sqrt(d) / float(Fraction(eps) * (1 - Fraction(share))), total, rtol=1e-9)
+    for (rho, delta), answer in zip(m.ZCDP_CASES, m.ZCDP_ANSWERS):
+        # the privacy loss's tail: P[L > eps] <= exp(-(eps - rho)^2 / (4 rho)) = delta at eps = answer
+        assert np.isclose(np.exp(-((answer - rho) ** 2) / (4 * rho)), delta, rtol=1e-9)
+        assert zcdp_to_dp(rho, delta) <= answer  # the library's conversion is the tighter

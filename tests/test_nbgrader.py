@@ -81,6 +81,7 @@ MISTAKES = {
     ),
     "04_idp_kmeans": ("ex1-solution", "(d + 1) / epsilon", "d / epsilon", {"ex1-check"}),
     "05_dp_birch": ("ex3-solution", "float(largest.sum())", "float(largest.max())", {"ex3-check"}),
+    "06_lsh_coreset": ("ex1-solution", "radius * math.sqrt(n_features)", "radius", {"ex1-check"}),
 }
 
 # The attacks, as student code put at the end of the first solution cell of the stubs. They solve nothing (the

@@ -30,7 +30,7 @@ from ._registry import *  # noqa: F401,F403
 
 # The papers' data modules, in the order of their notebooks: each registers its data sets when imported.
 # A new paper's module is added here (tests/test_datasets.py fails while one is left out).
-PAPER_MODULES = ("ldpk_modes", "sampling_kmodes", "dpqt_kmeans", "idp_kmeans", "dp_birch")
+PAPER_MODULES = ("ldpk_modes", "sampling_kmodes", "dpqt_kmeans", "idp_kmeans", "dp_birch", "lsh_coreset")
 
 for _name in PAPER_MODULES:
     _module = importlib.import_module(f".{_name}", __name__)
@@ -51,4 +51,4 @@ def papers():
     return {module.NOTEBOOK: module.PAPER for module in modules}
 
 
-__all__ = [*_registry.__all__, "make_uniform_square", "PAPER_MODULES", "papers"]  # noqa: F405
+__all__ = [*_registry.__all__, "make_uniform_square", "make_gaussian_mixture_ball", "PAPER_MODULES", "papers"]  # noqa: F405

@@ -13,7 +13,7 @@ import logging
 import os
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +37,7 @@ __all__ = [
     "ChecksumError",
     "DownloadError",
     "register",
+    "add_variant",
     "default_raw_dir",
     "data_dirs",
     "entries",
@@ -270,6 +271,46 @@ def register(name, title, files, papers, citation, variants, default_variant="ra
         raise ValueError(f"default_variant={default_variant!r} is none of the variants {list(variants)}")
     built = {key: Variant(*value) for key, value in variants.items()}
     _REGISTRY[name] = Entry(name, title, tuple(files), tuple(papers), citation, built, default_variant)
+    return _REGISTRY[name]
+
+
+def add_variant(name, variant, build, description, paper):
+    """Add a paper's preprocessing to a data set another paper's module registered (its files and readers reused).
+
+    Parameters
+    ----------
+    name : str
+        A registered data set (:func:`entries`).
+    variant : str
+        The new variant's name; a name the data set has already is an error.
+    build : callable
+        ``build(raw_dir, **options) -> Dataset``.
+    description : str
+        What the variant does to the file.
+    paper : str
+        The paper that uses it, added to the data set's papers.
+
+    Returns
+    -------
+    Entry
+
+    Examples
+    --------
+    >>> _ = register("toy_points", "Toy points", (), ("a test",), "none", {"raw": (lambda raw_dir: None, "none")})
+    >>> entry = add_variant("toy_points", "centred", lambda raw_dir: None, "centred", "another test")
+    >>> variants("toy_points"), entry.papers
+    ({'raw': 'none', 'centred': 'centred'}, ('a test', 'another test'))
+    >>> add_variant("toy_points", "raw", lambda raw_dir: None, "again", "another test")
+    Traceback (most recent call last):
+    ...
+    ValueError: data set 'toy_points' has a variant='raw' already
+    >>> _ = _REGISTRY.pop("toy_points")
+    """
+    entry = _entry(name)
+    if variant in entry.variants:
+        raise ValueError(f"data set {name!r} has a variant={variant!r} already")
+    papers = entry.papers if paper in entry.papers else (*entry.papers, paper)
+    _REGISTRY[name] = replace(entry, variants={**entry.variants, variant: Variant(build, description)}, papers=papers)
     return _REGISTRY[name]
 
 
@@ -582,7 +623,7 @@ def entries():
     --------
     >>> entries()  # doctest: +NORMALIZE_WHITESPACE
     ['auto_mpg', 'car', 'nursery', 'covertype', 'adult', 'ipums_usa', 'unbalance', 'birch3', 'gowalla_sample10k',
-     'gowalla', 'pytest_uniform', 'iris', 'wine', 'letter', 'abalone', 'magic']
+     'gowalla', 'pytest_uniform', 'iris', 'wine', 'letter', 'abalone', 'magic', 'lsh_synthetic']
     """
     return list(_REGISTRY)
 

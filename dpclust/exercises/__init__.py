@@ -24,11 +24,12 @@ continuous mechanism against its exact CDF), :func:`check_number` and
 piece of a paper's protocol, one module per notebook:
 :mod:`.ldpk_modes` (01, Peng et al.), :mod:`.sampling_kmodes` (02, Zhang et
 al.), :mod:`.dpqt_kmeans` (03, Zhang & Cheng), :mod:`.idp_kmeans` (04, Li et
-al.) and :mod:`.dp_birch` (05, Wang et al.). Every checker is available here as
+al.), :mod:`.dp_birch` (05, Wang et al.) and :mod:`.lsh_coreset` (06, Chang et
+al.; Google's LSH clustering). Every checker is available here as
 ``exercises.check_...``.
 """
 
-from . import dp_birch, dpqt_kmeans, idp_kmeans, ldpk_modes, sampling_kmodes
+from . import dp_birch, dpqt_kmeans, idp_kmeans, ldpk_modes, lsh_coreset, sampling_kmodes
 from ._core import (
     ALPHA,
     ExerciseError,
@@ -68,6 +69,7 @@ from .ldpk_modes import (
     check_ldpfo_estimate,
     check_ldpfo_variance,
 )
+from .lsh_coreset import check_lsh_noise_scales, check_zcdp_epsilon
 from .sampling_kmodes import (
     check_eq9_estimate,
     check_eq9_variance,
@@ -117,10 +119,14 @@ __all__ = [
     "check_dpbirch_insertion_epsilon",
     "check_public_tree_leaf_noise",
     "check_replacement_sensitivities",
+    # 06 Chang et al.; Google's LSH clustering
+    "check_lsh_noise_scales",
+    "check_zcdp_epsilon",
     # the modules
     "dp_birch",
     "dpqt_kmeans",
     "idp_kmeans",
     "ldpk_modes",
+    "lsh_coreset",
     "sampling_kmodes",
 ]
