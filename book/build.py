@@ -60,7 +60,7 @@ def ledgers_page():
     lines = [
         "# The reproduction ledgers",
         "",
-        "Every published artefact of the five papers beside ours, with a verdict graded under the paper's "
+        "Every published artefact of the papers beside ours, with a verdict graded under the paper's "
         "primary reading and over its replicates, as the notebooks wrote them "
         "(`data/results/<notebook>/ledger.csv`); then what the other readings change (never counted), "
         "and each paper's coverage: every artefact and the row that grades it, or why none can.",
