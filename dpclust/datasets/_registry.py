@@ -715,7 +715,7 @@ def available(raw_dir=None):
     ...     _ = pathlib.Path(raw, "car_evaluation", "car.data").write_text("not the car data\\n")
     ...     table = available(raw)
     >>> table["status"].value_counts().to_dict()
-    {'missing': 15, 'checksum mismatch': 1, 'generated': 1}
+    {'missing': 15, 'generated': 2, 'checksum mismatch': 1}
     >>> table.loc[table["dataset"] == "car", ["file", "status", "license"]].values.tolist()
     [['car_evaluation/car.data', 'checksum mismatch', 'CC BY 4.0']]
     """
