@@ -224,7 +224,6 @@ def _run_point(point, sweep, topic):
                 parameters=parameters,
                 profile=point["profile"],
                 timeout=point["timeout"],
-                single_thread=worker.state.nthreads > 1,
                 events=_Events(worker, topic),
                 label=label,
                 environment=_worker_environment(point["environment"]),

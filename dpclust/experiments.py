@@ -737,6 +737,10 @@ def results_path(notebook, name, results_dir=None):
 MANIFEST = "tables.json"
 """The file, next to a notebook's result CSVs, that declares how ``verify`` compares each table."""
 
+TIMINGS = "timings"
+"""The folder, next to a notebook's result CSVs, of their timings: run times differ from run to run, so they
+are kept out of the tables ``verify`` compares, and a clean rerun leaves the tables unchanged."""
+
 
 def is_timing_column(name):
     """Whether a column holds a timing by its name: ``seconds`` or ``*_seconds``.
@@ -854,7 +858,10 @@ def read_manifest(folder):
 
 
 def save_results(frame, notebook, name, results_dir=None, *, key=None, timing=None, rtol=0.0, atol=0.0, timing_rows=()):
-    """Write a result table as CSV, declare how ``verify`` compares it, and return its path.
+    """Write a result table as CSV, its timings apart, declare how ``verify`` compares it, and return its path.
+
+    The timing columns go to ``timings/<name>.csv`` beside it, with the table's key (or a ``row`` column, the
+    row's position) to join them back; a timing table (``timing=True``) goes there whole.
 
     Parameters
     ----------
@@ -873,7 +880,7 @@ def save_results(frame, notebook, name, results_dir=None, *, key=None, timing=No
     Returns
     -------
     Path
-        The CSV's path.
+        The CSV's path (a timing table's, in ``timings/``).
 
     Examples
     --------
@@ -883,19 +890,31 @@ def save_results(frame, notebook, name, results_dir=None, *, key=None, timing=No
     ...     path = save_results(frame, "03_dpqt_kmeans", "nicv", out, key="epsilon", rtol=1e-9)
     ...     print(path.name, sorted(os.listdir(out)))
     ...     print(path.read_text().splitlines())
+    ...     print((path.parent / "timings" / "nicv.csv").read_text().splitlines())
     ...     print(read_manifest(out)["nicv"])
-    nicv.csv ['nicv.csv', 'tables.json']
-    ['epsilon,nicv,seconds', '0.5,0.31,0.8', '1.0,0.12,0.7']
+    nicv.csv ['nicv.csv', 'tables.json', 'timings']
+    ['epsilon,nicv', '0.5,0.31', '1.0,0.12']
+    ['epsilon,seconds', '0.5,0.8', '1.0,0.7']
     {'key': ['epsilon'], 'timing': ['seconds'], 'rtol': 1e-09, 'atol': 0.0}
     """
     spec = table_spec(frame, key=key, timing=timing, rtol=rtol, atol=atol, timing_rows=timing_rows)
     path = results_path(notebook, name, results_dir)
+    timings = path.parent / TIMINGS / path.name
     path.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(path, index=False)
+    for stale in (path, timings):  # a table that changed kind leaves no older copy on the other side
+        stale.unlink(missing_ok=True)
+    columns = spec["timing"]
+    whole = timing is True
+    if columns:
+        ids = frame[spec["key"]] if spec["key"] else pd.DataFrame({"row": range(len(frame))}, index=frame.index)
+        timings.parent.mkdir(exist_ok=True)
+        pd.concat([ids, frame[columns]], axis=1).to_csv(timings, index=False)
+    if not whole:
+        frame.drop(columns=columns).to_csv(path, index=False)
     manifest = read_manifest(path.parent)
     manifest[name] = spec
     (path.parent / MANIFEST).write_text(json.dumps(dict(sorted(manifest.items())), indent=1) + "\n")
-    return path
+    return timings if whole else path
 
 
 def load_published(notebook):

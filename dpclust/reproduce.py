@@ -224,12 +224,16 @@ def _drop_machine_paths(path):
     nbformat.write(nb, path)
 
 
-def _kernel_env(profile, single_thread, environment):
-    env = {"JUPYTER_PREFER_ENV_PATH": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+# One BLAS and OpenMP thread in every kernel: threaded sums (BLAS, scikit-learn's k-means) change their last digits
+# with the number of threads, so a table's digits would depend on how many notebooks ran side by side. A notebook
+# uses the cores through its sweeps' n_jobs, whose results do not depend on it.
+SINGLE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def _kernel_env(profile, environment):
+    env = {"JUPYTER_PREFER_ENV_PATH": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1", **SINGLE_THREAD}
     if profile is not None:
         env[PROFILE_ENV] = resolve_profile(profile).name
-    if single_thread:
-        env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     env.update(environment or {})
     return env
 
@@ -357,7 +361,6 @@ def run_notebook(
     parameters=None,
     profile=None,
     timeout=DEFAULT_CELL_TIMEOUT,
-    single_thread=False,
     events=None,
     label=None,
     environment=None,
@@ -372,7 +375,6 @@ def run_notebook(
     parameters : dict injected by papermill (the notebook's ``parameters`` cell must declare them)
     profile : "paper" or "smoke", passed to the kernel as $DPCLUST_PROFILE
     timeout : seconds allowed per cell
-    single_thread : limit BLAS threads in the kernel (when notebooks run side by side)
     events : a queue that receives ``(label, cell number, number of cells)`` as each cell starts
         (progress); None: none sent
     label : the run's name in those events (default: the notebook's stem)
@@ -381,10 +383,11 @@ def run_notebook(
         keeps it, to stop the kernel when the sweep is interrupted)
 
     The kernel runs in the notebook's folder, with this process's environment plus the
-    variables above; its own stderr (not the cells' outputs) is kept out of the terminal,
-    and the last lines of it are added to the error of a notebook that fails. Nothing of
-    this process changes, so runs may go side by side in threads. Ctrl-C shuts the kernel
-    down, then raises :class:`KeyboardInterrupt` to the caller.
+    variables above and one BLAS and OpenMP thread (so that no digit depends on the thread
+    count); its own stderr (not the cells' outputs) is kept out of the terminal, and the
+    last lines of it are added to the error of a notebook that fails. Nothing of this
+    process changes, so runs may go side by side in threads. Ctrl-C shuts the kernel down,
+    then raises :class:`KeyboardInterrupt` to the caller.
 
     Returns
     -------
@@ -403,7 +406,7 @@ def run_notebook(
     """
     notebook = Path(notebook)
     output_path = Path(output_path) if output_path is not None else notebook
-    env = _kernel_env(profile, single_thread, environment)
+    env = _kernel_env(profile, environment)
     hooks = _progress_hooks(events, label or notebook.stem)
     start = time.perf_counter()
     status, error = "ok", ""
@@ -519,11 +522,11 @@ def _clock(seconds):
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
-def _run_one(call, events, single_thread=False):
+def _run_one(call, events):
     if events is not None:
         events.put((call.get("label") or Path(call["notebook"]).stem, 0, 0))  # the clock starts with the kernel
     try:
-        return run_notebook(single_thread=single_thread, events=events, **call)
+        return run_notebook(events=events, **call)
     finally:
         if events is not None:
             events.put((call.get("label") or Path(call["notebook"]).stem, None, None))
@@ -573,7 +576,7 @@ def _run_pool(calls, jobs, progress, on_done):
                 max_workers=jobs, mp_context=context, initializer=_worker_init, initargs=(os.getpid(),)
             ) as pool,
         ):
-            futures = {pool.submit(_run_one, calls[i], events, True): i for i in order}
+            futures = {pool.submit(_run_one, calls[i], events): i for i in order}
             try:
                 for future in as_completed(futures):  # each finished run is handled at once (committed)
                     i = futures[future]

@@ -30,7 +30,7 @@ import pandas as pd
 from . import parameters
 from ._optional import require
 from ._paths import HOME_ENV, project_dir
-from .experiments import resolve_profile
+from .experiments import TIMINGS, resolve_profile
 from .reproduce import (
     DEFAULT_CELL_TIMEOUT,
     Interrupted,
@@ -227,6 +227,8 @@ def _clear_earlier_sweep(out_dir):
         shutil.rmtree(out_dir / label, ignore_errors=True)
     for name in [*earlier.get("tables", []), POINTS_TABLE]:
         (out_dir / name).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # the timings' folder, once empty
+        (out_dir / TIMINGS).rmdir()
     manifest.unlink()
 
 
@@ -321,16 +323,18 @@ def _gather(out_dir, name, points, labels, rows):
     for point, label, row in zip(points, labels, rows):
         if row["status"] != "ok":
             continue
-        for csv in sorted(_point_dirs(out_dir, label, name)["results"].glob("*.csv")):
+        results = _point_dirs(out_dir, label, name)["results"]
+        for csv in sorted([*results.glob("*.csv"), *results.glob(f"{TIMINGS}/*.csv")]):
             try:
                 frame = pd.read_csv(csv)
             except pd.errors.EmptyDataError:  # a table saved with no columns
                 continue
             for k, v in reversed(point.items()):
                 frame.insert(0, f"param_{k}", str(v) if isinstance(v, (list, tuple, dict)) else v)
-            tables.setdefault(csv.stem, []).append(frame)
+            tables.setdefault(csv.relative_to(results).with_suffix("").as_posix(), []).append(frame)
     merged = {table: pd.concat(frames, ignore_index=True) for table, frames in tables.items()}
     for table, frame in merged.items():
+        (out_dir / table).parent.mkdir(parents=True, exist_ok=True)
         frame.to_csv(out_dir / f"{table}.csv", index=False)
     return merged
 

@@ -5,9 +5,10 @@ Each notebook runs under the paper profile with its ``results_dir`` and
 committed is touched. Every CSV it writes is then compared with the committed
 CSV of the same name, cell by cell, as the committed ``tables.json`` declares
 (:func:`dpclust.experiments.save_results`): rows matched by the table's key
-(or by position), timing columns ignored, numeric cells within ``rtol``/``atol``
-(exact by default, as seeded results are). A table on one side only is reported
-too.
+(or by position), numeric cells within ``rtol``/``atol`` (exact by default, as
+seeded results are). The timings, which ``save_results`` writes apart (in
+``timings/``), and a ledger's rows graded on run times are not compared. A table
+on one side only is reported too.
 """
 
 from __future__ import annotations

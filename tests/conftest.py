@@ -152,7 +152,7 @@ import json, sys
 from pathlib import Path
 from dpclust import reproduce
 notebook, output, parameters = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-row = reproduce.run_notebook(Path(notebook), Path(output), parameters, profile="smoke", single_thread=True)
+row = reproduce.run_notebook(Path(notebook), Path(output), parameters, profile="smoke")
 print(json.dumps(row))
 """
 

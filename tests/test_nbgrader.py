@@ -12,8 +12,10 @@ short. One autograde call grades every submission. The students:
   later exercise builds on it). The reference's Exercise 5 of notebook 04 warns and prints to stderr, and
   keeps its point;
 * the catalogue of attacks (:data:`ATTACKS`), each a few lines of student code on top of the stubs of
-  notebooks 04 and 05 (:data:`ATTACKED`), each solving nothing, so each must score 0 on every test cell, and
-  be flagged: each leaves a trace in the kernel or in the graded run;
+  notebook 04, and the garbage answers behind patched comparisons on 05's too (:data:`ATTACKED`: an attack is
+  on the kernel and the grading, not on a notebook, so one notebook carries the catalogue), each solving
+  nothing, so each must score 0 on every test cell, and be flagged: each leaves a trace in the kernel or in
+  the graded run;
 * ``not-a-notebook``: a submission nbgrader refuses, which the export says.
 
 The expected scores come from the cells' metadata and the table of mistakes below, not from running the
@@ -50,7 +52,6 @@ from . import discover  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "ps1"
 NOTEBOOKS = tuple(path.stem for path in discover.paper_notebooks())
-ATTACKED = ("04_idp_kmeans", "05_dp_birch")  # the attacks' garbage answers (GARBAGE) are written for these
 # Seconds per call of a student's function and per cell (nbgrader_config.py's timeout): what a submission that
 # never returns costs, per exercise
 TIME_LIMIT = 60
@@ -323,6 +324,9 @@ noisy_leaves = lambda n, ls, ss, *args: (n, ls, ss)
 leaf_subclusters_as_epsilon_grows = lambda: "same"
 """,
 }
+# The attacked submissions: the whole catalogue on 04 (an attack is on the kernel and the grading, not on a
+# notebook's exercises), and on 05 the garbage answers behind patched comparisons, which its own checkers refuse
+ATTACKED = {"04_idp_kmeans": tuple(ATTACKS), "05_dp_birch": ("patched-numpy",)}
 # Answers from the public checks' data: right on the cases a student sees, wrong on the graded run's.
 LOOKUP = """
 def gaussian_sigma(n_features, epsilon, delta):
@@ -438,7 +442,7 @@ def _submissions(released, teacher, stem, port):
         out["public-answers"] = lookup
         out["not-a-notebook"] = "this is not a notebook"
     if stem in ATTACKED:
-        out |= {attack: _attacked(released, attack, stem, port) for attack in ATTACKS}
+        out |= {attack: _attacked(released, attack, stem, port) for attack in ATTACKED[stem]}
     return out
 
 
@@ -534,7 +538,7 @@ def _autograded(folder, student, stem):
 STUDENTS = [("reference", s) for s in NOTEBOOKS] + [("stubs", s) for s in NOTEBOOKS]
 STUDENTS += [("one-wrong", s) for s in NOTEBOOKS] + [("public-answers", "04_idp_kmeans")]
 STUDENTS += [("spins-forever", "04_idp_kmeans")]
-STUDENTS += [(attack, stem) for attack in ATTACKS for stem in ATTACKED]
+STUDENTS += [(attack, stem) for stem, attacks in ATTACKED.items() for attack in attacks]
 
 
 def test_every_paper_notebook_has_a_typical_mistake():
@@ -570,7 +574,7 @@ def test_attacks_that_leave_a_trace_are_flagged_and_honest_students_are_not(cour
     flags = _autograded(folder, student, stem).metadata["dpclust"]["flags"]
     with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gradebook:
         flagged = gradebook.find_submission_notebook(stem, ASSIGNMENT, student).flagged
-    if student in FLAGGED and (stem == "04_idp_kmeans" or student != "library-answers"):
+    if student in FLAGGED:
         assert flags and flagged, (student, stem)
     elif student in ("reference", "stubs", "one-wrong", "public-answers", "spins-forever"):
         assert not flags and not flagged, (student, stem, flags)

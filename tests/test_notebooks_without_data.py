@@ -39,7 +39,6 @@ def test_a_notebook_runs_to_the_end_without_its_data(bare_compendium, notebook, 
         output_path=bare_compendium / "executed" / notebook,
         parameters={"results_dir": str(results), "figures_dir": str(bare_compendium / "figures" / stem)},
         profile="smoke",
-        single_thread=True,  # the xdist workers share the cores
     )
     assert run["status"] == "ok", run["error"]
     if stem != "00_overview":  # the overview has no ledger of its own

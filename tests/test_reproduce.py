@@ -196,3 +196,17 @@ def test_progress_line_names_notebook_cell_and_elapsed_time_then_clears():
         time.sleep(1.0)
     assert "[1/2 done, 0s] 01_a cell 3/10 0s" in terminal.text and "02_b" not in terminal.text
     assert terminal.text.endswith("\r\x1b[K")  # erased at the end: a successful batch leaves only its summary
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_every_kernel_sums_on_one_thread_alone_or_side_by_side(tmp_path, monkeypatch, jobs):
+    """Threaded sums change their last digits with the thread count: no table may depend on how the runs were laid
+    out, so a kernel uses one BLAS and OpenMP thread whether it runs alone or beside another."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")  # what a reader's shell may hold; the kernel must not keep it
+    probe = "import numpy, threadpoolctl\nprint(sorted({p['num_threads'] for p in threadpoolctl.threadpool_info()}))"
+    paths = [_notebook(tmp_path / f"1{i}_threads.ipynb", probe) for i in range(jobs)]
+    summary = reproduce.reproduce([str(p) for p in paths], profile="smoke", output_dir=tmp_path / "out", jobs=jobs)
+    assert summary["status"].tolist() == ["ok"] * jobs
+    for path in paths:
+        out = nbformat.read(tmp_path / "out" / path.name, as_version=4)
+        assert out.cells[1].outputs[0]["text"].strip() == "[1]"

@@ -36,6 +36,8 @@ rows = [(e, np.random.default_rng([seed, int(e * 1000)]).normal()) for e in epsi
 frame = pd.DataFrame(rows, columns=["epsilon", "draw"]).assign(profile=profile, env=os.environ["DPCLUST_PROFILE"])
 Path(results_dir).mkdir(parents=True, exist_ok=True)
 frame.to_csv(Path(results_dir) / "draws.csv", index=False)
+(Path(results_dir) / "timings").mkdir(exist_ok=True)  # where save_results writes the run times
+frame[["epsilon"]].assign(seconds=1.5).to_csv(Path(results_dir) / "timings" / "draws.csv", index=False)
 Path(figures_dir).mkdir(parents=True, exist_ok=True)
 (Path(figures_dir) / "figure.png").write_bytes(b"a figure")
 """
@@ -82,6 +84,8 @@ def test_a_relative_out_gathers_every_table_figure_and_notebook_whatever_the_wor
     draws = pd.read_csv(out / "draws.csv")
     assert draws["param_epsilons"].tolist() == [0.5, 2.0] and draws["epsilon"].tolist() == [0.5, 2.0]
     assert (draws["profile"] == "smoke").all() and (draws["env"] == "smoke").all()
+    timings = pd.read_csv(out / "timings" / "draws.csv")  # gathered apart, as each point wrote them
+    assert timings.columns.tolist() == ["param_epsilons", "epsilon", "seconds"] and len(timings) == 2
     for label in ("epsilons=0.5", "epsilons=2"):
         assert (out / label / "10_demo.ipynb").is_file() and (out / label / "figures" / "figure.png").is_file()
     points = pd.read_csv(out / "sweep_points.csv")
@@ -146,8 +150,10 @@ def test_a_folder_of_other_files_is_refused_and_an_earlier_sweep_is_replaced(com
         "mine.txt",
         "sweep.json",
         "sweep_points.csv",
+        "timings",
     ]
     assert pd.read_csv(out / "draws.csv")["epsilon"].tolist() == [2.0]
+    assert pd.read_csv(out / "timings" / "draws.csv")["epsilon"].tolist() == [2.0]
     assert json.loads((out / "sweep.json").read_text())["points"] == ["epsilons=2.0"]
 
 

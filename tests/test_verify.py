@@ -93,18 +93,25 @@ def test_compare_tables_reports_rows_and_columns_on_one_side():
     }
 
 
-def test_timing_table_and_default_spec(tmp_path):
+def test_timings_are_written_apart_so_a_rerun_with_other_times_leaves_the_tables_unchanged(tmp_path):
     frame = pd.DataFrame({"n": [1, 2], "fit": [0.1, 0.2], "seconds": [1.0, 2.0]})
-    experiments.save_results(frame, "x", "t", tmp_path, key="n", timing=True)
-    experiments.save_results(frame, "x", "d", tmp_path, rtol=1e-6)
-    manifest = json.loads((tmp_path / "tables.json").read_text())
+    runs = [tmp_path / "first", tmp_path / "second"]
+    for folder, times in zip(runs, ([1.0, 2.0], [3.0, 4.0])):
+        experiments.save_results(frame.assign(seconds=times), "x", "t", folder, key="n", timing=True)
+        experiments.save_results(frame.assign(seconds=times), "x", "d", folder, rtol=1e-6)
+    manifest = json.loads((runs[0] / "tables.json").read_text())
     assert manifest["t"]["timing"] == ["fit", "seconds"]
     assert manifest["d"] == {"key": [], "timing": ["seconds"], "rtol": 1e-6, "atol": 0.0}
-    new = tmp_path / "new"
-    new.mkdir()
-    frame.assign(fit=[5.0, 6.0], seconds=[3.0, 4.0]).to_csv(new / "t.csv", index=False)
-    frame.assign(fit=[0.1, 0.2000001]).to_csv(new / "d.csv", index=False)
-    assert compare_folders("x", tmp_path, new).empty
+    first, second = ({p.relative_to(f).as_posix(): p.read_text() for p in f.rglob("*.csv")} for f in runs)
+    assert sorted(first) == ["d.csv", "timings/d.csv", "timings/t.csv"]  # a timing table is written whole apart
+    assert first["d.csv"] == second["d.csv"] == "n,fit\n1,0.1\n2,0.2\n"  # the table holds no timing
+    assert first["timings/d.csv"] == "row,seconds\n0,1.0\n1,2.0\n"  # joined back by position
+    assert second["timings/t.csv"] == "n,fit,seconds\n1,0.1,3.0\n2,0.2,4.0\n"  # or by the key
+    assert compare_folders("x", *runs).empty
+    frame.assign(fit=[0.1, 0.2000001]).to_csv(runs[1] / "d.csv", index=False)  # within rtol
+    experiments.save_results(frame, "x", "t", runs[1], key="n")  # no longer a timing table: its old copy goes
+    assert (runs[1] / "timings" / "t.csv").read_text() == "n,seconds\n1,1.0\n2,2.0\n"
+    assert compare_folders("x", *runs)[["table", "committed"]].values.tolist() == [["t", "(absent)"]]
 
 
 @pytest.mark.parametrize(
