@@ -11,7 +11,7 @@ so that a published number can be graded under each of them: the notebook's
 primary reading and, beside it, the others. :func:`reading_runs` runs one
 reading over an epsilon grid, with the threshold on the radius (scikit-learn's
 test) or on the diameter (the paper's definition of T); the global step is the
-library's (:func:`dpclust_lib.cluster.birch.cut_labels`: Ward to K on the leaf
+library's (:func:`dpclust_lib.cluster.birch.cut_labels_by_step`: Ward to K on the leaf
 centroids, each record to its nearest centroid), and, on the same tree, Ward
 weighted by each leaf's N (BIRCH's phase 3) when references for it are given.
 Every draw is a fresh one of :func:`dpclust_lib.mechanisms.laplace_mechanism`
@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from dpclust_lib import metrics
-from dpclust_lib.cluster.birch import THRESHOLD_ON, BirchWarning, LaplaceRows, cut_labels, grow_tree, leaf_noise
+from dpclust_lib.cluster.birch import THRESHOLD_ON, BirchWarning, LaplaceRows, cut_labels_by_step, grow_tree, leaf_noise
 from dpclust_lib.noise import NOISE_KINDS
 from dpclust_lib.validation import check_choice, check_int, check_positive
 
@@ -306,7 +306,7 @@ def _one_reading(sweep, eps, run, random_state):
         steps["Ward weighted by N"] = (sweep.weighted_references, n)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BirchWarning)  # fewer leaves than K: each leaf its own cluster
-        labels = {step: cut_labels(sweep.X, centers, ks, weights=w) for step, (_, w) in steps.items()}
+        labels = cut_labels_by_step(sweep.X, centers, ks, {step: w for step, (_, w) in steps.items()})
     seconds = time.perf_counter() - start
     return [
         {

@@ -42,6 +42,8 @@ __all__ = [
     "target_dirs",
     "fit_seed",
     "sweep",
+    "once_per_fit",
+    "fit_labels",
     "summarise",
     "t_interval",
     "mean_ci95",
@@ -241,6 +243,64 @@ def fit_seed(seed, epsilon, run):
     return int(ss.generate_state(1, dtype=np.uint32)[0])
 
 
+_PER_FIT = {}  # id(estimator) -> {key: value}, while :func:`sweep` computes that fit's metrics
+
+
+def once_per_fit(estimator, key, compute):
+    """``compute()`` once per fit of a :func:`sweep` and ``key``: what several metrics of one fit share.
+
+    The metrics of a fit are computed one after the other, on the same estimator; a quantity several
+    of them need (the fit's labels, a global step's cut) is computed by the first and kept until the
+    fit's metrics are done. Called outside a sweep's metrics, ``compute()`` runs each time.
+
+    Parameters
+    ----------
+    estimator : the fitted estimator the metrics are given
+    key : hashable, what ``compute`` computes
+    compute : callable () -> value
+
+    Examples
+    --------
+    >>> from dpclust_lib import DPKMeans
+    >>> from dpclust.datasets import make_uniform_square
+    >>> data = make_uniform_square(200, random_state=0)
+    >>> predictions = []
+    >>> def labels(est, ds):
+    ...     return once_per_fit(est, "labels", lambda: predictions.append(1) or est.predict(ds.X))
+    >>> metrics = {"clusters": lambda est, ds: len(set(labels(est, ds))), "first": lambda est, ds: labels(est, ds)[0]}
+    >>> algorithms = {"DPk-means": lambda eps, rs: DPKMeans(3, epsilon=eps, bounds=data.bounds, random_state=rs)}
+    >>> frame = sweep(algorithms, data, epsilons=[1.0], n_runs=2, metrics=metrics)
+    >>> len(predictions)  # two fits, two metrics each: one prediction per fit
+    2
+    """
+    values = _PER_FIT.get(id(estimator))
+    if values is None:
+        return compute()
+    if key not in values:
+        values[key] = compute()
+    return values[key]
+
+
+def fit_labels(estimator, dataset):
+    """The fitted estimator's labels of ``dataset.X``, predicted once per fit of a sweep (:func:`once_per_fit`).
+
+    Examples
+    --------
+    >>> from dpclust_lib import DPKMeans
+    >>> from dpclust_lib.metrics import nicv
+    >>> from dpclust.datasets import make_uniform_square
+    >>> data = make_uniform_square(200, random_state=0)
+    >>> metrics = {  # both metrics use the fit's labels; the fit predicts them once
+    ...     "nicv": lambda est, ds: nicv(ds.X, est.cluster_centers_, labels=fit_labels(est, ds)),
+    ...     "clusters": lambda est, ds: len(set(fit_labels(est, ds))),
+    ... }
+    >>> algorithms = {"DPk-means": lambda eps, rs: DPKMeans(3, epsilon=eps, bounds=data.bounds, random_state=rs)}
+    >>> sweep(algorithms, data, epsilons=[1.0], n_runs=1, metrics=metrics)["clusters"].tolist()
+    [3.0]
+    """
+    return once_per_fit(estimator, "labels", lambda: estimator.predict(dataset.X))
+
+
 def _one_fit(make_estimator, dataset, epsilon, random_state, metrics, warning_filters):
     # A worker process starts with the default warning filters: the caller's are applied here,
     # so a warning silenced around the sweep stays silent whatever n_jobs.
@@ -252,7 +312,11 @@ def _one_fit(make_estimator, dataset, epsilon, random_state, metrics, warning_fi
         start = time.perf_counter()
         est.fit(dataset.X)
         seconds = time.perf_counter() - start
-        row = {name: float(fn(est, dataset)) for name, fn in metrics.items()}
+        _PER_FIT[id(est)] = {}
+        try:
+            row = {name: float(fn(est, dataset)) for name, fn in metrics.items()}
+        finally:
+            del _PER_FIT[id(est)]
     row["seconds"] = seconds
     # What the algorithm's arithmetic spent, and what the release guarantees (inf for a leaky setting);
     # NaN for a non-private baseline.
@@ -273,6 +337,7 @@ def sweep(algorithms, datasets, epsilons, n_runs, metrics, seed=0, n_jobs=1, bac
     epsilons : sequence of floats (or None)
     n_runs : int >= 1
     metrics : dict name -> callable(fitted estimator, dataset) -> float
+        What several of them share is computed once per fit with :func:`once_per_fit` (:func:`fit_labels`).
     seed : int >= 0, the sweep's root seed
     n_jobs : joblib's n_jobs (1 = in this process)
     backend : joblib backend name (e.g. "loky", "threading", or "dask" with a

@@ -662,6 +662,26 @@ def test_cut_labels_with_weights_cut_the_weighted_hierarchy(rng):
         assert metrics.adjusted_rand_index(_ward_on_copies_per_leaf(centres, weights, k)[0][nearest], labels) == 1.0
 
 
+def test_cut_labels_by_step_cuts_each_steps_hierarchy_with_one_nearest_centroid_search(rng, monkeypatch):
+    from scipy.cluster.hierarchy import fcluster, ward
+
+    from dpclust_lib.cluster import birch
+
+    X, centres = rng.random((500, 2)), rng.random((30, 2))
+    weights = rng.integers(1, 50, 30)
+    nearest = ((X[:, None, :] - centres[None]) ** 2).sum(-1).argmin(1)
+    searches = []
+    search = birch._nearest_among_reachable
+    monkeypatch.setattr(birch, "_nearest_among_reachable", lambda *a: searches.append(1) or search(*a))
+    cuts = birch.cut_labels_by_step(X, centres, [2, 4], {"Ward": None, "weighted": weights})
+    assert len(searches) == 1 and set(cuts) == {"Ward", "weighted"}
+    for k in (2, 4):  # scipy's Ward on the centroids, and Ward on copies of each centroid per record of its leaf
+        plain = fcluster(ward(centres), k, criterion="maxclust")[nearest]
+        assert metrics.adjusted_rand_index(plain, cuts["Ward"][k]) == 1.0
+        weighted = _ward_on_copies_per_leaf(centres, weights, k)[0][nearest]
+        assert metrics.adjusted_rand_index(weighted, cuts["weighted"][k]) == 1.0
+
+
 # --------------------------------------------------------------------------- the CF tree's noise-placement hook
 
 

@@ -83,6 +83,30 @@ def test_the_callers_warning_filters_apply_in_every_worker(data, n_jobs):
     assert not caught
 
 
+class CountsPredictions(NoisyMean):
+    def predict(self, X):
+        self.predictions = getattr(self, "predictions", 0) + 1
+        return np.full(len(X), self.random_state)  # labels that tell the fits apart
+
+
+SHARED = {  # two metrics that read the fit's labels, and the number of predictions made once both have
+    "label": lambda est, ds: experiments.fit_labels(est, ds)[0],
+    "label_again": lambda est, ds: experiments.fit_labels(est, ds)[-1],
+    "predictions": lambda est, ds: est.predictions,
+}
+
+
+@pytest.mark.parametrize("n_jobs, backend", [(1, None), (2, None), (4, "threading")])
+def test_what_the_metrics_of_a_fit_share_is_computed_once_for_that_fit_alone(data, n_jobs, backend):
+    frame = experiments.sweep({"a": CountsPredictions}, data, [0.5, 1.0], 4, SHARED, n_jobs=n_jobs, backend=backend)
+    assert (frame["predictions"] == 1).all()
+    assert (frame["label"] == frame["seed"]).all() and (frame["label_again"] == frame["seed"]).all()
+    assert not experiments._PER_FIT  # nothing kept once the sweep is done
+    est = CountsPredictions(1.0, 7).fit(data.X)
+    experiments.fit_labels(est, data), experiments.fit_labels(est, data)
+    assert est.predictions == 2  # outside a sweep's metrics, nothing is kept
+
+
 def test_a_fits_seed_does_not_depend_on_the_rest_of_the_grid(data):
     wide = experiments.sweep({"a": NoisyMean}, data, [0.1, 0.5, 1.0], 2, METRICS, seed=3)
     narrow = experiments.sweep({"a": NoisyMean}, data, [1.0], 2, METRICS, seed=3)
