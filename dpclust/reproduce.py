@@ -44,6 +44,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import parameters
+from ._optional import require
 from ._paths import notebook_dir, results_dir
 from .experiments import JOBS_ENV, OUTPUT_ENV, PROFILE_ENV, output_dirs, resolve_profile, target_dirs
 from .verdicts import REPLICATES, VERDICTS, read_ledgers, verdict_counts
@@ -561,6 +562,7 @@ def _run_many(calls, jobs, progress=False, on_done=None, db=None, resume=False):
     ``db`` every call runs and nothing is kept. Ctrl-C stops the kernels under way; each such run then ends
     as a failed one before :class:`KeyboardInterrupt` is raised.
     """
+    require("doit", "notebooks")
     from doit.task import dict_to_task
     from doit.tools import config_changed
 
@@ -722,7 +724,7 @@ def run_batch(calls, jobs=1, progress=None, finish=None, db=None, resume=False):
     calls : iterable of dict
         Keyword arguments of :func:`run_notebook`, one dict per run.
     jobs : int, default 1
-        Runs side by side (in fresh worker processes).
+        Runs side by side (doit tasks in threads of this process, each driving its own kernel).
     progress : bool, optional
         Show which cell each run is at (None: on a terminal).
     finish : callable (call, row) -> path-like or None, optional
