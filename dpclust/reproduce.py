@@ -524,29 +524,31 @@ def _clock(seconds):
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
-class _Runs:
-    """doit's tasks for a batch of :func:`run_notebook` calls: one task per call, in the given order."""
+def _doit(tasks, db, jobs, always):
+    """Run doit's ``tasks`` in their order, ``jobs`` side by side, recording in ``db``; return doit's exit status."""
+    from doit.cmd_base import TaskLoader2
+    from doit.doit_cmd import DoitMain
+    from doit.reporter import ZeroReporter
 
-    def __init__(self, tasks, db, jobs):
-        from doit.cmd_base import TaskLoader2
-        from doit.reporter import ZeroReporter
+    class Batch(TaskLoader2):
+        def setup(self, opt_values):
+            pass
 
-        self.loader = type("Loader", (TaskLoader2,), {"setup": lambda self, opt_values: None})()
-        self.loader.load_doit_config = lambda: {
-            "reporter": ZeroReporter(sys.stdout, {}),  # the batch prints its own lines; doit only its own errors
-            "dep_file": str(db),
-            "backend": "sqlite3",  # several batches may record their runs in one file side by side
-            "num_process": jobs if jobs > 1 else 0,  # 0: one after the other in this thread, where Ctrl-C lands
-            "par_type": "thread",
-            "continue": True,  # a failed run does not stop the others
-            "verbosity": 0,
-        }
-        self.loader.load_tasks = lambda cmd, pos_args: tasks
+        def load_doit_config(self):
+            return {
+                "reporter": ZeroReporter(sys.stdout, {}),  # the batch prints its own lines; doit only its errors
+                "dep_file": str(db),
+                "backend": "sqlite3",  # several batches may record their runs in one file side by side
+                "num_process": jobs if jobs > 1 else 0,  # 0: one after the other in this thread, where Ctrl-C lands
+                "par_type": "thread",
+                "continue": True,  # a failed run does not stop the others
+                "verbosity": 0,
+            }
 
-    def run(self, always):
-        from doit.doit_cmd import DoitMain
+        def load_tasks(self, cmd, pos_args):
+            return tasks
 
-        return DoitMain(self.loader, config_filenames=()).run(["run", *(["--always-execute"] if always else [])])
+    return DoitMain(Batch(), config_filenames=()).run(["run", *(["--always-execute"] if always else [])])
 
 
 def _run_many(calls, jobs, progress=False, on_done=None, db=None, resume=False):
@@ -610,9 +612,8 @@ def _run_many(calls, jobs, progress=False, on_done=None, db=None, resume=False):
         _Progress(events, len(calls)) if progress else contextlib.nullcontext(),
         tempfile.TemporaryDirectory(prefix="dpclust-runs-") as scratch,
     ):
-        runs = _Runs([task(i) for i in order], db or Path(scratch) / "runs.sqlite3", jobs)
         try:
-            status = runs.run(always=not resume)
+            status = _doit([task(i) for i in order], db or Path(scratch) / "runs.sqlite3", jobs, always=not resume)
         except KeyboardInterrupt:
             _stop_kernels(kernels, under_way)
             raise
