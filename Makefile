@@ -1,6 +1,8 @@
 # dpclust: every target installs the locked set of packages it needs (uv.lock) into .venv on first use.
-#   make reproduce   all notebooks, paper profile (papermill): each run staged, then its notebook, tables and
-#                    figures replace the committed ones together; a failed run changes nothing
+#   make reproduce   all notebooks, paper profile (papermill, each run a doit task): each run staged, then its
+#                    notebook, tables and figures replace the committed ones together; a failed run changes nothing
+#                    (RESUME=1: skip the notebooks whose last committed run read the same notebook, code, packages
+#                    and data; after an interrupted or failed batch, only what did not finish runs)
 #   make verify      rerun all notebooks (paper profile) in a temporary folder; compare every result table
 #                    (SEED=S: rerun at another root seed; check that every headline verdict survives)
 #   make stability   rerun the paper notebooks at root seeds 1-4, commit their draws beside each ledger
@@ -51,6 +53,7 @@ export UV_COMPILE_BYTECODE := 1
 # uv keeps .venv on $(PYTHON): made with another Python version, it is made again.
 SYNC    = $(UV) sync --locked --python "$(PY_EXE)" --quiet
 JOBS   ?= 2
+RESUME ?=
 # make sweep: one papermill run of NOTEBOOK per value of each grid parameter (see the sweep target)
 NOTEBOOK ?= 04_idp_kmeans
 GRID   ?= epsilons=0.5,1,2
@@ -125,7 +128,7 @@ unsupported-python:
 	 $(SUPPORTED) (uv.lock resolves each). Give one: make $(MAKECMDGOALS) PYTHON=/path/to/python3.11" >&2; exit 1
 
 reproduce: $(VENV)/.installed
-	$(BIN)/python -m dpclust reproduce --profile paper --jobs $(JOBS)
+	$(BIN)/python -m dpclust reproduce --profile paper --jobs $(JOBS)$(if $(RESUME), --resume)
 
 verify: $(VENV)/.installed
 	$(BIN)/python -m dpclust verify --jobs $(JOBS)$(if $(SEED), --seed $(SEED))

@@ -5,12 +5,15 @@
 notebooks and result folders), found from ``$DPCLUST_HOME`` or upwards from the working directory.
 Every command first completes a commit that a killed ``reproduce`` left half done.
 
-  reproduce [--profile paper|smoke] [--jobs N] [--timeout S] [--out DIR] [--allow-missing-data] [NOTEBOOK ...]
+  reproduce [--profile paper|smoke] [--jobs N] [--timeout S] [--out DIR] [--allow-missing-data] [--resume]
+            [NOTEBOOK ...]
       run notebooks with papermill into a staging folder; a run that finished replaces the
       notebook, its tables and its figures together (paper profile: the committed ones), a failed
       or interrupted one changes nothing and is kept in data/results/failed/, and so is one that
-      could not reach data the committed results had (unless --allow-missing-data); print a
-      summary (with each ledger's verdict counts and the wall time)
+      could not reach data the committed results had (unless --allow-missing-data); with --resume,
+      skip each notebook whose last committed run read the same notebook, code, packages and data
+      (after an interrupted or failed batch: only what did not finish); print a summary (with each
+      ledger's verdict counts and the wall time)
   verify [--jobs N] [--timeout S] [--keep DIR] [--seed S] [NOTEBOOK ...]
       rerun notebooks (paper profile) into a temporary folder and compare every result table
       with the committed one; exit 1 and list the differing cells if any differ. With --seed, rerun
@@ -123,6 +126,12 @@ def build_parser(prog="python -m dpclust"):
         "--allow-missing-data",
         action="store_true",
         help="commit a run that could not reach data the committed results had (it is refused otherwise)",
+    )
+    rep.add_argument(
+        "--resume",
+        action="store_true",
+        help="skip the notebooks whose last committed run under this profile read the same notebook, code, "
+        "installed packages and data sets (after an interrupted or failed batch: only what did not finish)",
     )
 
     _add_sweep(sub)
@@ -318,6 +327,7 @@ def _reproduce(args):
         timeout=args.timeout,
         output_dir=args.out,
         allow_missing_data=args.allow_missing_data,
+        resume=args.resume,
     )
     _print_summary(summary, time.perf_counter() - start)
     if args.profile == "paper" and args.out is None:

@@ -25,7 +25,6 @@ import contextlib
 import json
 import os
 import queue
-import signal
 import socket
 import tempfile
 import threading
@@ -34,6 +33,7 @@ from pathlib import Path
 
 from ._optional import require
 from .experiments import PROFILE_ENV
+from .reproduce import kill_kernel
 
 __all__ = ["CONNECT_TIMEOUT", "connect", "describe_workers", "kernel_environment"]
 
@@ -211,7 +211,7 @@ def _run_point(point, sweep, topic):
             _kernels.setdefault(sweep, set()).add(pid)
             stopped = sweep in _stopped
         if stopped:
-            _kill(pid)
+            kill_kernel(pid)
 
     with tempfile.TemporaryDirectory(prefix="dpclust-point-", dir=worker.local_directory) as tmp:
         tmp = Path(tmp)
@@ -237,18 +237,13 @@ def _run_point(point, sweep, topic):
     return row, files
 
 
-def _kill(pid):
-    with contextlib.suppress(OSError):
-        os.killpg(pid, signal.SIGKILL)  # the kernel leads its own process group (and its workers are in it)
-
-
 def _stop_sweep(sweep):
     """On every worker (``Client.run``): stop the sweep's kernels; a point that starts later stops at once."""
     with _lock:
         _stopped.add(sweep)
         pids = _kernels.pop(sweep, set())
     for pid in pids:
-        _kill(pid)
+        kill_kernel(pid)
     return len(pids)
 
 

@@ -13,7 +13,9 @@ and a commit cut short by SIGKILL is completed by the next command of any kind
 committed. Parameter values are checked first against the types declared in the notebook's
 parameters cell (:func:`check_parameters`). Sweeps (:mod:`dpclust.sweep`) and
 ``verify`` run their notebooks with :func:`run_notebook` too; ``python -m dpclust`` is the
-command line of all three.
+command line of all three. Every batch is a set of doit tasks, one per run, side by side in
+threads of this process (:func:`_run_many`); doit's record of what each committed run read
+lets ``reproduce(resume=True)`` skip the notebooks whose inputs have not changed since.
 
 The kernel is the current environment's: its ``python3`` kernel resolves to
 the interpreter running this code. The profile reaches a run through
@@ -37,12 +39,12 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pandas as pd
 
 from . import parameters
+from ._optional import require
 from ._paths import notebook_dir, results_dir
 from .experiments import JOBS_ENV, OUTPUT_ENV, PROFILE_ENV, output_dirs, resolve_profile, target_dirs
 from .verdicts import REPLICATES, VERDICTS, read_ledgers, verdict_counts
@@ -522,80 +524,129 @@ def _clock(seconds):
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
-def _run_one(call, events):
-    if events is not None:
-        events.put((call.get("label") or Path(call["notebook"]).stem, 0, 0))  # the clock starts with the kernel
-    try:
-        return run_notebook(events=events, **call)
-    finally:
-        if events is not None:
-            events.put((call.get("label") or Path(call["notebook"]).stem, None, None))
+def _doit(tasks, db, jobs, always):
+    """Run doit's ``tasks`` in their order, ``jobs`` side by side, recording in ``db``; return doit's exit status."""
+    from doit.cmd_base import TaskLoader2
+    from doit.doit_cmd import DoitMain
+    from doit.reporter import ZeroReporter
+
+    class Batch(TaskLoader2):
+        def setup(self, opt_values):
+            pass
+
+        def load_doit_config(self):
+            return {
+                "reporter": ZeroReporter(sys.stdout, {}),  # the batch prints its own lines; doit only its errors
+                "dep_file": str(db),
+                "backend": "sqlite3",  # several batches may record their runs in one file side by side
+                "num_process": jobs if jobs > 1 else 0,  # 0: one after the other in this thread, where Ctrl-C lands
+                "par_type": "thread",
+                "continue": True,  # a failed run does not stop the others
+                "verbosity": 0,
+            }
+
+        def load_tasks(self, cmd, pos_args):
+            return tasks
+
+    return DoitMain(Batch(), config_filenames=()).run(["run", *(["--always-execute"] if always else [])])
 
 
-def _worker_init(parent):
-    """A pool worker: the first Ctrl-C interrupts its notebook (whose kernel then shuts down), later
-    ones are ignored so that shutdown finishes; and it exits when the parent dies (even by SIGKILL),
-    so its kernel, which watches its own parent, follows it."""
+def _run_many(calls, jobs, progress=False, on_done=None, db=None, resume=False):
+    """Run the calls as doit tasks, ``jobs`` side by side, the longest first (by the last recorded run); return
+    one row each, in their order.
 
-    def interrupt_once(signum, frame):
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        raise KeyboardInterrupt
+    ``on_done(call, row)`` runs in the run's thread as it ends and returns its row: a run whose row is not
+    ``ok`` is a failed task. Each run side by side is a thread of this process driving a kernel of its own (a
+    process), so the runs need no worker processes and nothing to send back. A call's ``task`` entry (not
+    passed to :func:`run_notebook`) declares what it reads and writes: ``file_dep``, ``targets`` and
+    ``config`` (the values it ran with). doit records them in its file ``db`` for each run that succeeded;
+    with ``resume``, a run whose files and values are unchanged since is skipped (a None row). Without
+    ``db`` every call runs and nothing is kept. Ctrl-C stops the kernels under way; each such run then ends
+    as a failed one before :class:`KeyboardInterrupt` is raised.
+    """
+    require("doit", "notebooks")
+    from doit.task import dict_to_task
+    from doit.tools import config_changed
 
-    signal.signal(signal.SIGINT, interrupt_once)
+    on_done = on_done or (lambda call, row: row)
+    rows, kernels, under_way, errors = [None] * len(calls), {}, set(), []
+    events = queue.Queue() if progress else None
 
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
+    def run(i):
+        call = calls[i]
+        label = call.get("label") or Path(call["notebook"]).stem
+        under_way.add(i)
+        try:
+            if events is not None:
+                events.put((label, 0, 0))  # the clock starts with the kernel
+            arguments = {k: v for k, v in call.items() if k != "task"}
+            row = run_notebook(events=events, **arguments, on_kernel=lambda pid: kernels.__setitem__(i, pid))
+            rows[i] = on_done(call, row)
+            return rows[i]["status"] == "ok"
+        except Exception as exc:  # raised again in the caller's thread once the batch is over (Ctrl-C goes up now)
+            errors.append(exc)
+            return False
+        finally:
+            if events is not None:
+                events.put((label, None, None))
+            kernels.pop(i, None)
+            under_way.discard(i)
 
-    threading.Thread(target=watch, daemon=True).start()
+    def task(i):
+        what = calls[i].get("task", {})
+        uptodate = [config_changed(what["config"])] if "config" in what else []
+        return dict_to_task(
+            {
+                "name": f"run{i}",
+                "actions": [(run, [i])],
+                "file_dep": [str(p) for p in what.get("file_dep", [])],
+                "targets": [str(p) for p in what.get("targets", [])],
+                "uptodate": uptodate,
+                "io": {"capture": False},  # the runs' threads print their own lines
+                "verbosity": 0,
+            }
+        )
 
-
-def _interrupt_workers(pool):
-    """Ctrl-C on the terminal reaches the workers too; ``kill -INT`` of this process alone does not."""
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
-        with contextlib.suppress(OSError):
-            os.kill(process.pid, signal.SIGINT)
-
-
-def _run_pool(calls, jobs, progress, on_done):
-    import multiprocessing
-    from concurrent.futures import as_completed
-
-    # Longest first (by the last recorded run), so a long notebook does not start last and run alone.
     order = sorted(range(len(calls)), key=lambda i: -_last_duration(calls[i]["notebook"]))
-    rows = [None] * len(calls)
-    # Fresh worker processes (spawn), not forks: this process runs threads (progress, kernel clients),
-    # and forking a multi-threaded process can deadlock the child (Python 3.12 warns about it).
-    context = multiprocessing.get_context("spawn")
-    with context.Manager() if progress else contextlib.nullcontext() as manager:
-        events = manager.Queue() if progress else None
-        with (
-            _Progress(events, len(calls)) if progress else contextlib.nullcontext(),
-            ProcessPoolExecutor(
-                max_workers=jobs, mp_context=context, initializer=_worker_init, initargs=(os.getpid(),)
-            ) as pool,
-        ):
-            futures = {pool.submit(_run_one, calls[i], events): i for i in order}
-            try:
-                for future in as_completed(futures):  # each finished run is handled at once (committed)
-                    i = futures[future]
-                    rows[i] = on_done(calls[i], future.result())
-            except KeyboardInterrupt:
-                _interrupt_workers(pool)
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise
+    with (
+        _Progress(events, len(calls)) if progress else contextlib.nullcontext(),
+        tempfile.TemporaryDirectory(prefix="dpclust-runs-") as scratch,
+    ):
+        try:
+            status = _doit([task(i) for i in order], db or Path(scratch) / "runs.sqlite3", jobs, always=not resume)
+        except KeyboardInterrupt:
+            _stop_kernels(kernels, under_way)
+            raise
+    if status not in (0, 1):  # 0: every task succeeded or was skipped, 1: some failed (their rows say why)
+        raise RuntimeError(f"doit could not run the batch (status {status}; its message is above)")
+    if errors:
+        raise errors[0]
     return rows
 
 
-def _run_many(calls, jobs, progress=False, on_done=None):
-    """Run the calls (``jobs`` side by side); ``on_done(call, row)`` runs here as each ends."""
-    on_done = on_done or (lambda call, row: row)
-    if jobs <= 1 or len(calls) <= 1:
-        events = queue.Queue() if progress else None
-        with _Progress(events, len(calls)) if progress else contextlib.nullcontext():
-            return [on_done(kw, _run_one(kw, events)) for kw in calls]
-    return _run_pool(calls, jobs, progress, on_done)
+def _stop_kernels(kernels, under_way, patience=60.0):
+    """Ctrl-C reaches this thread only: stop the kernels of the runs under way in the others and wait until those
+    runs have ended (each as a failed run: its notebook kept, nothing committed)."""
+    deadline = time.monotonic() + patience
+    client_log = logging.getLogger("papermill")  # each run would say that its kernel died, which it was told to
+    level = client_log.level
+    client_log.setLevel(logging.CRITICAL)
+    try:
+        while under_way and time.monotonic() < deadline:
+            for pid in list(kernels.values()):  # again until the run has ended: a kernel may start in the meantime
+                kill_kernel(pid)
+            time.sleep(0.1)
+    finally:
+        client_log.setLevel(level)
+
+
+def kill_kernel(pid):
+    """Stop a kernel that :func:`run_notebook` started (its ``on_kernel`` pid) at once, with its own workers."""
+    with contextlib.suppress(OSError):
+        if hasattr(os, "killpg"):
+            os.killpg(pid, signal.SIGKILL)  # the kernel leads its own process group (its workers are in it)
+        else:  # Windows: TerminateProcess
+            os.kill(pid, signal.SIGTERM)
 
 
 def ledger_counts(results_dir):
@@ -659,7 +710,7 @@ def _written_results(call, row):
     return output_dirs(Path(call["notebook"]).stem, call.get("profile") or "paper")[0]
 
 
-def run_batch(calls, jobs=1, progress=None, finish=None):
+def run_batch(calls, jobs=1, progress=None, finish=None, db=None, resume=False):
     """Run papermill calls (dicts of :func:`run_notebook` arguments); one summary row each.
 
     The summary has notebook, status, seconds, error and, per verdict, the count
@@ -674,10 +725,13 @@ def run_batch(calls, jobs=1, progress=None, finish=None):
     calls : iterable of dict
         Keyword arguments of :func:`run_notebook`, one dict per run.
     jobs : int, default 1
-        Runs side by side (in fresh worker processes).
+        Runs side by side (doit tasks in threads of this process, each driving its own kernel).
     progress : bool, optional
         Show which cell each run is at (None: on a terminal).
     finish : callable (call, row) -> path-like or None, optional
+    db, resume : doit's record of the runs that succeeded, and whether to skip those whose declared inputs
+        (each call's ``task``, see :func:`_run_many`) are unchanged since; a skipped run's row says so in its
+        note, with the counts of its ``task["results"]`` folder.
 
     Returns
     -------
@@ -720,11 +774,25 @@ def run_batch(calls, jobs=1, progress=None, finish=None):
     for batch in (rest, gatherers):
         runs = [_alone_with_every_worker(call, jobs) for call in batch] if len(batch) == 1 else batch
         original = {id(run): call for run, call in zip(runs, batch)}
-        done = _run_many(runs, jobs, show, lambda run, row: on_done(original[id(run)], row))
+        done = _run_many(runs, jobs, show, lambda run, row: on_done(original[id(run)], row), db, resume)
         for call, row in zip(batch, done):
-            rows[id(call)] = row
+            rows[id(call)] = row if row is not None else _skipped(call)
     columns = ["notebook", "status", "seconds", *VERDICTS, "error", "note"]
     return pd.DataFrame([rows[id(call)] for call in calls])[columns]
+
+
+def _skipped(call):
+    """The row of a run that ``resume`` skipped: its last committed run had the same inputs."""
+    counts = ledger_counts(call["task"]["results"])
+    note = "up to date: its last committed run had the same notebook, code, packages and data (--resume)"
+    return {
+        "notebook": Path(call["notebook"]).stem,
+        "status": "ok",
+        "seconds": 0.0,
+        "error": "",
+        "note": note,
+        **counts,
+    }
 
 
 def _alone_with_every_worker(call, jobs):
@@ -1351,7 +1419,7 @@ def _finish_run(run, row):
             return run["targets"]["results"]
         except OSError as exc:
             row.update(status="failed", error=f"the finished run could not replace the committed files: {exc}")
-    kept = _keep_failed(run["stage"], run["name"], stem)
+    kept = run["kept"] = _keep_failed(run["stage"], run["name"], stem)
     run["done"] = True
     where = f"the failed run's notebook is kept as {_relative(kept)}" if kept else "the run left no notebook"
     row["error"] = f"{row['error']}\nthe committed notebook, tables and figures are unchanged; {where}"
@@ -1360,7 +1428,8 @@ def _finish_run(run, row):
 
 
 def _interrupted_message(runs):
-    kept = [_keep_failed(r["stage"], r["name"], Path(r["notebook"]).stem) for r in runs if not r["done"]]
+    # a run stopped by the interrupt has ended as a failed one (its notebook kept), or has not started
+    kept = [r.get("kept") if r["done"] else _keep_failed(r["stage"], r["name"], Path(r["notebook"]).stem) for r in runs]
     kept = [_relative(k) for k in kept if k is not None]
     committed = [Path(r["notebook"]).stem for r in runs if r.get("committed")]
     text = "the notebooks under way are unchanged (notebook, tables and figures)"
@@ -1369,6 +1438,43 @@ def _interrupted_message(runs):
     if committed:
         text += "; finished before the interrupt and committed: " + ", ".join(committed)
     return text
+
+
+def _inputs(notebook, targets, profile, allow_missing_data):
+    """What a reproduce run reads and writes, as its doit task declares them: the notebook, the two packages' files
+    and the committed replicates it reads (``file_dep``); its committed notebook and results (``targets``); the
+    profile, the installed packages and the data sets on this machine (``config``). The overview reads the
+    others' results too."""
+    import importlib.metadata
+
+    import dpclust_lib
+
+    from .datasets import available
+
+    code = [p for package in (dpclust_lib, sys.modules[__package__]) for p in _files_of(Path(package.__file__).parent)]
+    read = [Path(notebook), *code, *[p for p in [Path(targets["results"]) / REPLICATES] if p.is_file()]]
+    if Path(notebook).stem.startswith(OVERVIEW_PREFIX):
+        others = [p.stem for p in list_notebooks() if not p.stem.startswith(OVERVIEW_PREFIX)]
+        read += [table for stem in others for table in sorted(target_dirs(stem, profile)[0].glob("*.csv"))]
+    written = [targets["results"]]
+    if Path(targets["notebook"]) != Path(notebook):  # a paper-profile run writes the notebook it read: a dependency
+        written.append(targets["notebook"])
+    data = available()
+    return {
+        "file_dep": read,
+        "targets": written,
+        "config": {
+            "profile": profile,
+            "allow_missing_data": bool(allow_missing_data),
+            "packages": sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions()),
+            "data": sorted(data.loc[data["present"].astype(bool), "file"].dropna().astype(str)),
+        },
+        "results": targets["results"],
+    }
+
+
+def _files_of(folder):
+    return sorted(p for p in Path(folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
 
 
 @contextlib.contextmanager
@@ -1396,6 +1502,7 @@ def reproduce(
     output_dir=None,
     progress=None,
     allow_missing_data=False,
+    resume=False,
 ):
     """Run notebooks under a profile; return a summary table (notebook, status, seconds, ledger
     counts per verdict, error, note).
@@ -1410,6 +1517,11 @@ def reproduce(
     and raises :class:`Interrupted`, whose message says what was kept. A notebook that another
     run is reproducing is refused (:func:`notebook_locks`).
     ``progress``: show which cell each running notebook is at (None: on a terminal).
+
+    Each run is a doit task, which records in ``data/results/staging/runs.sqlite3`` what a committed run
+    read (:func:`_inputs`). ``resume=True`` skips a notebook whose last committed run under this profile
+    read the same notebook, code, installed packages and data sets: after an interrupted or failed batch,
+    only what did not finish runs again.
 
     A finished run is not committed, but kept as a failed one with the reason, when it could not
     reach a data set the committed results had (its ``not run`` message, or a claim graded in the
@@ -1455,12 +1567,14 @@ def reproduce(
                 profile=profile,
                 timeout=timeout,
                 environment={OUTPUT_ENV: str(r["stage"])},
+                task=_inputs(r["notebook"], r["targets"], profile, allow_missing_data),
             )
             for r in runs
         ]
         by_call = {id(call): run for call, run in zip(calls, runs)}
+        finish = lambda call, row: _finish_run(by_call[id(call)], row)  # noqa: E731
         try:
-            return run_batch(calls, jobs, progress, finish=lambda call, row: _finish_run(by_call[id(call)], row))
+            return run_batch(calls, jobs, progress, finish, db=staging_dir() / "runs.sqlite3", resume=resume)
         except KeyboardInterrupt:
             raise Interrupted(_interrupted_message(runs)) from None
         finally:

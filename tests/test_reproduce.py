@@ -75,6 +75,36 @@ def test_the_overview_runs_after_the_notebooks_whose_results_it_reads_with_every
     assert [done[stem][1] for stem in ("00_summary", "01_a", "02_b")] == ["2", "-", "-"]
 
 
+WRITES_A_TABLE = (
+    "from pathlib import Path\nfrom dpclust import experiments\n"
+    "results, _ = experiments.output_dirs('{stem}', profile, results_dir, figures_dir)\n"
+    "results.mkdir(parents=True, exist_ok=True)\n(results / 'table.csv').write_text('x\\n1\\n')\n"
+    "if Path('{stem}.fail').exists():\n    raise RuntimeError('boom')"
+)
+
+
+def test_resume_runs_again_only_the_notebooks_that_did_not_finish_or_whose_inputs_changed(tmp_path):
+    a, b = (_notebook(tmp_path / f"{stem}.ipynb", WRITES_A_TABLE.format(stem=stem)) for stem in ("11_a", "12_b"))
+    (tmp_path / "12_b.fail").touch()
+    first = reproduce.reproduce([str(a), str(b)], profile="paper")
+    assert first["status"].tolist() == ["ok", "failed"]
+    committed = a.read_bytes()
+    (tmp_path / "12_b.fail").unlink()
+
+    def resumed():
+        summary = reproduce.reproduce([str(a), str(b)], profile="paper", resume=True).set_index("notebook")
+        assert (summary["status"] == "ok").all()
+        return [stem for stem in summary.index if not summary.loc[stem, "note"].startswith("up to date")]
+
+    assert resumed() == ["12_b"] and a.read_bytes() == committed  # 11_a was not run again
+    assert resumed() == []
+    nb = nbformat.read(a, as_version=4)
+    nb.cells.append(new_code_cell("print('a changed notebook')"))
+    nbformat.write(nb, a)
+    assert resumed() == ["11_a"]
+    assert reproduce.reproduce([str(a), str(b)], profile="paper")["note"].tolist() == ["", ""]  # all, unasked
+
+
 def test_resolve_notebook_by_number_and_stem():
     folder = Path(__file__).resolve().parents[1] / "notebooks"  # the compendium's own notebooks
     assert reproduce.resolve_notebook("00", folder).name == "00_overview.ipynb"

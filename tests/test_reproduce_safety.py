@@ -68,12 +68,12 @@ def _sha(files):
     return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
 
 
-def _start(root, profile, sleep, mark, value="new", env=None, extra=()):
+def _start(root, profile, sleep, mark, value="new", env=None, extra=(), stems=(STEM,)):
     env = {**os.environ, **(env or {}), "DPCLUST_HOME": str(root), "DEMO_SLEEP": str(sleep), "DEMO_MARK": str(mark)}
     env["DEMO_VALUE"] = value
     env.pop(experiments.OUTPUT_ENV, None)
     return subprocess.Popen(
-        [sys.executable, "-m", "dpclust", "reproduce", STEM, "--profile", profile, *extra],
+        [sys.executable, "-m", "dpclust", "reproduce", *stems, "--profile", profile, *extra],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -152,6 +152,27 @@ def test_an_interrupted_run_changes_nothing_and_leaves_no_kernel(tmp_path, sig):
     assert again.returncode == 0, out + err
     assert files[1].read_text() == "x\nnew\n"
     assert not list((root / "data" / "results" / "staging").glob("*.run-*"))
+
+
+def test_ctrl_c_stops_every_kernel_of_runs_side_by_side_and_changes_nothing(tmp_path):
+    root = _compendium(tmp_path / "c")
+    source = (root / "notebooks" / f"{STEM}.ipynb").read_text()
+    other = source.replace(STEM, "02_demo").replace("DEMO_MARK", "DEMO_MARK_2")
+    (root / "notebooks" / "02_demo.ipynb").write_text(other)
+    files = _targets(root, "smoke")
+    before = _sha(files)
+    marks = tmp_path / "mark", tmp_path / "mark2"
+    env = {"DEMO_MARK_2": str(marks[1])}
+    proc = _start(root, "smoke", 120, marks[0], env=env, extra=("--jobs", "2"), stems=(STEM, "02_demo"))
+    kernels = [_wait_for(mark, proc) for mark in marks]  # both kernels in their slow cell at once
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert all(_gone(kernel) for kernel in kernels), "a kernel outlived the run"
+    assert _sha(files) == before
+    assert not (root / "data" / "results" / "smoke" / "02_demo").exists()
+    assert len(err.splitlines()) == 1 and err.startswith("interrupted: ") and "unchanged" in err, err
+    assert f"data/results/failed/{STEM}.ipynb" in err and "data/results/failed/02_demo.ipynb" in err
 
 
 def test_a_second_run_of_the_same_notebook_is_refused(tmp_path):
