@@ -558,11 +558,12 @@ def _run_many(calls, jobs, progress=False, on_done=None, db=None, resume=False):
     ``on_done(call, row)`` runs in the run's thread as it ends and returns its row: a run whose row is not
     ``ok`` is a failed task. Each run side by side is a thread of this process driving a kernel of its own (a
     process), so the runs need no worker processes and nothing to send back. A call's ``task`` entry (not
-    passed to :func:`run_notebook`) declares what it reads and writes: ``file_dep``, ``targets`` and
-    ``config`` (the values it ran with). doit records them in its file ``db`` for each run that succeeded;
-    with ``resume``, a run whose files and values are unchanged since is skipped (a None row). Without
-    ``db`` every call runs and nothing is kept. Ctrl-C stops the kernels under way; each such run then ends
-    as a failed one before :class:`KeyboardInterrupt` is raised.
+    passed to :func:`run_notebook`) names its task (``name``, the same in every batch) and declares what it
+    reads and writes: ``file_dep``, ``targets`` and ``config`` (the values it ran with). doit records them
+    in its file ``db`` for each run that succeeded; with ``resume``, a run whose files and values are
+    unchanged since is skipped (a None row). Without ``db`` every call runs and nothing is kept. Ctrl-C
+    stops the kernels under way; each such run then ends as a failed one before :class:`KeyboardInterrupt`
+    is raised.
     """
     require("doit", "notebooks")
     from doit.task import dict_to_task
@@ -597,7 +598,7 @@ def _run_many(calls, jobs, progress=False, on_done=None, db=None, resume=False):
         uptodate = [config_changed(what["config"])] if "config" in what else []
         return dict_to_task(
             {
-                "name": f"run{i}",
+                "name": what.get("name", f"run{i}"),
                 "actions": [(run, [i])],
                 "file_dep": [str(p) for p in what.get("file_dep", [])],
                 "targets": [str(p) for p in what.get("targets", [])],
@@ -1461,6 +1462,7 @@ def _inputs(notebook, targets, profile, allow_missing_data):
         written.append(targets["notebook"])
     data = available()
     return {
+        "name": f"{profile} {_relative(targets['notebook'])}",  # one record per notebook, profile and output
         "file_dep": read,
         "targets": written,
         "config": {
