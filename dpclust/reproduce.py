@@ -1452,7 +1452,7 @@ def _inputs(notebook, targets, profile, allow_missing_data):
 
     from .datasets import available
 
-    code = [p for package in (dpclust_lib, sys.modules[__package__]) for p in _files_of(Path(package.__file__).parent)]
+    code = [*_files_of(Path(dpclust_lib.__file__).parent), *_files_of(Path(__file__).parent)]
     read = [Path(notebook), *code, *[p for p in [Path(targets["results"]) / REPLICATES] if p.is_file()]]
     if Path(notebook).stem.startswith(OVERVIEW_PREFIX):
         others = [p.stem for p in list_notebooks() if not p.stem.startswith(OVERVIEW_PREFIX)]
@@ -1476,7 +1476,9 @@ def _inputs(notebook, targets, profile, allow_missing_data):
 
 
 def _files_of(folder):
-    return sorted(p for p in Path(folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    """A package's files, without what building or importing it leaves beside them."""
+    left = lambda part: part in ("__pycache__", "build") or part.endswith(".egg-info")  # noqa: E731
+    return sorted(p for p in Path(folder).rglob("*") if p.is_file() and not any(map(left, p.relative_to(folder).parts)))
 
 
 @contextlib.contextmanager
