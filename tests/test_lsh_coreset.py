@@ -10,7 +10,7 @@ import pytest
 
 from dpclust_lib import LSHCoresetKMeans, PrivacyLeakWarning
 from dpclust_lib.accounting import BudgetAccountant, BudgetExceededError, dp_to_zcdp, zcdp_to_dp
-from dpclust_lib.cluster.lsh_coreset import project_to_ball
+from dpclust_lib.cluster.lsh_coreset import _leaf_sums, _prefixes, project_to_ball
 
 CENTRES = np.array([[0.6, 0.0, 0.0], [-0.5, 0.4, 0.0], [0.0, -0.4, 0.5]])
 
@@ -78,6 +78,37 @@ def test_project_to_ball_keeps_inside_and_maps_outside_onto_the_sphere():
     v = (Y[outside] - centre) / np.linalg.norm(Y[outside] - centre, axis=1)[:, None]
     np.testing.assert_allclose(u, v, atol=1e-12)
     assert Y[1, 2] == centre[2]
+
+
+def test_project_to_ball_maps_each_record_alone_also_a_hair_from_the_sphere_and_without_a_word():
+    rng = np.random.default_rng(2)
+    centre, r = np.array([0.25, -1.0, 0.0]), 1.5
+    u = rng.standard_normal((300, 3))
+    u /= np.linalg.norm(u, axis=1)[:, None]
+    X = (
+        centre
+        + u * r * rng.choice([1 - 1e-9, 1 - 1e-12, 1 - 2.0**-40, 1.0, 1 + 1e-15, 1 + 1e-12, 0.3, 7.0], 300)[:, None]
+    )
+    X[5] = [1.7e308, -1.7e308, 0.0]  # its offset overflows
+    X[6] = [np.nan, np.inf, 1.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Y = project_to_ball(X, centre, r)
+        alone = np.vstack([project_to_ball(x[None, :], centre, r) for x in X])
+    np.testing.assert_array_equal(Y, alone)  # a record's image does not depend on the others
+    assert np.all(np.linalg.norm(Y - centre, axis=1) <= r * (1 + 1e-15))  # on the sphere: to rounding
+    with np.errstate(over="ignore"):  # row 5's plain norm overflows: outside
+        inside = np.linalg.norm(X - centre, axis=1) <= r * (1 - 1e-10)
+    np.testing.assert_array_equal(Y[inside], X[inside])
+
+
+def test_leaf_sums_are_the_sums_of_each_leafs_records():
+    rng = np.random.default_rng(4)
+    offsets = rng.integers(-50, 50, (2_000, 6)).astype(float)  # integers: every order of summation is exact
+    prefixes = _prefixes(rng.random((2_000, 8)) < 0.5)
+    leaves = [(3, p, 0.0) for p in range(0, 8, 2)] + [(5, p, 0.0) for p in (1, 7, 30)] + [(8, 9_999, 0.0)]
+    want = [offsets[prefixes[:, level] == p].sum(axis=0) for level, p, _ in leaves]
+    np.testing.assert_array_equal(_leaf_sums(offsets, prefixes, leaves), want)
 
 
 @pytest.mark.parametrize("case", ["outside", "inf", "NaN"])

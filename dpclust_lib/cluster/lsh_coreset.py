@@ -129,10 +129,24 @@ def project_to_ball(X, center, radius):
     [[0.6, 0.8], [0.1, 0.0], [1.0, 0.0]]
     """
     X = np.asarray(X, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):  # huge, infinite and NaN records go to the treatment below
+        offset = X - center
+        norm = np.sqrt(np.einsum("nd,nd->n", offset, offset))
+    # Rounding moves a norm by far less than 1e-9 of it: a record below this is inside, and kept as is. Only the
+    # others (near the sphere or beyond it, huge, infinite or NaN) take the treatment, record by record.
+    other = ~(norm < radius * (1.0 - 1e-9))
+    out = X.copy()
+    if other.any():
+        out[other] = _project_rows(X[other], center, radius)
+    return out
+
+
+def _project_rows(X, center, radius):
+    """:func:`project_to_ball` on every record (NaN and infinite coordinates, then the ray onto the sphere)."""
     X = np.where(np.isnan(X), center, X)
     X = np.where(np.isinf(X), np.clip(X, center - radius, center + radius), X)
-    offset = X - center
     with np.errstate(over="ignore"):  # a huge record: its offset may be inf, handled below
+        offset = X - center
         biggest = np.max(np.abs(offset), axis=1, initial=0.0)
     huge = ~np.isfinite(biggest)  # the difference of two huge doubles: clamp coordinates first, as for inf
     if huge.any():
@@ -140,13 +154,15 @@ def project_to_ball(X, center, radius):
         offset[huge] = X[huge] - center
         biggest[huge] = np.max(np.abs(offset[huge]), axis=1)
     scaled = offset / np.where(biggest > 0, biggest, 1.0)[:, None]  # norms without overflow
-    norm = biggest * np.sqrt(np.einsum("nd,nd->n", scaled, scaled))
+    relative = np.sqrt(np.einsum("nd,nd->n", scaled, scaled))  # the norm / biggest, in [1, sqrt(d)]
+    with np.errstate(over="ignore"):  # a norm above the largest double is inf: outside
+        norm = biggest * relative
     outside = norm > radius
     if outside.any():
         X = X.copy()
-        X[outside] = (
-            center + scaled[outside] * (radius * (1.0 - 2.0**-40) / (norm[outside] / biggest[outside]))[:, None]
-        )
+        far, big = norm[outside], biggest[outside]
+        shrink = np.where(np.isfinite(far), far / big, relative[outside])
+        X[outside] = center + scaled[outside] * (radius * (1.0 - 2.0**-40) / shrink)[:, None]
     return X
 
 
@@ -314,7 +330,8 @@ class LSHCoresetKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
         rng = check_random_state(params["random_state"])
         L = params["max_depth"]
         planes = rng.standard_normal((L, d))  # public: drawn before any noise, never from the data
-        bits = (X - center) @ planes.T >= 0 if L else np.zeros((n, 0), dtype=bool)
+        offsets = X - center
+        bits = offsets @ planes.T >= 0 if L else np.zeros((n, 0), dtype=bool)
         out = _Releases(PrivacyLedger(params["epsilon"], delta=delta), rng, delta > 0.0, level_budget)
 
         root = out.counts(np.array([float(n)]), "level 0 (the root) count")
@@ -324,7 +341,7 @@ class LSHCoresetKMeans(PrivateCentroidMixin, ClusterMixin, BaseEstimator):
             split = math.floor(float(root[0])) // (2 * k)
             min_points = max(1.0, min(low_noise, split), out.count_noise * math.log(1000))
         leaves, counts_by_level = _grow_tree(bits, root, min_points, out)
-        noisy_sums = out.sums(_leaf_sums(X - center, _prefixes(bits), leaves), radius, sum_budget)
+        noisy_sums = out.sums(_leaf_sums(offsets, _prefixes(bits), leaves), radius, sum_budget)
         weights = np.array([max(c, 1.0) for _, _, c in leaves])
         coreset = project_to_ball(center + noisy_sums / weights[:, None], center, radius)
         self.cluster_centers_, self.n_iter_ = coreset_kmeans(
@@ -485,8 +502,9 @@ def _leaf_sums(offsets, prefixes, leaves):
         nodes, rows = nodes[order], np.array([i for _, i in items])[order]
         pos = np.minimum(np.searchsorted(nodes, prefixes[:, level]), nodes.size - 1)
         hit = nodes[pos] == prefixes[:, level]
-        for j in range(offsets.shape[1]):
-            sums[rows, j] += np.bincount(pos[hit], weights=offsets[hit, j], minlength=nodes.size)
+        leaf_of, columns = pos[hit], np.ascontiguousarray(offsets[hit].T)  # a feature's offsets read in one run
+        for j, column in enumerate(columns):
+            sums[rows, j] += np.bincount(leaf_of, weights=column, minlength=nodes.size)
     return sums
 
 
