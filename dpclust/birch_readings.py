@@ -20,7 +20,9 @@ pair-counting identity RI = 1 - (A + B - 2AB)(1 - ARI).
 
 None of these readings is a DP mechanism with a finite guarantee: the tree's
 shape and N follow the exact records. They exist to find what the paper's
-numbers can have measured, not to be used for privacy.
+numbers can have measured, not to be used for privacy. :func:`estimator_runs` is the
+same sweep for the library's estimators (DPBirch, DPBirchPublicTree): RI and ARI against BIRCH
+at every K, with what each fitted tree looks like (:data:`TREE_STATS`).
 """
 
 from __future__ import annotations
@@ -34,13 +36,32 @@ import numpy as np
 import pandas as pd
 
 from dpclust_lib import metrics
-from dpclust_lib.cluster.birch import THRESHOLD_ON, BirchWarning, LaplaceRows, cut_labels_by_step, grow_tree, leaf_noise
+from dpclust_lib.cluster.birch import (
+    THRESHOLD_ON,
+    BirchWarning,
+    LaplaceRows,
+    NegativeRadiusWarning,
+    cut_labels_by_step,
+    grow_tree,
+    leaf_noise,
+)
+from dpclust_lib.cluster.dp_birch import DPBirch
 from dpclust_lib.noise import NOISE_KINDS
 from dpclust_lib.validation import check_choice, check_int, check_positive
 
+from . import experiments
 from .experiments import fit_seed
 
-__all__ = ["Reading", "READINGS", "GLOBAL_STEPS", "reading_runs", "pair_share", "split_from_ri_ari"]
+__all__ = [
+    "Reading",
+    "READINGS",
+    "GLOBAL_STEPS",
+    "reading_runs",
+    "estimator_runs",
+    "TREE_STATS",
+    "pair_share",
+    "split_from_ri_ari",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -323,3 +344,96 @@ def _one_reading(sweep, eps, run, random_state):
         for step, (refs, _) in steps.items()
         for k in ks
     ]
+
+
+TREE_STATS = {
+    "leaf_subclusters": lambda est: len(est.subcluster_centers_),
+    "levels": lambda est: est.height_,
+    "negative_sq_radius": lambda est: est.n_negative_sq_radius_ if isinstance(est, DPBirch) else np.nan,
+    "threshold_tests": lambda est: est.n_threshold_tests_ if isinstance(est, DPBirch) else np.nan,
+    "epsilon_if_shape_public": lambda est: getattr(est, "epsilon_if_shape_public_", np.nan),
+}
+"""What :func:`estimator_runs` records of each fitted tree, by column (NaN where the estimator has no such count)."""
+
+STEP_COLUMNS = {"Ward": "", "Ward weighted by N": "_weighted"}  # RI, ARI; RI_weighted, ARI_weighted
+
+
+def estimator_runs(algorithms, dataset, epsilons, n_runs, references, weighted_references=None, seed=0, n_jobs=1):
+    """RI and ARI against BIRCH of BIRCH-like estimators, for every epsilon, run and K of ``references``.
+
+    Each fit (:func:`dpclust.experiments.sweep`) releases a tree; its leaf centroids are cut at every K by
+    Ward's global step, and, when ``weighted_references`` are given, by Ward weighted by each leaf's N in
+    the released tree, with one nearest-centroid search per tree
+    (:func:`dpclust_lib.cluster.birch.cut_labels_by_step`). The trees' negative squared radii and
+    leaves fewer than K are counted in the table (:data:`TREE_STATS`), not warned of.
+
+    Parameters
+    ----------
+    algorithms : dict name -> callable(epsilon, random_state) -> estimator with ``n_clusters=None``
+        Fitted, each estimator has ``subcluster_centers_``, ``height_`` and ``tree_`` (DPBirch,
+        DPBirchPublicTree).
+    dataset : Dataset or dict name -> Dataset
+    epsilons, n_runs : as :func:`dpclust.experiments.sweep`
+    references : dict
+        K -> BIRCH's labels of the dataset's records.
+    weighted_references : dict or None, default=None
+        K -> BIRCH's labels with the weighted global step; then the columns RI_weighted and ARI_weighted.
+    seed, n_jobs : as :func:`dpclust.experiments.sweep`
+
+    Returns
+    -------
+    DataFrame, one row per (K, fit): algorithm, K, epsilon, run, seed, epsilon_spent, seconds, the
+    columns of :data:`TREE_STATS`, RI, ARI (and RI_weighted, ARI_weighted); the rows of the first K first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpclust_lib import Birch, DPBirch
+    >>> from dpclust.datasets import make_uniform_square
+    >>> data = make_uniform_square(300, random_state=0)
+    >>> refs = {k: Birch(k, threshold=0.2).fit(data.X).labels_ for k in (2, 3)}
+    >>> algorithms = {"DPBirch": lambda eps, rs: DPBirch(None, epsilon=eps, threshold=0.2, bounds=data.bounds,
+    ...                                                 random_state=rs)}
+    >>> frame = estimator_runs(algorithms, data, [1.0], 2, refs, weighted_references=refs)
+    >>> frame[["K", "run"]].values.tolist(), list(frame.columns[-4:])
+    ([[2, 0], [2, 1], [3, 0], [3, 1]], ['RI', 'ARI', 'RI_weighted', 'ARI_weighted'])
+    """
+    ks = sorted(references)
+    steps = {"Ward": references}
+    if weighted_references is not None:
+        if set(weighted_references) != set(references):
+            raise ValueError("weighted_references must hold the same K as references")
+        steps["Ward weighted by N"] = weighted_references
+
+    def cut(est, ds):  # every global step at every K, once per fitted tree
+        def compute():
+            weights = {step: est.tree_.leaf_cfs()[0] if step == "Ward weighted by N" else None for step in steps}
+            return cut_labels_by_step(ds.X, est.subcluster_centers_, ks, weights)
+
+        return experiments.once_per_fit(est, "cuts", compute)
+
+    agreement = {}
+    for step, refs in steps.items():
+        for k in ks:
+            agreement[f"RI_K{k}|{step}"] = lambda est, ds, k=k, s=step, r=refs: metrics.rand_index(
+                r[k], cut(est, ds)[s][k]
+            )
+            agreement[f"ARI_K{k}|{step}"] = lambda est, ds, k=k, s=step, r=refs: metrics.adjusted_rand_index(
+                r[k], cut(est, ds)[s][k]
+            )
+    stats = {name: lambda est, ds, f=f: f(est) for name, f in TREE_STATS.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NegativeRadiusWarning)
+        warnings.simplefilter("ignore", BirchWarning)
+        frame = experiments.sweep(
+            algorithms, dataset, epsilons, n_runs, {**agreement, **stats}, seed=seed, n_jobs=n_jobs
+        )
+    parts = []
+    for k in ks:
+        part = frame[["algorithm", "epsilon", "run", "seed", "epsilon_spent", "seconds", *TREE_STATS]].copy()
+        part.insert(1, "K", k)
+        for step in steps:
+            part["RI" + STEP_COLUMNS[step]] = frame[f"RI_K{k}|{step}"]
+            part["ARI" + STEP_COLUMNS[step]] = frame[f"ARI_K{k}|{step}"]
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)

@@ -125,3 +125,45 @@ def test_split_from_ri_ari_recovers_the_split():
     v[np.random.default_rng(5).random(n) < 0.05] ^= 1  # a noisy copy keeps about the same split
     c, a, share = br.split_from_ri_ari(rand_score(u, v), adjusted_rand_score(u, v))
     assert share == pytest.approx(s, abs=0.02)
+
+
+@pytest.mark.filterwarnings("ignore::dpclust_lib.PrivacyLeakWarning")
+@pytest.mark.filterwarnings("ignore::dpclust_lib.cluster.birch.NegativeRadiusWarning")  # the refits here
+def test_estimator_runs_score_each_fitted_tree_by_scikit_learns_ward_and_scipys_weighted_ward():
+    # Each (epsilon, run) row: the fit of the same seed (experiments.fit_seed) cut here by scikit-learn's Ward on its
+    # leaf centroids and by scipy's Ward on N copies of each, every record to its nearest leaf centroid; RI and ARI
+    # by scikit-learn's scores; the tree columns from the fitted estimator.
+    from scipy.cluster.hierarchy import fcluster, ward
+
+    from dpclust.datasets import make_uniform_square
+    from dpclust.experiments import fit_seed
+    from dpclust_lib import DPBirch
+
+    data = make_uniform_square(300, low=0.0, high=1.0, random_state=5)
+    X = data.X
+    refs = {k: SkBirch(threshold=0.2, n_clusters=k).fit(X).labels_ for k in (2, 3)}
+    weighted = {k: np.arange(300) % k for k in (2, 3)}
+
+    def make(eps, rs):
+        return DPBirch(None, epsilon=eps, threshold=0.2, bounds=data.bounds, random_state=rs)
+
+    frame = br.estimator_runs({"DPBirch": make}, data, [0.5, 4.0], 2, refs, weighted_references=weighted, seed=3)
+    assert len(frame) == 2 * 2 * 2 and list(frame["K"]) == [2] * 4 + [3] * 4
+    for row in frame.itertuples():
+        est = make(row.epsilon, fit_seed(3, row.epsilon, row.run)).fit(X)
+        n, centres = est.tree_.leaf_cfs()[0], est.subcluster_centers_
+        nearest = ((X[:, None, :] - centres[None]) ** 2).sum(-1).argmin(1)
+        k = min(row.K, len(centres))
+        plain = (
+            AgglomerativeClustering(n_clusters=k, linkage="ward").fit_predict(centres)[nearest]
+            if k > 1
+            else 0 * nearest
+        )
+        copies = np.repeat(centres, n.astype(int), axis=0)
+        first = np.concatenate([[0], np.cumsum(n.astype(int))[:-1]])
+        by_n = fcluster(ward(copies), k, criterion="maxclust")[first][nearest] if k > 1 else 0 * nearest
+        assert row.RI == pytest.approx(rand_score(refs[row.K], plain), abs=1e-12)
+        assert row.ARI == pytest.approx(adjusted_rand_score(refs[row.K], plain), abs=1e-12)
+        assert row.ARI_weighted == pytest.approx(adjusted_rand_score(weighted[row.K], by_n), abs=1e-12)
+        assert row.leaf_subclusters == len(centres) and row.levels == est.height_
+        assert row.negative_sq_radius == est.n_negative_sq_radius_ and row.threshold_tests == est.n_threshold_tests_
