@@ -185,14 +185,13 @@ class _Sweep:
     """What every (epsilon, run) of one :func:`reading_runs` call shares."""
 
     X: np.ndarray
-    references: dict
+    references: dict  # global step -> K -> BIRCH's labels (_references_by_step)
     reading: Reading
     threshold: float
     branching_factor: int
     sensitivity: float
     noise: str
     threshold_on: str
-    weighted_references: dict | None
     exact_leaves: tuple | None  # (N, LS, centroids) of BIRCH's exact tree, when a run needs no tree of its own
 
 
@@ -272,18 +271,15 @@ def _make_sweep(
 ):
     """The checked inputs of :func:`reading_runs`; for the exact-tree readings, BIRCH's leaves built once."""
     check_choice(reading, "reading", set(READINGS))
-    if weighted_references is not None and set(weighted_references) != set(references):
-        raise ValueError("weighted_references must hold the same K as references")
     sweep = _Sweep(
         np.asarray(X, dtype=float),
-        references,
+        _references_by_step(references, weighted_references),
         READINGS[reading],
         check_positive(threshold, "threshold"),
         check_int(branching_factor, "branching_factor", minimum=2),
         check_positive(sensitivity, "sensitivity"),
         check_choice(noise, "noise", set(NOISE_KINDS)),
         check_choice(threshold_on, "threshold_on", set(THRESHOLD_ON)),
-        weighted_references,
         None,
     )
     if sweep.reading.placement in ("leaves", "leaves_accumulated", "nonleaf"):
@@ -321,13 +317,9 @@ def _one_reading(sweep, eps, run, random_state):
     """The rows of one (epsilon, run) of :func:`reading_runs`: one tree, cut at every K by each global step."""
     start = time.perf_counter()
     centers, n = _leaves(sweep, eps, random_state)
-    ks = sorted(sweep.references)
-    steps = {"Ward": (sweep.references, None)}
-    if sweep.weighted_references is not None:
-        steps["Ward weighted by N"] = (sweep.weighted_references, n)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BirchWarning)  # fewer leaves than K: each leaf its own cluster
-        labels = cut_labels_by_step(sweep.X, centers, ks, {step: w for step, (_, w) in steps.items()})
+        scores = _agreement(sweep.X, centers, n, sweep.references)
     seconds = time.perf_counter() - start
     return [
         {
@@ -336,14 +328,39 @@ def _one_reading(sweep, eps, run, random_state):
             "run": run,
             "global_step": step,
             "K": k,
-            "RI": metrics.rand_index(refs[k], labels[step][k]),
-            "ARI": metrics.adjusted_rand_index(refs[k], labels[step][k]),
+            "RI": ri,
+            "ARI": ari,
             "leaves": len(centers),
             "seconds": seconds,
         }
-        for step, (refs, _) in steps.items()
-        for k in ks
+        for (step, k), (ri, ari) in scores.items()
     ]
+
+
+def _references_by_step(references, weighted_references):
+    """BIRCH's labels by global step, then K: Ward's, and Ward's weighted by N when ``weighted_references`` are set."""
+    by_step = {"Ward": references}
+    if weighted_references is not None:
+        if set(weighted_references) != set(references):
+            raise ValueError("weighted_references must hold the same K as references")
+        by_step["Ward weighted by N"] = weighted_references
+    return by_step
+
+
+def _agreement(X, centers, n, references):
+    """{(global step, K): (RI, ARI)} of one released tree (leaf centroids and N) against ``references`` (by step).
+
+    The records go to their nearest leaf centroid once (:func:`cut_labels_by_step`); the weighted step weighs each
+    leaf by its N.
+    """
+    ks = sorted(references["Ward"])
+    weights = {step: n if step == "Ward weighted by N" else None for step in references}
+    labels = cut_labels_by_step(X, centers, ks, weights)
+    return {
+        (step, k): (metrics.rand_index(refs[k], labels[step][k]), metrics.adjusted_rand_index(refs[k], labels[step][k]))
+        for step, refs in references.items()
+        for k in ks
+    }
 
 
 TREE_STATS = {
@@ -370,8 +387,8 @@ def estimator_runs(algorithms, dataset, epsilons, n_runs, references, weighted_r
     Parameters
     ----------
     algorithms : dict name -> callable(epsilon, random_state) -> estimator with ``n_clusters=None``
-        Fitted, each estimator has ``subcluster_centers_``, ``height_`` and ``tree_`` (DPBirch,
-        DPBirchPublicTree).
+        Fitted, each estimator has ``subcluster_centers_`` and ``height_`` (DPBirch, DPBirchPublicTree), and
+        ``tree_`` (DPBirch) for the weighted step.
     dataset : Dataset or dict name -> Dataset
     epsilons, n_runs : as :func:`dpclust.experiments.sweep`
     references : dict
@@ -398,29 +415,20 @@ def estimator_runs(algorithms, dataset, epsilons, n_runs, references, weighted_r
     >>> frame[["K", "run"]].values.tolist(), list(frame.columns[-4:])
     ([[2, 0], [2, 1], [3, 0], [3, 1]], ['RI', 'ARI', 'RI_weighted', 'ARI_weighted'])
     """
-    ks = sorted(references)
-    steps = {"Ward": references}
-    if weighted_references is not None:
-        if set(weighted_references) != set(references):
-            raise ValueError("weighted_references must hold the same K as references")
-        steps["Ward weighted by N"] = weighted_references
+    ks, steps = sorted(references), _references_by_step(references, weighted_references)
 
-    def cut(est, ds):  # every global step at every K, once per fitted tree
+    def scores(est, ds):  # every global step at every K, once per fitted tree
         def compute():
-            weights = {step: est.tree_.leaf_cfs()[0] if step == "Ward weighted by N" else None for step in steps}
-            return cut_labels_by_step(ds.X, est.subcluster_centers_, ks, weights)
+            n = est.tree_.leaf_cfs()[0] if weighted_references is not None else None
+            return _agreement(ds.X, est.subcluster_centers_, n, steps)
 
-        return experiments.once_per_fit(est, "cuts", compute)
+        return experiments.once_per_fit(est, "agreement", compute)
 
     agreement = {}
-    for step, refs in steps.items():
+    for step in steps:
         for k in ks:
-            agreement[f"RI_K{k}|{step}"] = lambda est, ds, k=k, s=step, r=refs: metrics.rand_index(
-                r[k], cut(est, ds)[s][k]
-            )
-            agreement[f"ARI_K{k}|{step}"] = lambda est, ds, k=k, s=step, r=refs: metrics.adjusted_rand_index(
-                r[k], cut(est, ds)[s][k]
-            )
+            agreement[f"RI_K{k}|{step}"] = lambda est, ds, key=(step, k): scores(est, ds)[key][0]
+            agreement[f"ARI_K{k}|{step}"] = lambda est, ds, key=(step, k): scores(est, ds)[key][1]
     stats = {name: lambda est, ds, f=f: f(est) for name, f in TREE_STATS.items()}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NegativeRadiusWarning)

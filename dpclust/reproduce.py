@@ -1477,8 +1477,13 @@ def _inputs(notebook, targets, profile, allow_missing_data):
 
 def _files_of(folder):
     """A package's files, without what building or importing it leaves beside them."""
-    left = lambda part: part in ("__pycache__", "build") or part.endswith(".egg-info")  # noqa: E731
-    return sorted(p for p in Path(folder).rglob("*") if p.is_file() and not any(map(left, p.relative_to(folder).parts)))
+
+    def left_by_a_build(part):
+        return part in ("__pycache__", "build") or part.endswith(".egg-info")
+
+    return sorted(
+        p for p in Path(folder).rglob("*") if p.is_file() and not any(map(left_by_a_build, p.relative_to(folder).parts))
+    )
 
 
 @contextlib.contextmanager
